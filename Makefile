@@ -1,0 +1,31 @@
+# Two entry points for newcomers: `make demo` and `make test`. Both build .venv on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.tmnb-installed
+PYTEST_ARGS ?=
+
+.PHONY: demo test lint venv clean
+
+venv: $(STAMP)
+
+# Re-installs only when pyproject.toml changes; uv makes the install take seconds.
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@test -x $(BIN)/uv || $(BIN)/python -m pip install -q --disable-pip-version-check uv
+	$(BIN)/uv pip install --python $(BIN)/python -q -e ".[dev]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (tmnb)" >/dev/null
+	@touch $@
+
+demo: $(STAMP)
+	$(BIN)/tmnb demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache
