@@ -75,9 +75,7 @@ def parse_cpulist(text: str, *, source: str | None = None) -> frozenset[int]:
     for part in body.split(","):
         m = _RANGE.match(part.strip())
         if not m:
-            raise InputError(
-                f"invalid CPU list {text.strip()!r}: {part!r} is not N or N-M", source=source
-            )
+            raise InputError(f"invalid CPU list {text.strip()!r}: {part!r} is not N or N-M", source=source)
         lo = int(m.group(1))
         hi = int(m.group(2)) if m.group(2) is not None else lo
         if hi < lo:
@@ -113,9 +111,7 @@ def parse_hexmask(text: str, *, source: str | None = None) -> frozenset[int]:
     value = 0
     for word in words:
         if not _HEXWORD.match(word):
-            raise InputError(
-                f"invalid CPU mask {body!r}: {word!r} is not a 1-8 digit hex word", source=source
-            )
+            raise InputError(f"invalid CPU mask {body!r}: {word!r} is not a 1-8 digit hex word", source=source)
         value = (value << 32) | int(word, 16)
     return frozenset(i for i in range(value.bit_length()) if value >> i & 1)
 

@@ -1,0 +1,110 @@
+"""The pre-change inventory checklist, each item's status computed from the evidence itself."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+
+from tmnb.analysis.inventory import shape_of
+from tmnb.errors import SnapshotError
+from tmnb.snapshot import Snapshot, digest, load
+
+Status = Literal["done", "partial", "missing"]
+Check = tuple[Status, str]
+
+
+def _ratio(done: int, total: int, what: str) -> Check:
+    if total and done == total:
+        return "done", f"{done}/{total} {what}"
+    return ("partial" if done else "missing"), f"{done}/{total} {what}"
+
+
+def _has(snapshot: Snapshot, *names: str) -> Check:
+    ok = sum(all(n in node.kubelet.settings for n in names) for node in snapshot.nodes)
+    return _ratio(ok, len(snapshot.nodes), f"nodes with {', '.join(names)} and where each came from")
+
+
+def versions_recorded(snapshot: Snapshot) -> Check:
+    status, text = _ratio(
+        sum(bool(n.versions.kubelet) for n in snapshot.nodes), len(snapshot.nodes), "nodes with a kubelet version"
+    )
+    if not snapshot.cluster.server_version:
+        return "partial" if status != "missing" else "missing", f"API server version missing; {text}"
+    return status, f"API server {snapshot.cluster.server_version}; {text}"
+
+
+def cpu_manager_documented(snapshot: Snapshot) -> Check:
+    status, text = _has(snapshot, "cpuManagerPolicy", "memoryManagerPolicy")
+    static = [
+        n for n in snapshot.nodes if getattr(n.kubelet.settings.get("cpuManagerPolicy"), "value", None) == "static"
+    ]
+    unreserved = [
+        n.name
+        for n in static
+        if not any(k in n.kubelet.settings for k in ("reservedSystemCPUs", "kubeReserved", "systemReserved"))
+    ]
+    if unreserved:
+        return "partial", f"{text}; reserved CPUs unknown on {', '.join(unreserved)}"
+    return status, f"{text}; reserved CPUs known on all {len(static)} static-policy nodes"
+
+
+def numa_captured(snapshot: Snapshot) -> Check:
+    captured = [n for n in snapshot.nodes if n.numa and n.cpus]
+    shapes = {shape_of(n) for n in captured}
+    status, text = _ratio(len(captured), len(snapshot.nodes), "nodes with NUMA zones and CPU topology")
+    return status, f"{text}; {len(shapes)} hardware shapes"
+
+
+def extended_resources_listed(snapshot: Snapshot) -> Check:
+    advertised = [(n, r) for n in snapshot.nodes for r in n.capacity if "/" in r]
+    if not advertised:
+        return "done", "no extended resources advertised by any node"
+    known = sum(any(d.resource == r for d in n.devices) for n, r in advertised)
+    return _ratio(known, len(advertised), "advertised extended resources with per-device NUMA information")
+
+
+def baseline_pods_captured(snapshot: Snapshot) -> Check:
+    if not snapshot.pods:
+        return "missing", "no pods in the snapshot"
+    allocated = {(a.pod_uid, a.container) for n in snapshot.nodes for a in n.allocations}
+    static = {
+        n.name for n in snapshot.nodes if getattr(n.kubelet.settings.get("cpuManagerPolicy"), "value", None) == "static"
+    }
+    running = [(p, c.name) for p in snapshot.pods if p.node in static and p.phase == "Running" for c in p.containers]
+    have = sum((p.uid, c) in allocated for p, c in running)
+    status, text = _ratio(have, len(running), "running containers on static-policy nodes with a known cpuset")
+    return status, f"{len(snapshot.pods)} pods; {text}"
+
+
+def stored_versioned(path: Path | None, snapshot: Snapshot) -> Check:
+    if path is None:
+        return "missing", "snapshot not written"
+    try:
+        reloaded = load(path)
+    except SnapshotError as exc:
+        return "missing", f"written snapshot does not load back: {exc}"
+    if digest(reloaded) != digest(snapshot):
+        return "partial", f"{path.name} differs from the inventory in memory"
+    return "done", f"{path.name} ({reloaded.schema}), sha256 {digest(reloaded)[:16]}… in its manifest"
+
+
+CHECKS: tuple[tuple[str, Callable[[Snapshot], Check]], ...] = (
+    ("Kubernetes and kubelet versions recorded", versions_recorded),
+    (
+        "Topology Manager policy and scope documented",
+        lambda s: _has(s, "topologyManagerPolicy", "topologyManagerScope"),
+    ),
+    ("CPU and memory manager policies and reserved CPUs documented", cpu_manager_documented),
+    ("NUMA layout captured for every node type", numa_captured),
+    ("Devices and extended resources listed", extended_resources_listed),
+    ("Baseline pods and CPU assignments captured", baseline_pods_captured),
+)
+
+
+def checklist(snapshot: Snapshot, stored: Path | None) -> pd.DataFrame:
+    results = [(item, *check(snapshot)) for item, check in CHECKS]
+    results.append(("Inventory stored in versioned form", *stored_versioned(stored, snapshot)))
+    return pd.DataFrame(results, columns=["item", "status", "evidence"])

@@ -1,0 +1,312 @@
+"""The inventory report's tables: versions, settings with provenance, NUMA shapes, devices,
+Guaranteed pods and the pre-change checklist, all computed from one Snapshot."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from kubernetes.utils import parse_quantity
+
+from tmnb.cpuset import CPUSet
+from tmnb.errors import InputError
+from tmnb.snapshot import Node, Pod, Snapshot
+from tmnb.versions import KubeVersion
+
+#: Settings an SRE must see before touching the Topology Manager, in reading order.
+KEY_SETTINGS = (
+    "topologyManagerPolicy",
+    "topologyManagerScope",
+    "topologyManagerPolicyOptions",
+    "cpuManagerPolicy",
+    "cpuManagerPolicyOptions",
+    "memoryManagerPolicy",
+    "reservedSystemCPUs",
+    "reservedMemory",
+    "kubeReserved",
+    "systemReserved",
+)
+#: kubelets may lag the API server by this many minors (1.28+ skew policy); never lead it.
+MAX_KUBELET_LAG = 3
+_CORE_RESOURCES = {"cpu", "memory", "pods", "ephemeral-storage"}
+GIB = 1 << 30
+
+
+def _render(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, separators=(", ", ": "))
+
+
+def _version(text: str | None, where: str) -> KubeVersion | None:
+    if not text:
+        return None
+    try:
+        return KubeVersion.parse(text)
+    except InputError:
+        return None
+
+
+def skew_note(server: KubeVersion | None, kubelet: KubeVersion | None) -> tuple[str, str]:
+    """(severity, note) for one kubelet against the API server, per the version-skew policy."""
+    if server is None or kubelet is None:
+        return "warning", "version unknown"
+    lag = server.minor - kubelet.minor if server.major == kubelet.major else 99
+    if lag < 0:
+        return "blocker", f"kubelet is newer than the API server ({kubelet} > {server}): unsupported"
+    if lag > MAX_KUBELET_LAG:
+        return (
+            "blocker",
+            f"kubelet is {lag} minors behind the API server: beyond the supported skew of {MAX_KUBELET_LAG}",
+        )
+    if lag > 0:
+        return (
+            "warning",
+            f"{lag} minor{'s' if lag > 1 else ''} behind the API server: upgrade with a drain, not in place",
+        )
+    return "ok", "same minor as the API server"
+
+
+def versions(snapshot: Snapshot) -> pd.DataFrame:
+    server = _version(snapshot.cluster.server_version, "cluster.server_version")
+    rows = []
+    for node in snapshot.nodes:
+        kubelet = _version(node.versions.kubelet, f"{node.name}.versions.kubelet")
+        severity, note = skew_note(server, kubelet)
+        rows.append(
+            {
+                "node": node.name,
+                "kubelet": node.versions.kubelet,
+                "api_server": snapshot.cluster.server_version,
+                "runtime": node.versions.container_runtime,
+                "kernel": node.versions.kernel,
+                "skew": severity,
+                "note": note,
+            }
+        )
+    return pd.DataFrame(rows, columns=["node", "kubelet", "api_server", "runtime", "kernel", "skew", "note"])
+
+
+def settings(snapshot: Snapshot, names: tuple[str, ...] = KEY_SETTINGS) -> pd.DataFrame:
+    """One row per (node, setting): the effective value, the layer that set it, what it beat."""
+    rows = []
+    for node in snapshot.nodes:
+        for name in names:
+            setting = node.kubelet.settings.get(name)
+            if setting is None:
+                rows.append(
+                    {
+                        "node": node.name,
+                        "setting": name,
+                        "value": "",
+                        "source": "unknown",
+                        "detail": "",
+                        "overrides": "",
+                    }
+                )
+                continue
+            overrides = "; ".join(
+                f"{layer.source}{f' ({layer.detail})' if layer.detail else ''} said {_render(layer.value)}"
+                for layer in setting.overridden
+                if layer.value != setting.value
+            )
+            rows.append(
+                {
+                    "node": node.name,
+                    "setting": name,
+                    "value": _render(setting.value),
+                    "source": setting.source,
+                    "detail": setting.detail or "",
+                    "overrides": overrides,
+                }
+            )
+    return pd.DataFrame(rows, columns=["node", "setting", "value", "source", "detail", "overrides"])
+
+
+def settings_matrix(snapshot: Snapshot) -> pd.DataFrame:
+    """Nodes as rows, key settings as columns; a flag marks values set on the command line."""
+    table = settings(snapshot)
+    table["shown"] = table["value"] + table["source"].map(lambda s: " ⚑flag" if s == "flag" else "")
+    return table.pivot(index="node", columns="setting", values="shown").reindex(columns=list(KEY_SETTINGS))
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Hardware shape: what must match for two nodes to behave the same under the kubelet."""
+
+    sockets: int
+    numa_nodes: int
+    cpus: int
+    threads_per_core: int
+    cpus_per_zone: tuple[int, ...]
+    gib_per_zone: tuple[int, ...]
+    devices_per_zone: tuple[tuple[str, int], ...]
+
+    @property
+    def label(self) -> str:
+        devs = ", ".join(f"{n}x {r}" for r, n in self.devices_per_zone)
+        zones = "/".join(str(c) for c in self.cpus_per_zone)
+        text = (
+            f"{self.sockets}S {self.numa_nodes}N {self.cpus}T (SMT{self.threads_per_core}) "
+            f"CPUs per zone {zones}, {sum(self.gib_per_zone)} GiB"
+        )
+        return f"{text}; {devs}" if devs else text
+
+
+def shape_of(node: Node) -> Shape:
+    cores: Counter[int] = Counter(c.core for c in node.cpus)
+    zones = sorted(node.numa, key=lambda z: z.id)
+    devices = Counter(d.resource for d in node.devices)
+    return Shape(
+        sockets=len({c.socket for c in node.cpus}),
+        numa_nodes=len(zones),
+        cpus=len(node.cpus),
+        threads_per_core=max(cores.values(), default=0),
+        cpus_per_zone=tuple(len(CPUSet.parse(z.cpus)) for z in zones),
+        gib_per_zone=tuple(round(z.memory_total / GIB) for z in zones),
+        devices_per_zone=tuple(sorted(devices.items())),
+    )
+
+
+def numa_layout(snapshot: Snapshot) -> pd.DataFrame:
+    """One row per NUMA zone per hardware shape; identical nodes are grouped, not repeated."""
+    groups: dict[Shape, list[Node]] = defaultdict(list)
+    for node in snapshot.nodes:
+        groups[shape_of(node)].append(node)
+    rows = []
+    for shape, nodes in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0].label)):
+        example = nodes[0]
+        for zone in sorted(example.numa, key=lambda z: z.id):
+            rows.append(
+                {
+                    "shape": shape.label,
+                    "nodes": len(nodes),
+                    "node_names": ", ".join(sorted(n.name for n in nodes)),
+                    "numa": zone.id,
+                    "cpus": zone.cpus,
+                    "memory_gib": round(zone.memory_total / GIB, 1),
+                    "hugepages": ", ".join(f"{h.total}x{h.size}" for h in zone.hugepages if h.total) or "",
+                    "distances": " ".join(str(d) for d in zone.distances),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def devices(snapshot: Snapshot) -> pd.DataFrame:
+    """Device-plugin devices per node, resource and NUMA zone ("none" = no topology reported)."""
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for node in snapshot.nodes:
+        for dev in node.devices:
+            zones = ",".join(str(n) for n in dev.numa) if dev.numa else "none"
+            counts[(node.name, dev.resource, zones)] += 1
+    rows = [{"node": n, "resource": r, "numa": z, "devices": c} for (n, r, z), c in sorted(counts.items())]
+    return pd.DataFrame(rows, columns=["node", "resource", "numa", "devices"])
+
+
+def extended_resources(snapshot: Snapshot) -> pd.DataFrame:
+    """Extended resources and hugepages as the node advertises them to the scheduler."""
+    rows = [
+        {"node": node.name, "resource": name, "capacity": cap, "allocatable": node.allocatable.get(name, "")}
+        for node in snapshot.nodes
+        for name, cap in sorted(node.capacity.items())
+        if name not in _CORE_RESOURCES
+    ]
+    return pd.DataFrame(rows, columns=["node", "resource", "capacity", "allocatable"])
+
+
+def _setting(node: Node, name: str) -> Any:
+    setting = node.kubelet.settings.get(name)
+    return None if setting is None else setting.value
+
+
+def is_integer_cpu(quantity: str | None) -> bool:
+    if not quantity:
+        return False
+    value = parse_quantity(quantity)
+    return value > 0 and value == value.to_integral_value()
+
+
+def _exclusive_expected(pod: Pod, container: str, node: Node | None) -> tuple[bool, str]:
+    spec = next(c for c in pod.containers if c.name == container)
+    if node is None:
+        return False, "not bound to a node in this snapshot"
+    if _setting(node, "cpuManagerPolicy") != "static":
+        return False, "node's cpuManagerPolicy is not static"
+    if pod.phase != "Running":
+        return False, f"pod is {pod.phase}"
+    if not is_integer_cpu(spec.requests.get("cpu")):
+        return False, f"CPU request {spec.requests.get('cpu')!r} is not a whole number"
+    return True, "Guaranteed, integer CPU request, static policy"
+
+
+def guaranteed_pods(snapshot: Snapshot) -> pd.DataFrame:
+    """Guaranteed containers and whether each gets exclusive CPUs, with the reason."""
+    nodes = {n.name: n for n in snapshot.nodes}
+    allocs = {(a.pod_uid, a.container): a for n in snapshot.nodes for a in n.allocations}
+    rows = []
+    for pod in snapshot.pods:
+        if pod.qos_class != "Guaranteed":
+            continue
+        for c in pod.containers:
+            expected, why = _exclusive_expected(pod, c.name, nodes.get(pod.node or ""))
+            alloc = allocs.get((pod.uid, c.name))
+            exclusive = bool(alloc and alloc.exclusive)
+            rows.append(
+                {
+                    "namespace": pod.namespace,
+                    "pod": pod.name,
+                    "container": c.name,
+                    "node": pod.node,
+                    "cpu": c.requests.get("cpu", ""),
+                    "exclusive": exclusive,
+                    "cpuset": alloc.cpuset if alloc else "",
+                    "numa": ",".join(map(str, alloc.numa)) if alloc else "",
+                    "why": why,
+                    "consistent": expected == exclusive or alloc is None,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def qos_summary(snapshot: Snapshot) -> pd.DataFrame:
+    table = pd.DataFrame([{"node": p.node or "(unbound)", "qos": p.qos_class, "phase": p.phase} for p in snapshot.pods])
+    if table.empty:
+        return table
+    return table.pivot_table(index="node", columns="qos", aggfunc="size", fill_value=0)
+
+
+def admission_failures(snapshot: Snapshot) -> pd.DataFrame:
+    """Pods the kubelet rejected at admission (both the modern and the 1.16-era reason spelling)."""
+    reasons = {"TopologyAffinityError", "Topology Affinity Error", "SMTAlignmentError", "UnexpectedAdmissionError"}
+    rows = [
+        {
+            "namespace": p.namespace,
+            "pod": p.name,
+            "node": p.node,
+            "reason": p.reason,
+            "message": p.message,
+            "owner": f"{p.owner.kind}/{p.owner.name}" if p.owner else "",
+        }
+        for p in snapshot.pods
+        if p.phase == "Failed" and p.reason in reasons
+    ]
+    return pd.DataFrame(rows, columns=["namespace", "pod", "node", "reason", "message", "owner"])
+
+
+def overrides(snapshot: Snapshot) -> pd.DataFrame:
+    """Settings whose effective value beat a different value in an earlier layer (e.g. flag over file)."""
+    table = settings(snapshot)
+    return table[table["overrides"] != ""].reset_index(drop=True)
+
+
+def headline(snapshot: Snapshot) -> str:
+    source = snapshot.source.kind + (f" (context {snapshot.source.context})" if snapshot.source.context else "")
+    return (
+        f"Snapshot of **{len(snapshot.nodes)} nodes** and **{len(snapshot.pods)} pods**, "
+        f"captured {snapshot.captured_at} from the {source} source; API server {snapshot.cluster.server_version}."
+    )

@@ -1,0 +1,32 @@
+"""Hand named values from a notebook run to whoever scheduled it.
+
+A glued value is a display output with a tmnb MIME type (JSON-typed so nbformat accepts it,
+plus text/plain so nbconvert has something to show); the runner reads them back from the
+executed notebook into the run manifest. Cheaper than scrapbook inside the kernel.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MIME = "application/vnd.tmnb.result+json"
+
+
+def glue(name: str, value: Any) -> None:
+    """Record ``value`` (JSON-serialisable) under ``name`` in the executed notebook."""
+    from IPython.display import display
+
+    payload = {"name": name, "value": json.loads(json.dumps(value, default=str))}
+    display({MIME: payload, "text/plain": f"{name} = {payload['value']!r}"}, raw=True)
+
+
+def read_glued(nb: Any) -> dict[str, Any]:
+    """Collect glued values from an executed nbformat notebook; later values win."""
+    found: dict[str, Any] = {}
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            payload = output.get("data", {}).get(MIME)
+            if isinstance(payload, dict) and "name" in payload:
+                found[payload["name"]] = payload.get("value")
+    return found

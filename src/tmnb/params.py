@@ -1,0 +1,107 @@
+"""Type command-line parameter strings against a notebook's ``parameters`` cell.
+
+papermill's ``-p`` guesses types (``007`` becomes 7, ``false`` stays a string); tmnb instead
+converts each value to the type the notebook declares, so a scheduled run means what it says.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tmnb.errors import InputError
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+
+def declared_parameters(notebook: Path) -> dict[str, dict[str, Any]]:
+    """Names, declared types, defaults and help comments of the single ``parameters`` cell.
+
+    Parsed with ``ast`` because papermill's own inspection silently skips annotations such as
+    ``str | None``, which would let a scheduled parameter fall through unnoticed.
+    """
+    import nbformat
+
+    try:
+        nb = nbformat.read(notebook, as_version=4)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read notebook: {exc}", source=str(notebook)) from None
+    tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(tagged) != 1:
+        raise InputError(f"expected exactly one cell tagged 'parameters', found {len(tagged)}", source=str(notebook))
+    source = tagged[0].source
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise InputError(
+            f"parameters cell is not valid Python: {exc.msg}", source=str(notebook), line=exc.lineno
+        ) from None
+    lines = source.splitlines()
+    declared: dict[str, dict[str, Any]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            name, kind, value = stmt.target.id, ast.unparse(stmt.annotation), stmt.value
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name, kind, value = stmt.targets[0].id, "None", stmt.value
+        else:
+            continue
+        comment = lines[stmt.lineno - 1].partition("#")[2].strip()
+        declared[name] = {"type": kind, "default": ast.unparse(value), "help": comment}
+    return declared
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+
+
+def coerce(name: str, raw: str, declared: dict[str, Any], *, source: str) -> Any:
+    """Convert ``raw`` to the declared type of parameter ``name``."""
+    kind = (declared.get("type") or "None").replace(" ", "")
+    default = _literal(declared.get("default") or "None")
+    if kind == "None":
+        kind = type(default).__name__ if default is not None else "any"
+    optional = "None" in kind.split("|") or kind.startswith("Optional[")
+    base = kind.removeprefix("Optional[").removesuffix("]").split("|")[0]
+    where = f"parameter {name}"
+    if optional and raw.strip().lower() in {"none", "null", "~", ""}:
+        return None
+    if base == "str":
+        return raw
+    if base == "bool":
+        low = raw.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise InputError(f"expected true or false, got {raw!r}", source=source, where=where)
+    if base in {"int", "float"}:
+        try:
+            return int(raw, 10) if base == "int" else float(raw)
+        except ValueError:
+            raise InputError(f"expected {base}, got {raw!r}", source=source, where=where) from None
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise InputError(f"expected a YAML value: {exc}", source=source, where=where) from None
+    expect = {"list": list, "dict": dict}.get(base.split("[")[0].lower())
+    if expect is not None and not isinstance(value, expect):
+        raise InputError(f"expected a {base} (YAML or JSON), got {raw!r}", source=source, where=where)
+    return value
+
+
+def typed_parameters(notebook: Path, raw: list[tuple[str, str]]) -> dict[str, Any]:
+    declared = declared_parameters(notebook)
+    typed: dict[str, Any] = {}
+    for name, value in raw:
+        if name not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise InputError(f"unknown parameter {name!r}; the notebook declares: {known}", source=str(notebook))
+        typed[name] = coerce(name, value, declared[name], source=str(notebook))
+    return typed

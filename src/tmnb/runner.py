@@ -1,0 +1,176 @@
+"""Execute a notebook with papermill into an evidence folder: notebook, HTML, manifest.
+
+papermill reports the three ways a run can fail differently (an error cell raises, a cell
+timeout is recorded as "completed", a dead kernel raises something else); the runner turns
+all three into one failed status, marks the kept partial notebook, and still renders it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import platform
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from tmnb import __version__
+from tmnb.errors import InputError, RunError
+from tmnb.glue import read_glued
+from tmnb.params import declared_parameters, typed_parameters
+
+Status = Literal["ok", "failed", "alert"]
+
+
+@dataclass
+class RunResult:
+    folder: Path
+    notebook: Path
+    html: Path | None
+    manifest: Path
+    status: Status
+    message: str = ""
+    results: dict[str, Any] = field(default_factory=dict)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _run_folder(notebook: Path, out: Path | None, reports_dir: Path) -> Path:
+    if out is None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        out = reports_dir / f"{stamp}-{notebook.stem}"
+        n = 1
+        while out.exists():
+            n += 1
+            out = reports_dir / f"{stamp}-{notebook.stem}-{n}"
+    if (out / "manifest.json").exists():
+        raise InputError("refusing to overwrite an existing run folder (evidence is immutable)", source=str(out))
+    out.mkdir(parents=True, exist_ok=True)
+    return out.resolve()
+
+
+def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float) -> str | None:
+    """Run papermill; return None on success or a one-line failure description."""
+    import papermill as pm
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+    from papermill.exceptions import PapermillExecutionError
+
+    logging.getLogger("papermill").setLevel(logging.WARNING)
+    try:
+        pm.execute_notebook(
+            str(src),
+            str(dst),
+            parameters=parameters,
+            kernel_name="python3",
+            progress_bar=False,
+            execution_timeout=timeout,
+            request_save_on_cell_execute=True,
+        )
+    except PapermillExecutionError as exc:
+        return f"cell {exc.cell_index} raised {exc.ename}: {exc.evalue}"
+    except CellTimeoutError:
+        return f"a cell ran longer than the {timeout:g}s cell timeout and was interrupted"
+    except DeadKernelError:
+        return "the kernel died during the run"
+    return None
+
+
+def _mark_failed(executed: Path, message: str) -> None:
+    import nbformat
+
+    if not executed.exists():
+        return
+    nb = nbformat.read(executed, as_version=4)
+    nb.metadata["tmnb"] = {"status": "failed", "error": message}
+    banner = nbformat.v4.new_markdown_cell(f"**This run failed:** {message}")
+    banner.metadata["tags"] = ["tmnb-failure"]
+    nb.cells.insert(0, banner)
+    nbformat.write(nb, executed)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def run(
+    notebook: str | Path,
+    raw_params: list[tuple[str, str]] | None = None,
+    *,
+    params: dict[str, Any] | None = None,
+    out: str | Path | None = None,
+    reports_dir: str | Path = "reports",
+    timeout: float = 600,
+    show_code: bool = False,
+) -> RunResult:
+    """Execute ``notebook`` with parameters typed against its ``parameters`` cell."""
+    from tmnb.report import render_html
+
+    src = Path(notebook)
+    if not src.is_file():
+        raise InputError("notebook not found", source=str(src))
+    declared = declared_parameters(src)
+    typed = typed_parameters(src, raw_params or [])
+    for name, value in (params or {}).items():
+        if name not in declared:
+            raise InputError(f"unknown parameter {name!r}", source=str(src))
+        typed[name] = value
+    folder = _run_folder(src, Path(out) if out else None, Path(reports_dir))
+    if "out_dir" in declared and "out_dir" not in typed:
+        typed["out_dir"] = str(folder)
+
+    executed = folder / src.name
+    started, t0 = _now(), time.monotonic()
+    failure = _execute(src, executed, typed, timeout)
+    if failure:
+        _mark_failed(executed, failure)
+    finished, duration = _now(), time.monotonic() - t0
+
+    results: dict[str, Any] = {}
+    html: Path | None = None
+    if executed.exists():
+        import nbformat
+
+        results = read_glued(nbformat.read(executed, as_version=4))
+        html = render_html(executed, folder / f"{src.stem}.html", show_code=show_code, title=src.stem)
+
+    alert = results.get("alert")
+    status: Status = "failed" if failure else ("alert" if alert else "ok")
+    message = failure or (str(alert.get("why", alert)) if isinstance(alert, dict) else str(alert or ""))
+    manifest = folder / "manifest.json"
+    manifest.write_text(
+        json.dumps(
+            {
+                "notebook": str(src),
+                "status": status,
+                "message": message,
+                "parameters": typed,
+                "started": started,
+                "finished": finished,
+                "duration_s": round(duration, 2),
+                "tmnb_version": __version__,
+                "python": platform.python_version(),
+                "results": results,
+                "files": {
+                    str(p.relative_to(folder)): _sha256(p)
+                    for p in sorted(folder.rglob("*"))
+                    if p.is_file() and p.name != "manifest.json"
+                },
+            },
+            indent=2,
+            default=str,
+        )
+        + "\n"
+    )
+    result = RunResult(folder, executed, html, manifest, status, message, results)
+    if failure:
+        raise RunError(f"{src.name}: {failure}", output=str(executed)) from None
+    return result

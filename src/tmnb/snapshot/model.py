@@ -1,0 +1,246 @@
+"""Snapshot v1: the one document every analysis, plot and report reads.
+
+The model is a set of pydantic dataclasses so that one definition gives validation with
+JSON paths, (de)serialisation and the published JSON Schema (docs/snapshot.schema.json).
+Quantities from the Kubernetes API stay as the API's strings ("500m", "4Gi"); quantities
+read from the node (NUMA memory, hugepages) are integers in bytes or pages.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field
+from pydantic.dataclasses import dataclass
+
+SCHEMA_ID = "tmnb.snapshot/v1"
+
+_STRICT = ConfigDict(extra="forbid")
+
+CpuList = Annotated[str, Field(pattern=r"^(\d+(-\d+)?(,\d+(-\d+)?)*)?$", description="Linux cpu-list, e.g. 0-3,8-11")]
+SettingSource = Literal["default", "file", "dropin", "flag", "configz", "nrt", "unknown"]
+
+
+@dataclass(config=_STRICT, frozen=True)
+class SnapshotSource:
+    """Where the snapshot came from. Never credentials: a context *name* at most."""
+
+    kind: Literal["live", "sample", "sandbox", "bundle"]
+    context: str | None = None
+    detail: str | None = None
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Layer:
+    """One configuration layer that set a field but lost to a later one."""
+
+    source: SettingSource
+    value: Any
+    detail: str | None = None
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Setting:
+    """An effective kubelet setting and the layer that decided it."""
+
+    value: Any
+    source: SettingSource
+    detail: str | None = Field(default=None, description="file path, drop-in name or flag name")
+    overridden: list[Layer] = Field(default_factory=list, description="earlier layers, lowest first")
+
+
+@dataclass(config=_STRICT, frozen=True)
+class HugePages:
+    size: Annotated[str, Field(description="page size as Kubernetes names it, e.g. 2Mi, 1Gi")]
+    total: Annotated[int, Field(ge=0, description="pages")]
+    free: Annotated[int, Field(ge=0, description="pages")]
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Cpu:
+    cpu: Annotated[int, Field(ge=0)]
+    core: Annotated[int, Field(ge=0, description="core id unique within the node")]
+    socket: Annotated[int, Field(ge=0)]
+    numa: Annotated[int, Field(ge=0)]
+    online: bool = True
+
+
+@dataclass(config=_STRICT, frozen=True)
+class NumaZone:
+    id: Annotated[int, Field(ge=0, le=63)]
+    cpus: CpuList
+    memory_total: Annotated[int, Field(ge=0, description="bytes")]
+    memory_free: int | None = Field(default=None, ge=0, description="bytes")
+    hugepages: list[HugePages] = Field(default_factory=list)
+    distances: list[int] = Field(default_factory=list, description="sysfs distance row, indexed by node id")
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Device:
+    resource: str
+    id: str
+    numa: Annotated[list[int] | None, Field(description="NUMA ids the device plugin reports; null = no topology")]
+    healthy: bool = True
+
+
+@dataclass(config=_STRICT, frozen=True)
+class MemoryBlock:
+    type: Annotated[str, Field(description="memory or hugepages-<size>")]
+    size: Annotated[int, Field(ge=0, description="bytes")]
+    numa: list[int]
+
+
+@dataclass(config=_STRICT, frozen=True)
+class DeviceAllocation:
+    resource: str
+    ids: list[str]
+    numa: list[int] | None = None
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Allocation:
+    """What the node's resource managers gave one container."""
+
+    pod_uid: str
+    namespace: str
+    pod: str
+    container: str
+    cpuset: Annotated[CpuList, Field(description="CPUs the container may run on (exclusive set or the shared pool)")]
+    exclusive: Annotated[bool, Field(description="true when the CPU manager pinned exclusive CPUs")]
+    numa: list[int] = Field(default_factory=list, description="NUMA zones the cpuset spans")
+    memory: list[MemoryBlock] = Field(default_factory=list)
+    devices: list[DeviceAllocation] = Field(default_factory=list)
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Issue:
+    """Something a collector could not read. Recorded, never fatal for the other nodes."""
+
+    source: Annotated[str, Field(description="collector step, e.g. configz, lscpu, cpu_manager_state")]
+    message: str
+    severity: Literal["error", "warning", "info"] = "error"
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Versions:
+    kubelet: str | None = None
+    kube_proxy: str | None = None
+    container_runtime: str | None = None
+    kernel: str | None = None
+    os_image: str | None = None
+
+
+@dataclass(config=_STRICT, frozen=True)
+class KubeletInfo:
+    settings: dict[str, Setting] = Field(default_factory=dict, description="keyed by KubeletConfiguration JSON name")
+    config_file: str | None = None
+    config_dir: str | None = None
+    flags: list[str] = Field(default_factory=list, description="command line, secrets redacted")
+    kubeadm_managed: bool = False
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Node:
+    name: str
+    labels: dict[str, str] = Field(default_factory=dict)
+    uid: str | None = None
+    versions: Versions = Field(default_factory=Versions)
+    capacity: dict[str, str] = Field(default_factory=dict)
+    allocatable: dict[str, str] = Field(default_factory=dict)
+    ready: bool | None = None
+    unschedulable: bool = False
+    kubelet: KubeletInfo = Field(default_factory=KubeletInfo)
+    cpus: list[Cpu] = Field(default_factory=list)
+    numa: list[NumaZone] = Field(default_factory=list)
+    devices: list[Device] = Field(default_factory=list)
+    shared_pool: CpuList | None = Field(default=None, description="the CPU manager's defaultCpuSet")
+    allocations: list[Allocation] = Field(default_factory=list)
+    issues: list[Issue] = Field(default_factory=list)
+
+
+@dataclass(config=_STRICT, frozen=True)
+class OwnerRef:
+    kind: str
+    name: str
+    uid: str | None = None
+    controller_kind: str | None = Field(default=None, description="kind of the owner's own controller, e.g. Deployment")
+    controller_name: str | None = None
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Container:
+    name: str
+    requests: dict[str, str] = Field(default_factory=dict)
+    limits: dict[str, str] = Field(default_factory=dict)
+    restart_policy: str | None = Field(default=None, description="Always for sidecar init containers")
+    image: str | None = None
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Pod:
+    namespace: str
+    name: str
+    uid: str
+    node: str | None
+    qos_class: Literal["Guaranteed", "Burstable", "BestEffort"]
+    phase: str
+    created: Annotated[str, Field(description="RFC 3339 creation timestamp")]
+    reason: str | None = None
+    message: str | None = None
+    owner: OwnerRef | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    containers: list[Container] = Field(default_factory=list)
+    init_containers: list[Container] = Field(default_factory=list)
+    priority_class: str | None = None
+    volumes_emptydir: bool = Field(default=False, description="uses emptyDir (drain needs --delete-emptydir-data)")
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Event:
+    namespace: str
+    kind: str
+    name: str
+    reason: str
+    message: str
+    type: Literal["Normal", "Warning"]
+    count: int = 1
+    first_seen: str | None = None
+    last_seen: str | None = None
+    node: str | None = None
+    component: str | None = None
+
+
+@dataclass(config=_STRICT, frozen=True)
+class DisruptionBudget:
+    namespace: str
+    name: str
+    selector: dict[str, str]
+    min_available: str | None = None
+    max_unavailable: str | None = None
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Cluster:
+    server_version: str | None = None
+    platform: str | None = None
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Snapshot:
+    captured_at: Annotated[str, Field(description="RFC 3339, UTC")]
+    source: SnapshotSource
+    schema: Literal["tmnb.snapshot/v1"] = SCHEMA_ID
+    cluster: Cluster = Field(default_factory=Cluster)
+    nodes: list[Node] = Field(default_factory=list)
+    pods: list[Pod] = Field(default_factory=list)
+    events: list[Event] = Field(default_factory=list)
+    disruption_budgets: list[DisruptionBudget] = Field(default_factory=list)
+
+    def node(self, name: str) -> Node:
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(name)
+
+    def pods_on(self, node: str) -> list[Pod]:
+        return [p for p in self.pods if p.node == node]

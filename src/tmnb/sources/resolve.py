@@ -1,0 +1,31 @@
+"""Turn a notebook's ``source`` parameter into a Snapshot: the one entry for every path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tmnb.errors import InputError
+from tmnb.snapshot import Snapshot, load, save
+from tmnb.snapshot.select import select_nodes
+
+SOURCES_HELP = "'sample' (the embedded fleet) or the path of a snapshot file (.json or .json.gz)"
+
+
+def open_snapshot(source: str, node_selector: str | None = None) -> Snapshot:
+    """``sample`` or a snapshot file, narrowed to ``node_selector``; anything else is an input error."""
+    if source == "sample":
+        from tmnb.sources.sample import load_sample
+
+        snapshot = load_sample()
+    elif Path(source).suffix in {".json", ".gz"} or Path(source).exists():
+        snapshot = load(source)
+    else:
+        raise InputError(f"unknown source {source!r}: expected {SOURCES_HELP}", where="source")
+    return select_nodes(snapshot, node_selector)
+
+
+def save_to_run(snapshot: Snapshot, out_dir: str | Path, name: str = "snapshot.json.gz") -> Path:
+    """Write the snapshot (and its checksum manifest) into a run folder as evidence."""
+    path = Path(out_dir) / name
+    save(snapshot, path)
+    return path

@@ -1,0 +1,105 @@
+"""Small hand-made snapshots whose every value a test can reason about."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tmnb.snapshot import (
+    Allocation,
+    Cluster,
+    Container,
+    Cpu,
+    Device,
+    KubeletInfo,
+    Layer,
+    Node,
+    NumaZone,
+    OwnerRef,
+    Pod,
+    Setting,
+    Snapshot,
+    SnapshotSource,
+    Versions,
+)
+
+GIB = 1 << 30
+
+
+def two_socket_cpus(cores_per_socket: int = 4, smt: bool = True) -> list[Cpu]:
+    """Intel-style numbering: CPU i and i + total_cores are siblings on one core."""
+    total = 2 * cores_per_socket
+    cpus = []
+    for thread in range(2 if smt else 1):
+        for core in range(total):
+            socket = core // cores_per_socket
+            cpus.append(Cpu(cpu=core + thread * total, core=core, socket=socket, numa=socket))
+    return cpus
+
+
+def settings(**values: Any) -> dict[str, Setting]:
+    defaults = {
+        "topologyManagerPolicy": "none",
+        "topologyManagerScope": "container",
+        "cpuManagerPolicy": "none",
+        "memoryManagerPolicy": "None",
+    }
+    out = {k: Setting(value=v, source="default") for k, v in defaults.items()}
+    out.update({k: Setting(value=v, source="file", detail="/var/lib/kubelet/config.yaml") for k, v in values.items()})
+    return out
+
+
+def node(name: str = "worker-1", kubelet: str = "v1.36.1", *, smt: bool = True, **kw: Any) -> Node:
+    cpus = two_socket_cpus(smt=smt)
+    zones = [
+        NumaZone(
+            id=z,
+            cpus=",".join(str(c.cpu) for c in cpus if c.numa == z),
+            memory_total=64 * GIB,
+            distances=[10, 21] if z == 0 else [21, 10],
+        )
+        for z in (0, 1)
+    ]
+    fields: dict[str, Any] = {
+        "name": name,
+        "labels": {"kubernetes.io/hostname": name, "tmnb.dev/pool": "general"},
+        "versions": Versions(kubelet=kubelet),
+        "capacity": {"cpu": str(len(cpus)), "memory": "128Gi", "pods": "110"},
+        "allocatable": {"cpu": str(len(cpus) - 1), "memory": "126Gi", "pods": "110"},
+        "ready": True,
+        "kubelet": KubeletInfo(settings=settings()),
+        "cpus": cpus,
+        "numa": zones,
+    }
+    fields.update(kw)
+    return Node(**fields)
+
+
+def pod(name: str, node_name: str | None = "worker-1", cpu: str = "2", qos: str = "Guaranteed", **kw: Any) -> Pod:
+    requests = {"cpu": cpu, "memory": "1Gi"}
+    fields: dict[str, Any] = {
+        "namespace": "app",
+        "name": name,
+        "uid": f"uid-{name}",
+        "node": node_name,
+        "qos_class": qos,
+        "phase": "Running",
+        "created": "2026-11-30T10:00:00Z",
+        "owner": OwnerRef(kind="ReplicaSet", name=f"{name}-rs", controller_kind="Deployment", controller_name=name),
+        "containers": [Container(name="main", requests=requests, limits=dict(requests))],
+    }
+    fields.update(kw)
+    return Pod(**fields)
+
+
+def snapshot(nodes: list[Node] | None = None, pods: list[Pod] | None = None, **kw: Any) -> Snapshot:
+    return Snapshot(
+        captured_at="2026-12-01T12:00:00Z",
+        source=SnapshotSource(kind="sample"),
+        cluster=kw.pop("cluster", Cluster(server_version="v1.36.2")),
+        nodes=nodes if nodes is not None else [node()],
+        pods=pods or [],
+        **kw,
+    )
+
+
+__all__ = ["Allocation", "Device", "Layer", "node", "pod", "settings", "snapshot", "two_socket_cpus"]

@@ -1,0 +1,89 @@
+"""The runner against real kernels: success, alert, error cell, cell timeout, dead kernel."""
+
+import json
+import re
+
+import nbformat
+import pytest
+from notebook_factory import write_notebook
+
+from tmnb.cli import main
+from tmnb.errors import InputError, RunError
+from tmnb.runner import run
+
+pytestmark = pytest.mark.notebook
+
+PARAMS = 'code: str = "x"\ncount: int = 1\nout_dir: str = "."'
+
+
+def test_success_writes_evidence(tmp_path):
+    nb = write_notebook(
+        tmp_path / "ok.ipynb",
+        PARAMS,
+        "SECRET_LOOKING_SOURCE = 'visible only with --show-code'\nprint(repr(code), count * 2)",
+        "from tmnb.glue import glue\nglue('answer', {'code': code, 'double': count * 2})",
+    )
+    result = run(nb, [("code", "007"), ("count", "21")], reports_dir=tmp_path / "reports")
+    assert result.status == "ok"
+    assert result.results == {"answer": {"code": "007", "double": 42}}
+    manifest = json.loads(result.manifest.read_text())
+    assert manifest["parameters"] == {"code": "007", "count": 21, "out_dir": str(result.folder)}
+    assert set(manifest["files"]) == {"ok.ipynb", "ok.html"}
+    assert all(len(h) == 64 for h in manifest["files"].values())
+    executed = nbformat.read(result.notebook, as_version=4)
+    assert "'007' 42" in executed.cells[2].outputs[0]["text"]
+    html = result.html.read_text()
+    assert "&#39;007&#39; 42" in html or "'007' 42" in html
+    assert "SECRET_LOOKING_SOURCE" not in html  # code hidden by default
+    assert "count = 21" in re.sub(r"<[^>]+>", "", html)  # ...but the injected parameters stay visible
+
+
+def test_out_folder_is_never_overwritten(tmp_path):
+    nb = write_notebook(tmp_path / "ok.ipynb", PARAMS, "pass")
+    run(nb, out=tmp_path / "run1")
+    with pytest.raises(InputError, match="refusing to overwrite"):
+        run(nb, out=tmp_path / "run1")
+
+
+def test_alert_status(tmp_path):
+    nb = write_notebook(tmp_path / "a.ipynb", PARAMS, "from tmnb.glue import glue\nglue('alert', {'why': '2 blockers'})")
+    result = run(nb, reports_dir=tmp_path)
+    assert (result.status, result.message) == ("alert", "2 blockers")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("raise ValueError('boom')", "raised ValueError: boom"),
+        ("import time\ntime.sleep(30)", "cell timeout"),
+        ("import os\nos._exit(1)", "kernel died"),
+    ],
+)
+def test_failures_are_failures_and_keep_the_partial_notebook(tmp_path, body, message):
+    nb = write_notebook(tmp_path / "bad.ipynb", PARAMS, "print('before')", body, "print('never')")
+    with pytest.raises(RunError, match=message) as err:
+        run(nb, out=tmp_path / "run", timeout=3)
+    kept = tmp_path / "run" / "bad.ipynb"
+    assert str(kept) in str(err.value)
+    executed = nbformat.read(kept, as_version=4)
+    assert executed.metadata["tmnb"]["status"] == "failed"
+    assert "tmnb-failure" in executed.cells[0].metadata["tags"]
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "failed"
+    assert message.split()[-1] in manifest["message"]
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    ok = write_notebook(tmp_path / "ok.ipynb", PARAMS, "pass")
+    bad = write_notebook(tmp_path / "bad.ipynb", PARAMS, "1/0")
+    alert = write_notebook(tmp_path / "al.ipynb", PARAMS, "from tmnb.glue import glue\nglue('alert', 'blockers')")
+    base = ["run", "--reports-dir", str(tmp_path / "r")]
+    assert main([*base, str(ok)]) == 0
+    assert "report: " in capsys.readouterr().out
+    assert main([*base, str(bad)]) == 1
+    assert "tmnb: run failed: bad.ipynb: cell 2 raised ZeroDivisionError" in capsys.readouterr().err
+    assert main([*base, str(alert)]) == 3
+    assert "tmnb: alert: blockers" in capsys.readouterr().err
+    assert main([*base, str(ok), "-p", "count", "many"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"tmnb: error: {ok}: parameter count: expected int, got 'many'"]
