@@ -48,7 +48,7 @@ def settings(**values: Any) -> dict[str, Setting]:
     return out
 
 
-def node(name: str = "worker-1", kubelet: str = "v1.36.1", *, smt: bool = True, **kw: Any) -> Node:
+def node(name: str = "worker-1", version: str = "v1.36.1", *, smt: bool = True, **kw: Any) -> Node:
     cpus = two_socket_cpus(smt=smt)
     zones = [
         NumaZone(
@@ -62,7 +62,7 @@ def node(name: str = "worker-1", kubelet: str = "v1.36.1", *, smt: bool = True, 
     fields: dict[str, Any] = {
         "name": name,
         "labels": {"kubernetes.io/hostname": name, "tmnb.dev/pool": "general"},
-        "versions": Versions(kubelet=kubelet),
+        "versions": Versions(kubelet=version),
         "capacity": {"cpu": str(len(cpus)), "memory": "128Gi", "pods": "110"},
         "allocatable": {"cpu": str(len(cpus) - 1), "memory": "126Gi", "pods": "110"},
         "ready": True,

@@ -1,6 +1,6 @@
 import pytest
-from notebook_factory import write_notebook
 
+from notebook_factory import write_notebook
 from tmnb.errors import InputError
 from tmnb.params import declared_parameters, typed_parameters
 

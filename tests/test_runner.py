@@ -5,8 +5,8 @@ import re
 
 import nbformat
 import pytest
-from notebook_factory import write_notebook
 
+from notebook_factory import write_notebook
 from tmnb.cli import main
 from tmnb.errors import InputError, RunError
 from tmnb.runner import run
@@ -46,7 +46,9 @@ def test_out_folder_is_never_overwritten(tmp_path):
 
 
 def test_alert_status(tmp_path):
-    nb = write_notebook(tmp_path / "a.ipynb", PARAMS, "from tmnb.glue import glue\nglue('alert', {'why': '2 blockers'})")
+    nb = write_notebook(
+        tmp_path / "a.ipynb", PARAMS, "from tmnb.glue import glue\nglue('alert', {'why': '2 blockers'})"
+    )
     result = run(nb, reports_dir=tmp_path)
     assert (result.status, result.message) == ("alert", "2 blockers")
 

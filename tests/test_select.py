@@ -1,6 +1,6 @@
 import pytest
-from factories import node, pod, snapshot
 
+from factories import node, pod, snapshot
 from tmnb.errors import InputError
 from tmnb.snapshot.select import parse_selector, select_nodes
 

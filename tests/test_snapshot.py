@@ -2,8 +2,8 @@ import gzip
 import json
 
 import pytest
-from factories import node, pod, snapshot
 
+from factories import node, pod, snapshot
 from tmnb.errors import SnapshotError
 from tmnb.snapshot import SCHEMA_ID, digest, from_dict, json_schema, load, save, to_dict
 from tmnb.snapshot.io import manifest_path
@@ -71,8 +71,11 @@ def test_missing_file():
 @pytest.mark.parametrize(
     ("mutate", "path", "expected"),
     [
-        (lambda d: d["nodes"][0].update(cpus=[{"cpu": -1, "core": 0, "socket": 0, "numa": 0}]),
-         "$.nodes[0].cpus[0].cpu", "greater than or equal to 0"),
+        (
+            lambda d: d["nodes"][0].update(cpus=[{"cpu": -1, "core": 0, "socket": 0, "numa": 0}]),
+            "$.nodes[0].cpus[0].cpu",
+            "greater than or equal to 0",
+        ),
         (lambda d: d["pods"][1].update(qos_class="Gold"), "$.pods[1].qos_class", "'Guaranteed', 'Burstable'"),
         (lambda d: d["nodes"][1]["numa"][0].update(cpus="0-3,x"), "$.nodes[1].numa[0].cpus", "pattern"),
         (lambda d: d["pods"][0].pop("uid"), "$.pods[0].uid", "required"),

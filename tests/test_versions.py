@@ -19,5 +19,5 @@ def test_order():
 
 @pytest.mark.parametrize("bad", ["", "latest", "v1", "1.x"])
 def test_reject(bad):
-    with pytest.raises(InputError, match="expected vMAJOR.MINOR"):
+    with pytest.raises(InputError, match=r"expected vMAJOR\.MINOR"):
         KubeVersion.parse(bad)

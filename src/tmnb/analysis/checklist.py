@@ -74,6 +74,8 @@ def baseline_pods_captured(snapshot: Snapshot) -> Check:
         n.name for n in snapshot.nodes if getattr(n.kubelet.settings.get("cpuManagerPolicy"), "value", None) == "static"
     }
     running = [(p, c.name) for p in snapshot.pods if p.node in static and p.phase == "Running" for c in p.containers]
+    if not running:
+        return "done", f"{len(snapshot.pods)} pods; no running containers on static-policy nodes to pin"
     have = sum((p.uid, c) in allocated for p, c in running)
     status, text = _ratio(have, len(running), "running containers on static-policy nodes with a known cpuset")
     return status, f"{len(snapshot.pods)} pods; {text}"

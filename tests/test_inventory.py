@@ -1,0 +1,136 @@
+import pytest
+
+from factories import Allocation, Device, Layer, node, pod, settings, snapshot
+from tmnb.analysis import checklist, inventory
+from tmnb.snapshot import Cluster, KubeletInfo, Setting, Versions, save
+from tmnb.versions import KubeVersion
+
+
+@pytest.mark.parametrize(
+    ("server", "kubelet", "severity"),
+    [
+        ("v1.36.2", "v1.36.0", "ok"),
+        ("v1.36.2", "v1.34.5", "warning"),
+        ("v1.36.2", "v1.33.1", "warning"),
+        ("v1.36.2", "v1.32.9", "blocker"),
+        ("v1.35.0", "v1.36.0", "blocker"),
+    ],
+)
+def test_skew(server, kubelet, severity):
+    assert inventory.skew_note(KubeVersion.parse(server), KubeVersion.parse(kubelet))[0] == severity
+
+
+def test_versions_table_flags_the_lagging_kubelet():
+    snap = snapshot([node("a"), node("old", version="v1.34.2")])
+    table = inventory.versions(snap).set_index("node")
+    assert table.loc["a", "skew"] == "ok"
+    assert table.loc["old", "skew"] == "warning"
+    assert "2 minors behind" in table.loc["old", "note"]
+
+
+def test_flag_override_is_visible_with_both_values():
+    flagged = dict(settings(topologyManagerPolicy="best-effort"))
+    flagged["topologyManagerPolicy"] = Setting(
+        value="single-numa-node",
+        source="flag",
+        detail="--topology-manager-policy",
+        overridden=[Layer(source="file", value="best-effort", detail="/var/lib/kubelet/config.yaml")],
+    )
+    snap = snapshot([node("a"), node("b", kubelet=KubeletInfo(settings=flagged))])
+    table = inventory.overrides(snap)
+    assert list(table["node"]) == ["b"]
+    assert table.loc[0, "overrides"] == "file (/var/lib/kubelet/config.yaml) said best-effort"
+    matrix = inventory.settings_matrix(snap)
+    assert matrix.loc["b", "topologyManagerPolicy"] == "single-numa-node ⚑flag"
+    assert matrix.loc["a", "topologyManagerPolicy"] == "none"
+
+
+def test_missing_setting_is_unknown_not_defaulted():
+    snap = snapshot([node("a", kubelet=KubeletInfo(settings={}))])
+    rows = inventory.settings(snap)
+    assert set(rows["source"]) == {"unknown"}
+
+
+def test_identical_nodes_share_one_shape():
+    snap = snapshot([node("a"), node("b"), node("c", smt=False)])
+    layout = inventory.numa_layout(snap)
+    assert sorted(set(layout["nodes"])) == [1, 2]
+    two = layout[layout["nodes"] == 2]
+    assert list(two["numa"]) == [0, 1]
+    assert two.iloc[0]["node_names"] == "a, b"
+    assert "SMT2" in two.iloc[0]["shape"] and "SMT1" in layout[layout["nodes"] == 1].iloc[0]["shape"]
+
+
+def test_devices_by_numa_and_without_topology():
+    devs = [Device(resource="nvidia.com/gpu", id=f"GPU-{i}", numa=[i // 2]) for i in range(4)]
+    devs.append(Device(resource="example.com/fpga", id="fpga0", numa=None))
+    snap = snapshot([node("g", devices=devs, capacity={"cpu": "16", "nvidia.com/gpu": "4", "example.com/fpga": "1"})])
+    table = inventory.devices(snap)
+    assert table.to_dict("records") == [
+        {"node": "g", "resource": "example.com/fpga", "numa": "none", "devices": 1},
+        {"node": "g", "resource": "nvidia.com/gpu", "numa": "0", "devices": 2},
+        {"node": "g", "resource": "nvidia.com/gpu", "numa": "1", "devices": 2},
+    ]
+    assert set(inventory.extended_resources(snap)["resource"]) == {"nvidia.com/gpu", "example.com/fpga"}
+
+
+def test_guaranteed_pods_explain_exclusive_cpus():
+    static = KubeletInfo(settings=settings(cpuManagerPolicy="static", reservedSystemCPUs="0,8"))
+    n = node("s", kubelet=static)
+    pods = [pod("whole", "s", cpu="2"), pod("milli", "s", cpu="1500m"), pod("elsewhere", "a", cpu="2")]
+    allocs = [
+        Allocation(
+            pod_uid="uid-whole", namespace="app", pod="whole", container="main", cpuset="1-2", exclusive=True, numa=[0]
+        ),
+        Allocation(
+            pod_uid="uid-milli",
+            namespace="app",
+            pod="milli",
+            container="main",
+            cpuset="0,3-7,9-15",
+            exclusive=False,
+            numa=[0, 1],
+        ),
+    ]
+    snap = snapshot([node("a"), n.__class__(**{**n.__dict__, "allocations": allocs})], pods)
+    table = inventory.guaranteed_pods(snap).set_index("pod")
+    assert table.loc["whole", "exclusive"] and table.loc["whole", "cpuset"] == "1-2"
+    assert not table.loc["milli", "exclusive"]
+    assert "not a whole number" in table.loc["milli", "why"]
+    assert "not static" in table.loc["elsewhere", "why"]
+    assert table["consistent"].all()
+
+
+def test_admission_failures_match_both_spellings():
+    pods = [
+        pod("new", phase="Failed", reason="TopologyAffinityError", message="Pod was rejected: x"),
+        pod("old", phase="Failed", reason="Topology Affinity Error"),
+        pod("evicted", phase="Failed", reason="Evicted"),
+    ]
+    assert list(inventory.admission_failures(snapshot(pods=pods))["pod"]) == ["new", "old"]
+
+
+def test_checklist_is_computed_from_the_data(tmp_path):
+    complete = snapshot([node("a")], [pod("p", "a")])
+    path = tmp_path / "s.json"
+    save(complete, path)
+    table = checklist.checklist(complete, path).set_index("item")["status"]
+    assert table.eq("done").all(), table
+
+    gaps = snapshot(
+        [node("a", versions=Versions()), node("b", kubelet=KubeletInfo(settings={}), cpus=[], numa=[])],
+        cluster=Cluster(),
+    )
+    statuses = checklist.checklist(gaps, None).set_index("item")["status"]
+    assert statuses["Kubernetes and kubelet versions recorded"] == "partial"  # b has one, API server unknown
+    assert statuses["Topology Manager policy and scope documented"] == "partial"
+    assert statuses["NUMA layout captured for every node type"] == "partial"
+    assert statuses["Baseline pods and CPU assignments captured"] == "missing"
+    assert statuses["Inventory stored in versioned form"] == "missing"
+
+
+def test_checklist_notices_a_snapshot_changed_after_writing(tmp_path):
+    snap = snapshot([node("a")], [pod("p", "a")])
+    path = tmp_path / "s.json"
+    save(snapshot([node("zzz")]), path)
+    assert checklist.stored_versioned(path, snap)[0] == "partial"
