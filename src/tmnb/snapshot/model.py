@@ -122,6 +122,26 @@ class Issue:
 
 
 @dataclass(config=_STRICT, frozen=True)
+class NrtResource:
+    """One resource of a NodeResourceTopology zone; quantities as the object carries them."""
+
+    name: str
+    capacity: str
+    allocatable: str
+    available: str
+
+
+@dataclass(config=_STRICT, frozen=True)
+class NrtZone:
+    """A zone of the node's NodeResourceTopology object (topology.node.k8s.io/v1alpha2)."""
+
+    name: str
+    type: str
+    costs: dict[str, int] = Field(default_factory=dict)
+    resources: list[NrtResource] = Field(default_factory=list)
+
+
+@dataclass(config=_STRICT, frozen=True)
 class Versions:
     kubelet: str | None = None
     kube_proxy: str | None = None
@@ -155,6 +175,7 @@ class Node:
     devices: list[Device] = Field(default_factory=list)
     shared_pool: CpuList | None = Field(default=None, description="the CPU manager's defaultCpuSet")
     allocations: list[Allocation] = Field(default_factory=list)
+    nrt: list[NrtZone] = Field(default_factory=list, description="NodeResourceTopology zones, when published")
     issues: list[Issue] = Field(default_factory=list)
 
 

@@ -1,0 +1,40 @@
+"""Keep credentials out of evidence: snapshots, reports, journals and logs are shared widely.
+
+Command lines and environment files can carry inline secrets (``--token=...``,
+``KUBELET_BOOTSTRAP_TOKEN=...``). Values of such keys are replaced by a placeholder; paths to
+key or credential *files* are kept, because they are configuration, not secrets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+PLACEHOLDER = "<redacted>"
+_SECRET_NAME = re.compile(r"token|passw(or)?d|secret|private[-_]?key|credential|api[-_]?key|bearer", re.I)
+_FILE_NAME = re.compile(r"(file|dir|path|ca|cert)$", re.I)
+
+
+def is_secret_name(name: str) -> bool:
+    bare = name.lstrip("-")
+    return bool(_SECRET_NAME.search(bare)) and not _FILE_NAME.search(bare)
+
+
+def redact_argv(argv: Iterable[str]) -> list[str]:
+    """Redact ``--secret=value``, ``--secret value`` and ``SECRET=value`` items."""
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            out.append(PLACEHOLDER)
+            hide_next = False
+            continue
+        name, sep, _value = arg.partition("=")
+        if sep and is_secret_name(name):
+            out.append(f"{name}={PLACEHOLDER}")
+        elif arg.startswith("-") and not sep and is_secret_name(arg):
+            out.append(arg)
+            hide_next = True
+        else:
+            out.append(arg)
+    return out
