@@ -10,8 +10,10 @@ from tmnb.snapshot import (
     Container,
     Cpu,
     Device,
+    DeviceAllocation,
     KubeletInfo,
     Layer,
+    MemoryBlock,
     Node,
     NumaZone,
     OwnerRef,
@@ -102,4 +104,45 @@ def snapshot(nodes: list[Node] | None = None, pods: list[Pod] | None = None, **k
     )
 
 
-__all__ = ["Allocation", "Device", "Layer", "node", "pod", "settings", "snapshot", "two_socket_cpus"]
+def busy_snapshot() -> Snapshot:
+    """A static-policy node with exclusive CPUs, memory blocks and GPUs, for occupancy and plots."""
+    static = KubeletInfo(
+        settings=settings(
+            cpuManagerPolicy="static",
+            reservedSystemCPUs="0,8",
+            memoryManagerPolicy="Static",
+            reservedMemory=[{"numaNode": 0, "limits": {"memory": "1Gi"}}, {"numaNode": 1, "limits": {"memory": "1Gi"}}],
+        )
+    )
+    allocs = [
+        Allocation(
+            pod_uid="u1",
+            namespace="db",
+            pod="pg-0",
+            container="pg",
+            cpuset="1-2,9-10",
+            exclusive=True,
+            numa=[0],
+            memory=[MemoryBlock(type="memory", size=8 * GIB, numa=[0])],
+        ),
+        Allocation(
+            pod_uid="u2",
+            namespace="ml",
+            pod="train",
+            container="main",
+            cpuset="4,12",
+            exclusive=True,
+            numa=[1],
+            memory=[MemoryBlock(type="memory", size=4 * GIB, numa=[0, 1])],
+            devices=[DeviceAllocation(resource="nvidia.com/gpu", ids=["gpu2"], numa=[1])],
+        ),
+        Allocation(
+            pod_uid="u3", namespace="web", pod="nginx", container="nginx", cpuset="3,5-7,11,13-15", exclusive=False
+        ),
+    ]
+    devices = [Device(resource="nvidia.com/gpu", id=f"gpu{i}", numa=[i // 2]) for i in range(4)]
+    devices.append(Device(resource="example.com/nic", id="nic0", numa=None))
+    return snapshot([node("w1", kubelet=static, allocations=allocs, devices=devices)])
+
+
+__all__ = ["Allocation", "Device", "Layer", "busy_snapshot", "node", "pod", "settings", "snapshot", "two_socket_cpus"]

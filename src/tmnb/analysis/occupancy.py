@@ -1,0 +1,167 @@
+"""Per-NUMA-zone occupancy: what is reserved, pinned to pods, shared and free, per resource.
+
+One tidy frame (node, zone, resource) feeds the per-node bars, the fleet heatmap and the
+readiness report. CPUs count logical CPUs; memory and hugepages are bytes; devices are counts.
+Nodes that only publish NodeResourceTopology objects are read from those zones instead.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+import pandas as pd
+from kubernetes.utils import parse_quantity
+
+from tmnb.analysis.inventory import shape_of
+from tmnb.cpuset import CPUSet
+from tmnb.snapshot import Node, Snapshot
+
+COLUMNS = ["node", "pool", "shape", "numa", "resource", "unit", "capacity", "reserved", "exclusive", "free", "fraction"]
+POD_COLUMNS = ["node", "numa", "resource", "unit", "namespace", "pod", "container", "amount"]
+POOL_LABELS = (
+    "tmnb.dev/pool",
+    "node.kubernetes.io/pool",
+    "cloud.google.com/gke-nodepool",
+    "eks.amazonaws.com/nodegroup",
+)
+NO_TOPOLOGY = -1
+_HUGEPAGE_BYTES = {"2Mi": 2 << 20, "1Gi": 1 << 30}
+
+
+def pool_of(node: Node) -> str:
+    return next((node.labels[k] for k in POOL_LABELS if k in node.labels), "(no pool)")
+
+
+def _setting(node: Node, name: str) -> object:
+    setting = node.kubelet.settings.get(name)
+    return None if setting is None else setting.value
+
+
+def _reserved_memory(node: Node) -> dict[tuple[int, str], int]:
+    out: dict[tuple[int, str], int] = {}
+    for entry in _setting(node, "reservedMemory") or []:
+        for kind, qty in entry.get("limits", {}).items():
+            out[(int(entry["numaNode"]), kind)] = int(parse_quantity(qty))
+    return out
+
+
+def _cpu_rows(node: Node) -> Iterator[tuple[int, str, str, float, float, float]]:
+    reserved = CPUSet.parse(str(_setting(node, "reservedSystemCPUs") or ""))
+    pinned = CPUSet(c for a in node.allocations if a.exclusive for c in CPUSet.parse(a.cpuset))
+    for zone in node.numa:
+        cpus = CPUSet.parse(zone.cpus)
+        yield zone.id, "cpu", "cpus", len(cpus), len(cpus & reserved), len(cpus & pinned)
+
+
+def _memory_rows(node: Node) -> Iterator[tuple[int, str, str, float, float, float]]:
+    reserved = _reserved_memory(node)
+    used: dict[tuple[int, str], float] = defaultdict(float)
+    for alloc in node.allocations:
+        for block in alloc.memory:
+            for numa in block.numa:
+                used[(numa, block.type)] += block.size / len(block.numa)
+    for zone in node.numa:
+        yield (
+            zone.id,
+            "memory",
+            "bytes",
+            zone.memory_total,
+            reserved.get((zone.id, "memory"), 0),
+            used[(zone.id, "memory")],
+        )
+        for pages in zone.hugepages:
+            kind = f"hugepages-{pages.size}"
+            size = _HUGEPAGE_BYTES.get(pages.size) or int(parse_quantity(pages.size))
+            yield zone.id, kind, "bytes", pages.total * size, reserved.get((zone.id, kind), 0), used[(zone.id, kind)]
+
+
+def _device_rows(node: Node) -> Iterator[tuple[int, str, str, float, float, float]]:
+    allocated = {i for a in node.allocations for d in a.devices for i in d.ids}
+    counts: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])
+    for dev in node.devices:
+        for numa in dev.numa or [NO_TOPOLOGY]:
+            counts[(numa, dev.resource)][0] += 1
+            counts[(numa, dev.resource)][1] += dev.id in allocated
+    for (numa, resource), (total, used) in sorted(counts.items()):
+        yield numa, resource, "devices", total, 0, used
+
+
+def _nrt_rows(node: Node) -> Iterator[tuple[int, str, str, float, float, float]]:
+    for zone in node.nrt:
+        if zone.type != "Node" or not zone.name.startswith("node-"):
+            continue
+        numa = int(zone.name.removeprefix("node-"))
+        for res in zone.resources:
+            capacity, allocatable, available = (
+                float(parse_quantity(q)) for q in (res.capacity, res.allocatable, res.available)
+            )
+            unit = (
+                "cpus"
+                if res.name == "cpu"
+                else "bytes"
+                if res.name == "memory" or res.name.startswith("hugepages-")
+                else "devices"
+            )
+            yield numa, res.name, unit, capacity, capacity - allocatable, allocatable - available
+
+
+def node_occupancy(node: Node) -> list[dict[str, object]]:
+    pool, shape = pool_of(node), shape_of(node).label if node.cpus else "(from NodeResourceTopology)"
+    sources = (_cpu_rows, _memory_rows, _device_rows) if node.numa else (_nrt_rows,)
+    rows = []
+    for source in sources:
+        for numa, resource, unit, capacity, reserved, exclusive in source(node):
+            free = max(capacity - reserved - exclusive, 0)
+            usable = capacity - reserved
+            rows.append(
+                {
+                    "node": node.name,
+                    "pool": pool,
+                    "shape": shape,
+                    "numa": numa,
+                    "resource": resource,
+                    "unit": unit,
+                    "capacity": capacity,
+                    "reserved": reserved,
+                    "exclusive": exclusive,
+                    "free": free,
+                    "fraction": exclusive / usable if usable > 0 else 0.0,
+                }
+            )
+    return rows
+
+
+def occupancy(snapshot: Snapshot) -> pd.DataFrame:
+    """Tidy frame, one row per (node, NUMA zone, resource); ``fraction`` = exclusive / (capacity - reserved)."""
+    rows = [row for node in snapshot.nodes for row in node_occupancy(node)]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def pod_occupancy(snapshot: Snapshot, node: str | None = None) -> pd.DataFrame:
+    """What each container holds exclusively in each zone: CPUs, memory blocks, devices."""
+    rows = []
+    for n in snapshot.nodes:
+        if node is not None and n.name != node:
+            continue
+        zones = {z.id: CPUSet.parse(z.cpus) for z in n.numa}
+        device_numa = {d.id: d.numa or [NO_TOPOLOGY] for d in n.devices}
+        for a in n.allocations:
+            base = {"node": n.name, "namespace": a.namespace, "pod": a.pod, "container": a.container}
+            if a.exclusive:
+                cpus = CPUSet.parse(a.cpuset)
+                rows += [
+                    {**base, "numa": z, "resource": "cpu", "unit": "cpus", "amount": len(cpus & zc)}
+                    for z, zc in zones.items()
+                    if cpus & zc
+                ]
+            for block in a.memory:
+                rows += [
+                    {**base, "numa": z, "resource": block.type, "unit": "bytes", "amount": block.size / len(block.numa)}
+                    for z in block.numa
+                ]
+            for d in a.devices:
+                for dev_id in d.ids:
+                    for z in device_numa.get(dev_id, [NO_TOPOLOGY]):
+                        rows.append({**base, "numa": z, "resource": d.resource, "unit": "devices", "amount": 1})
+    return pd.DataFrame(rows, columns=POD_COLUMNS)

@@ -1,0 +1,72 @@
+import pytest
+
+from factories import busy_snapshot, node, snapshot
+from tmnb.analysis.occupancy import NO_TOPOLOGY, occupancy, pod_occupancy
+from tmnb.snapshot import NrtResource, NrtZone
+
+GIB = 1 << 30
+
+
+@pytest.fixture
+def busy():
+    return busy_snapshot()
+
+
+def row(frame, numa, resource):
+    match = frame[(frame["numa"] == numa) & (frame["resource"] == resource)]
+    assert len(match) == 1
+    return match.iloc[0]
+
+
+def test_cpu_per_zone(busy):
+    occ = occupancy(busy)
+    zero, one = row(occ, 0, "cpu"), row(occ, 1, "cpu")
+    assert (zero.capacity, zero.reserved, zero.exclusive, zero.free) == (8, 2, 4, 2)
+    assert (one.capacity, one.reserved, one.exclusive, one.free) == (8, 0, 2, 6)
+    assert zero.fraction == pytest.approx(4 / 6)
+    assert zero.unit == "cpus" and zero.pool == "general"
+
+
+def test_memory_blocks_split_across_their_zones(busy):
+    occ = occupancy(busy)
+    zero, one = row(occ, 0, "memory"), row(occ, 1, "memory")
+    assert zero.reserved == GIB and zero.exclusive == 10 * GIB
+    assert one.exclusive == 2 * GIB
+    assert zero.free == 64 * GIB - GIB - 10 * GIB
+
+
+def test_devices_per_zone_and_without_topology(busy):
+    occ = occupancy(busy)
+    assert (row(occ, 1, "nvidia.com/gpu").capacity, row(occ, 1, "nvidia.com/gpu").exclusive) == (2, 1)
+    assert row(occ, 0, "nvidia.com/gpu").exclusive == 0
+    assert row(occ, NO_TOPOLOGY, "example.com/nic").capacity == 1
+
+
+def test_pod_occupancy_lists_only_exclusive_holdings(busy):
+    pods = pod_occupancy(busy, "w1")
+    assert set(pods["pod"]) == {"pg-0", "train"}
+    cpu = pods[pods["resource"] == "cpu"].set_index("pod")["amount"]
+    assert cpu.to_dict() == {"pg-0": 4, "train": 2}
+    mem = pods[(pods["pod"] == "train") & (pods["resource"] == "memory")]
+    assert sorted(mem["numa"]) == [0, 1] and set(mem["amount"]) == {2 * GIB}
+
+
+def test_nrt_only_node():
+    zones = [
+        NrtZone(
+            name=f"node-{i}",
+            type="Node",
+            costs={"node-0": 10 if i == 0 else 21},
+            resources=[
+                NrtResource(name="cpu", capacity="32", allocatable="30", available=str(26 - i)),
+                NrtResource(name="memory", capacity="64Gi", allocatable="63Gi", available="60Gi"),
+            ],
+        )
+        for i in (0, 1)
+    ]
+    snap = snapshot([node("nrt-only", cpus=[], numa=[], nrt=zones)])
+    occ = occupancy(snap)
+    cpu1 = row(occ, 1, "cpu")
+    assert (cpu1.capacity, cpu1.reserved, cpu1.exclusive, cpu1.free) == (32, 2, 5, 25)
+    assert row(occ, 0, "memory").exclusive == 3 * GIB
+    assert set(occ["shape"]) == {"(from NodeResourceTopology)"}
