@@ -15,6 +15,7 @@ from kubernetes.utils import parse_quantity
 
 from tmnb.analysis.inventory import shape_of
 from tmnb.cpuset import CPUSet
+from tmnb.errors import InputError
 from tmnb.snapshot import Node, Snapshot
 
 COLUMNS = ["node", "pool", "shape", "numa", "resource", "unit", "capacity", "reserved", "exclusive", "free", "fraction"]
@@ -29,8 +30,9 @@ NO_TOPOLOGY = -1
 _HUGEPAGE_BYTES = {"2Mi": 2 << 20, "1Gi": 1 << 30}
 
 
-def pool_of(node: Node) -> str:
-    return next((node.labels[k] for k in POOL_LABELS if k in node.labels), "(no pool)")
+def pool_of(node: Node, label: str | None = None) -> str:
+    keys = (label,) if label else POOL_LABELS
+    return next((node.labels[k] for k in keys if k in node.labels), "(no pool)")
 
 
 def _setting(node: Node, name: str) -> object:
@@ -106,8 +108,8 @@ def _nrt_rows(node: Node) -> Iterator[tuple[int, str, str, float, float, float]]
             yield numa, res.name, unit, capacity, capacity - allocatable, allocatable - available
 
 
-def node_occupancy(node: Node) -> list[dict[str, object]]:
-    pool, shape = pool_of(node), shape_of(node).label if node.cpus else "(from NodeResourceTopology)"
+def node_occupancy(node: Node, pool_label: str | None = None) -> list[dict[str, object]]:
+    pool, shape = pool_of(node, pool_label), shape_of(node).label if node.cpus else "(from NodeResourceTopology)"
     sources = (_cpu_rows, _memory_rows, _device_rows) if node.numa else (_nrt_rows,)
     rows = []
     for source in sources:
@@ -132,10 +134,41 @@ def node_occupancy(node: Node) -> list[dict[str, object]]:
     return rows
 
 
-def occupancy(snapshot: Snapshot) -> pd.DataFrame:
+def occupancy(snapshot: Snapshot, pool_label: str | None = None) -> pd.DataFrame:
     """Tidy frame, one row per (node, NUMA zone, resource); ``fraction`` = exclusive / (capacity - reserved)."""
-    rows = [row for node in snapshot.nodes for row in node_occupancy(node)]
+    rows = [row for node in snapshot.nodes for row in node_occupancy(node, pool_label)]
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def pool_summary(occ: pd.DataFrame) -> pd.DataFrame:
+    """Per pool and resource: nodes, totals and the fraction held exclusively (GiB for bytes)."""
+    frame = occ.assign(scale=occ["unit"].map(lambda u: float(1 << 30) if u == "bytes" else 1.0))
+    for column in ("capacity", "reserved", "exclusive", "free"):
+        frame[column] = frame[column] / frame["scale"]
+    frame["unit"] = frame["unit"].replace({"bytes": "GiB"})
+    summary = frame.groupby(["pool", "resource", "unit"], as_index=False).agg(
+        nodes=("node", "nunique"),
+        capacity=("capacity", "sum"),
+        reserved=("reserved", "sum"),
+        exclusive=("exclusive", "sum"),
+        free=("free", "sum"),
+    )
+    summary["fraction"] = (summary["exclusive"] / (summary["capacity"] - summary["reserved"])).fillna(0).round(3)
+    return summary.round(1)
+
+
+def pick_nodes(occ: pd.DataFrame, wanted: list[str] | None = None, count: int = 3) -> list[str]:
+    """The nodes to draw in detail: those asked for (all must exist), else the most CPU-loaded."""
+    known = set(occ["node"])
+    if wanted:
+        unknown = sorted(set(wanted) - known)
+        if unknown:
+            raise InputError(
+                f"unknown node(s) {', '.join(unknown)}; the snapshot has {len(known)} nodes", where="nodes"
+            )
+        return list(wanted)
+    cpu = occ[occ["resource"] == "cpu"].groupby("node")["fraction"].max()
+    return list(cpu.sort_values(ascending=False, kind="stable").index[:count])
 
 
 def pod_occupancy(snapshot: Snapshot, node: str | None = None) -> pd.DataFrame:
