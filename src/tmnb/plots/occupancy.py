@@ -1,13 +1,10 @@
 """Figures SREs otherwise draw by hand: per-node NUMA bars, the fleet heatmap, a node's CPU map.
 
-Every figure has a title, labelled axes with units, and is saved as PNG in the run folder
-(``show``) as well as displayed. Functions take frames from ``tmnb.analysis.occupancy``.
+Functions take frames from ``tmnb.analysis.occupancy`` and return figures with a title and
+labelled axes with units; ``tmnb.plots.show`` saves and displays them.
 """
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -164,21 +161,3 @@ def cpu_map(node: Node) -> Figure:
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, frameon=False)
     fig.tight_layout()
     return fig
-
-
-def save(fig: Figure, out_dir: str | Path, name: str) -> Path:
-    """Write ``fig`` as PNG into the run folder under a file-system-safe name."""
-    path = Path(out_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    return path
-
-
-def show(fig: Figure, out_dir: str | Path, name: str) -> Path:
-    """Save, display once (no double rendering by the inline backend), and release the figure."""
-    from IPython.display import display
-
-    path = save(fig, out_dir, name)
-    display(fig)
-    plt.close(fig)
-    return path

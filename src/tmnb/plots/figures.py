@@ -1,0 +1,27 @@
+"""Saving and showing figures: every figure lands as a PNG in the run folder and is shown once."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+
+def save(fig: Figure, out_dir: str | Path, name: str) -> Path:
+    """Write ``fig`` as PNG into the run folder under a file-system-safe name."""
+    path = Path(out_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    return path
+
+
+def show(fig: Figure, out_dir: str | Path, name: str) -> Path:
+    """Save, display once (no double rendering by the inline backend), and release the figure."""
+    from IPython.display import display
+
+    path = save(fig, out_dir, name)
+    display(fig)
+    plt.close(fig)
+    return path
