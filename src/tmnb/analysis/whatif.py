@@ -1,0 +1,241 @@
+"""What the kubelet would do with each pod under target settings: the replay behind readiness.
+
+Each node's active pods are admitted in creation order by ``tmnb.kubelet`` with the node's
+settings overlaid by the target. Mode ``drain`` starts from empty resource-manager state, as
+after the drain + state-file removal a policy change requires; mode ``restart`` keeps today's
+allocations, as a kubelet restart without a drain does (running pods are re-admitted then, and
+can be rejected).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pandas as pd
+from kubernetes.utils import parse_quantity
+
+from tmnb.analysis.lint import plan_for
+from tmnb.errors import ConfigRejected, InputError
+from tmnb.kubelet.cpu_topology import CPUInfo
+from tmnb.kubelet.devices import Device as ModelDevice
+from tmnb.kubelet.memory_static import MemoryBlock as ModelBlock
+from tmnb.kubelet.node import (
+    ExistingAllocation,
+    KubeletSettings,
+    Machine,
+    NodeModel,
+    NodeSimulator,
+    NUMANode,
+    PodResult,
+)
+from tmnb.kubelet.options import OLDEST_MODELLED
+from tmnb.kubelet.pod import Container as ModelContainer
+from tmnb.kubelet.pod import Pod as ModelPod
+from tmnb.snapshot import Node, Pod, Snapshot
+from tmnb.versions import MODELLED_KUBELET, KubeVersion
+
+Mode = Literal["drain", "restart"]
+ACTIVE_PHASES = {"Running", "Pending"}
+HEADROOM_LIMIT = 256
+POD_COLUMNS = ["node", "namespace", "pod", "uid", "admitted", "reason", "message", "numa", "cpuset"]
+
+
+def _bytes(quantity: str) -> int:
+    return int(parse_quantity(quantity))
+
+
+def machine_of(node: Node) -> Machine:
+    """The node's hardware as the kubelet's cadvisor would describe it (online CPUs only)."""
+    hugepages: dict[int, dict[str, int]] = {}
+    for zone in node.numa:
+        hugepages[zone.id] = {f"hugepages-{h.size}": h.total * _bytes(h.size) for h in zone.hugepages}
+    devices: dict[str, list[ModelDevice]] = {}
+    for d in node.devices:
+        devices.setdefault(d.resource, []).append(
+            ModelDevice(id=d.id, numa=None if d.numa is None else tuple(d.numa), healthy=d.healthy)
+        )
+    return Machine(
+        cpus=tuple(CPUInfo(c.cpu, c.core, c.socket, c.numa) for c in node.cpus if c.online),
+        numa_nodes=tuple(
+            NUMANode(z.id, z.memory_total, hugepages[z.id], tuple(z.distances) or None)
+            for z in sorted(node.numa, key=lambda z: z.id)
+        ),
+        devices={r: tuple(ds) for r, ds in devices.items()},
+    )
+
+
+def _version(node: Node) -> KubeVersion:
+    try:
+        version = KubeVersion.parse(node.versions.kubelet or "")
+    except InputError:
+        return MODELLED_KUBELET
+    return version if OLDEST_MODELLED <= version <= MODELLED_KUBELET else MODELLED_KUBELET
+
+
+def settings_of(node: Node, target: Mapping[str, Any]) -> KubeletSettings:
+    s = plan_for(node, target).planned
+    reserved_memory = {int(e["numaNode"]): dict(e.get("limits", {})) for e in (s.get("reservedMemory") or [])}
+    cpu_reserved = sum(parse_quantity((s.get(k) or {}).get("cpu", "0")) for k in ("kubeReserved", "systemReserved"))
+    return KubeletSettings(
+        topology_manager_policy=s["topologyManagerPolicy"],
+        topology_manager_scope=s["topologyManagerScope"],
+        topology_manager_policy_options=dict(s.get("topologyManagerPolicyOptions") or {}),
+        cpu_manager_policy=s["cpuManagerPolicy"],
+        cpu_manager_policy_options=dict(s.get("cpuManagerPolicyOptions") or {}),
+        reserved_system_cpus=s.get("reservedSystemCPUs") or None,
+        reserved_cpu_count=math.ceil(cpu_reserved),
+        memory_manager_policy=s["memoryManagerPolicy"],
+        reserved_memory=reserved_memory,
+        version=_version(node),
+        feature_gates=dict(s.get("featureGates") or {}),
+    )
+
+
+def existing_allocations(node: Node) -> tuple[ExistingAllocation, ...]:
+    return tuple(
+        ExistingAllocation(
+            pod_uid=a.pod_uid,
+            container=a.container,
+            cpus=a.cpuset if a.exclusive else "",
+            memory=tuple(ModelBlock(tuple(b.numa), b.size, b.type) for b in a.memory),
+            devices={d.resource: tuple(d.ids) for d in a.devices},
+        )
+        for a in node.allocations
+    )
+
+
+def node_model(node: Node, target: Mapping[str, Any], mode: Mode = "drain") -> NodeModel:
+    allocations = existing_allocations(node) if mode == "restart" else ()
+    return NodeModel(node.name, machine_of(node), settings_of(node, target), allocations)
+
+
+def model_pod(pod: Pod) -> ModelPod:
+    def containers(items: Iterable[Any]) -> tuple[ModelContainer, ...]:
+        return tuple(ModelContainer(c.name, dict(c.requests), dict(c.limits), c.restart_policy) for c in items)
+
+    return ModelPod(
+        uid=pod.uid,
+        name=pod.name,
+        namespace=pod.namespace,
+        containers=containers(pod.containers),
+        init_containers=containers(pod.init_containers),
+        qos_class=pod.qos_class,
+    )
+
+
+def replay_order(pods: Iterable[Pod]) -> list[Pod]:
+    return sorted((p for p in pods if p.phase in ACTIVE_PHASES), key=lambda p: (p.created, p.namespace, p.name))
+
+
+@dataclass
+class NodeReplay:
+    node: str
+    results: list[PodResult]
+    refused: str = ""
+    headroom: dict[str, int | None] | None = None
+
+
+def _row(node: str, r: PodResult) -> dict[str, Any]:
+    return {
+        "node": node,
+        "namespace": r.namespace,
+        "pod": r.name,
+        "uid": r.uid,
+        "admitted": r.admitted,
+        "reason": r.reason,
+        "message": r.message,
+        "numa": {c.name: c.affinity.numa() for c in r.containers if c.affinity is not None and r.admitted},
+        "cpuset": {c.name: str(c.cpuset) for c in r.containers if c.cpuset},
+    }
+
+
+def common_sizes(snapshot: Snapshot, count: int = 3) -> list[tuple[str, str]]:
+    """The most frequent (cpu, memory) requests of Guaranteed single-container pods, whole CPUs only."""
+    sizes = Counter(
+        (p.containers[0].requests.get("cpu", ""), p.containers[0].requests.get("memory", ""))
+        for p in snapshot.pods
+        if p.qos_class == "Guaranteed"
+        and len(p.containers) == 1
+        and parse_quantity(p.containers[0].requests.get("cpu", "0")) % 1 == 0
+    )
+    picked = [s for s, _ in sizes.most_common(count) if s[0] and s[1]]
+    return picked or [("2", "4Gi"), ("4", "8Gi"), ("8", "16Gi")]
+
+
+def _probe(cpu: str, memory: str, i: int) -> ModelPod:
+    res = {"cpu": cpu, "memory": memory}
+    return ModelPod(
+        uid=f"headroom-{cpu}-{memory}-{i}",
+        name=f"probe-{i}",
+        namespace="tmnb-headroom",
+        containers=(ModelContainer("probe", res, res),),
+        qos_class="Guaranteed",
+    )
+
+
+def headroom(model: NodeModel, admitted: Iterable[ModelPod], sizes: list[tuple[str, str]]) -> dict[str, int | None]:
+    """How many more Guaranteed pods of each size the node admits after the replay (None = at least the limit)."""
+    out: dict[str, int | None] = {}
+    admitted = list(admitted)
+    for cpu, memory in sizes:
+        sim = NodeSimulator(model)
+        for p in admitted:
+            sim.admit(p)
+        n = 0
+        while n < HEADROOM_LIMIT and sim.admit(_probe(cpu, memory, n)).admitted:
+            n += 1
+        out[f"{cpu} CPU / {memory}"] = n if n < HEADROOM_LIMIT else None
+    return out
+
+
+def replay_node(
+    node: Node,
+    pods: Iterable[Pod],
+    target: Mapping[str, Any],
+    *,
+    mode: Mode = "drain",
+    sizes: list[tuple[str, str]] | None = None,
+) -> NodeReplay:
+    model = node_model(node, target, mode)
+    ordered = [model_pod(p) for p in replay_order(pods)]
+    try:
+        sim = NodeSimulator(model)
+    except ConfigRejected as err:
+        return NodeReplay(node.name, [], refused=err.message)
+    results = [sim.admit(p) for p in ordered]
+    replay = NodeReplay(node.name, results)
+    if sizes:
+        kept = [p for p, r in zip(ordered, results, strict=True) if r.admitted]
+        replay.headroom = headroom(model, kept, sizes)
+    return replay
+
+
+def whatif(
+    snapshot: Snapshot, target: Mapping[str, Any], *, mode: Mode = "drain", with_headroom: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per pod, per node) frames for ``target`` on every node of the snapshot."""
+    sizes = common_sizes(snapshot) if with_headroom else None
+    pod_rows, node_rows = [], []
+    for node in snapshot.nodes:
+        replay = replay_node(node, snapshot.pods_on(node.name), target, mode=mode, sizes=sizes)
+        rows = [_row(node.name, r) for r in replay.results]
+        pod_rows += rows
+        rejected = [r for r in rows if not r["admitted"]]
+        node_rows.append(
+            {
+                "node": node.name,
+                "kubelet starts": not replay.refused,
+                "refusal": replay.refused,
+                "pods replayed": len(rows),
+                "rejected": len(rejected),
+                "first rejection": f"{rejected[0]['namespace']}/{rejected[0]['pod']}: {rejected[0]['reason']}"
+                if rejected
+                else "",
+                **{f"headroom {k}": v for k, v in (replay.headroom or {}).items()},
+            }
+        )
+    return pd.DataFrame(pod_rows, columns=POD_COLUMNS), pd.DataFrame(node_rows)

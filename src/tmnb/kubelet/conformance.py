@@ -1,0 +1,330 @@
+"""Conformance runner: ``python -m tmnb.kubelet.conformance < cases.jsonl > answers.jsonl``.
+
+Reads the JSONL case format of facts/conformance-format.md and answers every case in the shape of
+its kind. A case that cannot be processed gets ``{"runner_error": ...}`` and the run goes on, so
+one malformed line never hides the answers to thousands of others.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TextIO
+
+from tmnb.errors import ConfigRejected, InputError, TmnbError
+from tmnb.kubelet.cpu_static import AdmissionError, CPUStaticPolicy, generate_cpu_hints
+from tmnb.kubelet.cpu_topology import CPUTopology, mask_of_cpus
+from tmnb.kubelet.devices import Device, generate_device_hints
+from tmnb.kubelet.hints import provider_from_json, provider_to_json
+from tmnb.kubelet.memory_static import MemoryTable, NUMANodeState, calculate_hints
+from tmnb.kubelet.options import CPUManagerOptions, parse_cpu_manager_options, parse_topology_manager_options
+from tmnb.kubelet.pod import Container, Pod
+from tmnb.kubelet.policy import new_topology_manager
+from tmnb.kubelet.scope import admit_pod
+
+Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+
+def _field(inp: Mapping[str, Any], name: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+    if name not in inp:
+        if default is ...:
+            raise InputError(f"missing field {name!r}", where="input")
+        return default
+    value = inp[name]
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+        raise InputError(f"field {name!r} has the wrong type ({type(value).__name__})", where="input")
+    return value
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def option_strings(options: Mapping[str, Any] | None) -> dict[str, str]:
+    """Case files may write option values as JSON bools/ints; the kubelet only sees strings."""
+    out: dict[str, str] = {}
+    for name, value in (options or {}).items():
+        if isinstance(value, bool):
+            out[name] = "true" if value else "false"
+        elif isinstance(value, int | str):
+            out[name] = str(value)
+        else:
+            raise InputError(f"option {name!r} must be a string, bool or int", where="input.options")
+    return out
+
+
+def _manager(inp: Mapping[str, Any], scope_default: str = "container"):
+    return new_topology_manager(
+        _field(inp, "policy", str),
+        _field(inp, "scope", str, scope_default),
+        option_strings(_field(inp, "options", dict, None)),
+        _field(inp, "numa_nodes", list),
+        _field(inp, "distances", (list, dict, type(None)), None),
+    )
+
+
+def run_merge(inp: Mapping[str, Any]) -> dict[str, Any]:
+    providers = [provider_from_json(p, f"input.providers[{i}]") for i, p in enumerate(_field(inp, "providers", list))]
+    try:
+        manager = _manager(inp)
+    except ConfigRejected as err:
+        return {"error": err.message}
+    hint, admit = manager.policy.merge(providers)
+    return {"numa": hint.numa(), "preferred": hint.preferred, "admit": admit}
+
+
+def run_options(inp: Mapping[str, Any]) -> dict[str, Any]:
+    options = option_strings(_field(inp, "options", dict, None))
+    options_error = None
+    parsed = None
+    try:
+        parsed = parse_topology_manager_options(options)
+    except ConfigRejected as err:
+        options_error = err.message
+    try:
+        manager = _manager(inp)
+    except ConfigRejected as err:
+        out: dict[str, Any] = {
+            "manager_error": err.message,
+            "manager_created": False,
+            "prefer_closest_numa": False,
+            "max_allowable_numa_nodes": 0,
+        }
+        if options_error is not None:
+            out["options_error"] = options_error
+        return out
+    out = {
+        "prefer_closest_numa": parsed.prefer_closest_numa if parsed else False,
+        "max_allowable_numa_nodes": parsed.max_allowable_numa_nodes if parsed else 0,
+        "manager_created": True,
+        "policy_name": manager.policy.name,
+        "scope_name": manager.scope,
+    }
+    if options_error is not None:
+        out["options_error"] = options_error
+    return out
+
+
+def _cpu_ids(value: Any, name: str) -> int:
+    if not isinstance(value, list) or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in value):
+        raise InputError(f"field {name!r} must be a list of CPU ids", where="input")
+    return mask_of_cpus(value)
+
+
+#: Case files exercise every option; the kubelet's own tests switch the alpha/beta gates on for that.
+ALL_OPTION_GATES = {"CPUManagerPolicyAlphaOptions": True, "CPUManagerPolicyBetaOptions": True}
+
+
+def run_cpu_hints(inp: Mapping[str, Any]) -> dict[str, Any]:
+    topo = CPUTopology.from_json(_field(inp, "cpus", list), "input.cpus")
+    raw = _field(inp, "cpu_policy_options", dict, {})
+    options = CPUManagerOptions(align_by_socket=bool(raw.get("align-by-socket", False)))
+    hints = generate_cpu_hints(
+        topo,
+        options,
+        _cpu_ids(_field(inp, "available", list), "available"),
+        _cpu_ids(_field(inp, "reusable", list, []), "reusable"),
+        _field(inp, "request", int),
+    )
+    return {"hints": [h.to_json() for h in hints]}
+
+
+def run_cpu_provider(inp: Mapping[str, Any]) -> dict[str, Any]:
+    topo = CPUTopology.from_json(_field(inp, "cpus", list), "input.cpus")
+    pod = Pod.from_pod_dict(_field(inp, "pod", dict), where="input.pod")
+    container_name = _field(inp, "container", str)
+    assignments: dict[tuple[str, str], int] = {}
+    for key, cpus in _field(inp, "assignments", dict, {}).items():
+        uid, sep, name = key.partition("/")
+        if not sep:
+            raise InputError(f"assignment key {key!r} must be '<podUID>/<container>'", where="input.assignments")
+        assignments[(uid, name)] = _cpu_ids(cpus, f"assignments.{key}")
+    reserved = _cpu_ids(_field(inp, "reserved_cpus", list, []), "reserved_cpus")
+    try:
+        options = parse_cpu_manager_options(
+            option_strings(_field(inp, "cpu_policy_options", dict, {})), feature_gates=ALL_OPTION_GATES
+        )
+        policy = CPUStaticPolicy(
+            topo,
+            options=options,
+            reserved_cpus=reserved,
+            num_reserved_cpus=_field(inp, "num_reserved_cpus", int, None),
+        )
+    except ConfigRejected as err:
+        return {"error": err.message}
+    used = 0
+    for cpus in assignments.values():
+        used |= cpus
+    default = inp.get("default_cpuset")
+    policy.default = topo.all_mask & ~used if default is None else _cpu_ids(default, "default_cpuset")
+    policy.assignments = assignments
+    if container_name == "":
+        hints = policy.get_pod_topology_hints(pod)
+    else:
+        container = next((c for c in pod.all_containers() if c.name == container_name), None)
+        if container is None:
+            raise InputError(f"container {container_name!r} is not in the pod", where="input.container")
+        hints = policy.get_topology_hints(pod, container)
+    return {"hints": provider_to_json(hints)}
+
+
+def run_device_hints(inp: Mapping[str, Any]) -> dict[str, Any]:
+    nodes = _field(inp, "numa_nodes", list)
+    devices: dict[str, Device] = {}
+    for i, raw in enumerate(_field(inp, "devices", list)):
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("id"), str):
+            raise InputError("a device must be {id, numa}", where=f"input.devices[{i}]")
+        numa = raw.get("numa")
+        if numa is not None and not (isinstance(numa, list) and all(isinstance(n, int) for n in numa)):
+            raise InputError("numa must be a list of node ids or null", where=f"input.devices[{i}]")
+        devices[raw["id"]] = Device(raw["id"], None if numa is None else tuple(numa))
+    available = set(_field(inp, "available", list))
+    reusable = set(_field(inp, "reusable", list, []))
+    request = _field(inp, "request", int)
+    if not any(d.numa for d in devices.values()):
+        return {"aligned": False, "hints": None}
+    if len(available | reusable) < request:
+        return {"aligned": True, "hints": []}
+    hints = generate_device_hints(nodes, devices, sorted(available), sorted(reusable), request)
+    return {"aligned": True, "hints": [h.to_json() for h in hints]}
+
+
+def run_memory_hints(inp: Mapping[str, Any]) -> dict[str, Any]:
+    state: dict[int, NUMANodeState] = {}
+    for key, raw in _field(inp, "nodes", dict).items():
+        where = f"input.nodes.{key}"
+        try:
+            node = int(key)
+            tables = {
+                res: MemoryTable(
+                    total=int(t["total"]),
+                    system_reserved=int(t["system_reserved"]),
+                    allocatable=int(t["allocatable"]),
+                    reserved=int(t["reserved"]),
+                    free=int(t["free"]),
+                )
+                for res, t in raw["memory"].items()
+            }
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise InputError(
+                f"expected {{memory: {{resource: {{allocatable, free, reserved, total, system_reserved}}}}}} ({err})",
+                where=where,
+            ) from None
+        state[node] = NUMANodeState(tables, list(raw.get("cells") or [node]), int(raw.get("assignments", 0)))
+    request = {str(k): int(v) for k, v in _field(inp, "request", dict).items()}
+    hints = calculate_hints(state, request, {})
+    return {"hints": {res: [h.to_json() for h in lst] for res, lst in hints.items()}}
+
+
+class _FixedProvider:
+    """A provider answering fixed maps and recording every call, like the kubelet's table-test mocks."""
+
+    def __init__(self, index: int, raw: Mapping[str, Any], calls: list[str]) -> None:
+        where = f"input.providers[{index}]"
+        self.name = f"p{index}"
+        self.calls = calls
+        containers = raw.get("containers") or {}
+        if not isinstance(containers, Mapping):
+            raise InputError("containers must map container name to a provider map", where=where)
+        self.per_container = {k: provider_from_json(v, f"{where}.containers.{k}") for k, v in containers.items()}
+        self.pod = provider_from_json(raw.get("pod"), f"{where}.pod")
+        errors = raw.get("allocate_error") or {}
+        if not isinstance(errors, Mapping):
+            raise InputError("allocate_error must map container name to error text", where=where)
+        self.errors = dict(errors)
+
+    def get_topology_hints(self, pod: Pod, container: Container):
+        self.calls.append(f"{self.name}.GetTopologyHints({container.name})")
+        return self.per_container.get(container.name)
+
+    def get_pod_topology_hints(self, pod: Pod):
+        self.calls.append(f"{self.name}.GetPodTopologyHints")
+        return self.pod
+
+    def allocate(self, pod: Pod, container: Container, affinity) -> None:
+        self.calls.append(f"{self.name}.Allocate({container.name})")
+        text = self.errors.get(container.name, self.errors.get("*"))
+        if text is not None:
+            raise AdmissionError(str(text))
+
+
+def run_admit(inp: Mapping[str, Any]) -> dict[str, Any]:
+    init = [
+        Container(str(c["name"]), restart_policy="Always" if c.get("restartable") else None)
+        for c in _field(inp, "init_containers", list, [])
+    ]
+    apps = [Container(str(c["name"])) for c in _field(inp, "containers", list)]
+    pod = Pod(uid="pod", name="pod", containers=tuple(apps), init_containers=tuple(init))
+    calls: list[str] = []
+    providers = [_FixedProvider(i, raw, calls) for i, raw in enumerate(_field(inp, "providers", list))]
+    try:
+        manager = _manager(inp)
+    except ConfigRejected as err:
+        return {"error": err.message}
+    result = admit_pod(manager.policy, manager.scope, providers, pod)
+    out = {
+        "admit": result.admit,
+        "reason": result.reason,
+        "message": result.message,
+        "affinity": {name: hint.to_json() for name, hint in result.affinity.items()},
+        "calls": calls,
+    }
+    if not result.admit:
+        out["pod_status_message"] = result.pod_status_message
+    return out
+
+
+HANDLERS: dict[str, Handler] = {
+    "admit": run_admit,
+    "memory_hints": run_memory_hints,
+    "device_hints": run_device_hints,
+    "cpu_hints": run_cpu_hints,
+    "cpu_provider": run_cpu_provider,
+    "merge": run_merge,
+    "options": run_options,
+}
+
+
+def answer(case: Any) -> dict[str, Any]:
+    """One answer line for one decoded case; never raises."""
+    case_id = case.get("id") if isinstance(case, Mapping) else None
+    try:
+        if not isinstance(case, Mapping):
+            raise InputError("a case must be a JSON object")
+        kind = case.get("kind")
+        handler = HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            raise InputError(f"unknown kind {kind!r}; expected one of {sorted(HANDLERS)}")
+        inp = case.get("input")
+        if not isinstance(inp, Mapping):
+            raise InputError("missing or non-object 'input'")
+        expected = handler(inp)
+    except TmnbError as err:
+        expected = {"runner_error": str(err)}
+    except Exception as err:  # a bug or an input shape we did not foresee: report it, keep going
+        expected = {"runner_error": f"{type(err).__name__}: {err}"}
+    return {"id": case_id, "expected": expected}
+
+
+def run_lines(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            case = json.loads(line)
+        except json.JSONDecodeError as err:
+            yield {"id": None, "expected": {"runner_error": f"line {number}: invalid JSON: {err.msg}"}}
+            continue
+        yield answer(case)
+
+
+def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    out = stdout or sys.stdout
+    for result in run_lines(stdin or sys.stdin):
+        out.write(json.dumps(result, separators=(",", ":")) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

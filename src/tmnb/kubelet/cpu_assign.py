@@ -1,0 +1,268 @@
+"""Which CPUs the static policy hands out (the kubelet's ``cpu_assignment.go``).
+
+Packed: take whole NUMA nodes/sockets (whichever level is larger first), then whole cores, then
+single threads, always from the most-used (fewest free CPUs) group first so allocations pack.
+Distributed (``distribute-cpus-across-numa``): spread evenly over the fewest NUMA nodes that
+balance best, then pack within each node. Ties are broken by id, so results are deterministic
+and must match the kubelet's CPU for CPU.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+from tmnb.errors import InputError
+from tmnb.kubelet.cpu_topology import CPUTopology, cpus_of
+
+
+class CPUAllocationError(Exception):
+    """The allocator's own error; its text is what the kubelet wraps in UnexpectedAdmissionError."""
+
+
+def _go_round3(x: float) -> float:
+    """``math.Round(x*1000)/1000`` (half away from zero, unlike Python's ``round``)."""
+    y = x * 1000
+    r = math.floor(y + 0.5) if y >= 0 else -math.floor(-y + 0.5)
+    return r / 1000
+
+
+def _stddev(values: list[int]) -> float:
+    mean = 0.0
+    for v in values:
+        mean += float(v)
+    mean = _go_round3(mean / len(values))
+    acc = 0.0
+    for v in values:
+        acc += (float(v) - mean) * (float(v) - mean)
+    return _go_round3(math.sqrt(acc / len(values)))
+
+
+class _Accumulator:
+    __slots__ = ("avail", "needed", "numa_first", "result", "topo")
+
+    def __init__(self, topo: CPUTopology, available: int, needed: int) -> None:
+        self.topo = topo
+        self.avail = available & topo.all_mask
+        self.needed = needed
+        self.result = 0
+        self.numa_first = topo.num_sockets >= topo.num_numa_nodes
+
+    # -- bookkeeping
+    def take(self, cpus: int) -> None:
+        self.result |= cpus
+        self.avail &= ~self.result
+        self.needed -= cpus.bit_count()
+
+    def satisfied(self) -> bool:
+        return self.needed < 1
+
+    def failed(self) -> bool:
+        return self.needed > self.avail.bit_count()
+
+    def _free(self, group: int) -> int:
+        return (self.avail & group).bit_count()
+
+    def _sorted(self, ids: list[int], masks: dict[int, int] | object) -> list[int]:
+        return sorted(ids, key=lambda i: ((self.avail & masks[i]).bit_count(), i))  # type: ignore[index]
+
+    def _present(self, masks, within: int) -> list[int]:
+        return [i for i, m in masks.items() if m & within & self.avail]
+
+    # -- orderings (numaFirst / socketsFirst)
+    def sorted_numa_nodes(self) -> list[int]:
+        t = self.topo
+        if self.numa_first:
+            return self._sorted(self._present(t.numa_mask, t.all_mask), t.numa_mask)
+        out: list[int] = []
+        for socket in self.sorted_sockets():
+            out += self._sorted(self._present(t.numa_mask, t.socket_mask[socket]), t.numa_mask)
+        return out
+
+    def sorted_sockets(self) -> list[int]:
+        t = self.topo
+        if not self.numa_first:
+            return self._sorted(self._present(t.socket_mask, t.all_mask), t.socket_mask)
+        out: list[int] = []
+        for numa in self.sorted_numa_nodes():
+            out += self._sorted(self._present(t.socket_mask, t.numa_mask[numa]), t.socket_mask)
+        return out
+
+    def sorted_cores(self) -> list[int]:
+        t = self.topo
+        out: list[int] = []
+        if self.numa_first:
+            for socket in self.sorted_sockets():
+                out += self._sorted(self._present(t.core_mask, t.socket_mask[socket]), t.core_mask)
+        else:
+            for numa in self.sorted_numa_nodes():
+                out += self._sorted(self._present(t.core_mask, t.numa_mask[numa]), t.core_mask)
+        return out
+
+    def sorted_cpus(self) -> list[int]:
+        out: list[int] = []
+        for core in self.sorted_cores():
+            out += cpus_of(self.avail & self.topo.core_mask[core])
+        return out
+
+    # -- taking
+    def take_full_numa_nodes(self) -> None:
+        t = self.topo
+        free = [n for n in self.sorted_numa_nodes() if self._free(t.numa_mask[n]) == t.numa_mask[n].bit_count()]
+        for numa in free:
+            cpus = t.numa_mask[numa]
+            if self.needed >= cpus.bit_count():
+                self.take(cpus)
+
+    def take_full_sockets(self) -> None:
+        t = self.topo
+        per_socket = t.cpus_per_socket()
+        free = [s for s in self.sorted_sockets() if self._free(t.socket_mask[s]) == per_socket]
+        for socket in free:
+            cpus = t.socket_mask[socket]
+            if self.needed >= cpus.bit_count():
+                self.take(cpus)
+
+    def take_full_cores(self) -> None:
+        t = self.topo
+        per_core = t.cpus_per_core()
+        free = [c for c in self.sorted_cores() if self._free(t.core_mask[c]) == per_core]
+        for core in free:
+            cpus = t.core_mask[core]
+            if self.needed >= cpus.bit_count():
+                self.take(cpus)
+
+    def take_remaining_cpus(self) -> None:
+        for cpu in self.sorted_cpus():
+            self.take(1 << cpu)
+            if self.satisfied():
+                return
+
+
+def _not_enough(requested: int, available: int) -> CPUAllocationError:
+    return CPUAllocationError(
+        f"not enough cpus available to satisfy request: requested={requested}, available={available}"
+    )
+
+
+def take_packed(topo: CPUTopology, available: int, num_cpus: int) -> int:
+    """``takeByTopologyNUMAPacked``: returns the CPU mask taken."""
+    acc = _Accumulator(topo, available, num_cpus)
+    if acc.satisfied():
+        return 0
+    if acc.failed():
+        raise _not_enough(num_cpus, available.bit_count())
+    if acc.numa_first:
+        acc.take_full_numa_nodes()
+        if acc.satisfied():
+            return acc.result
+        acc.take_full_sockets()
+    else:
+        acc.take_full_sockets()
+        if acc.satisfied():
+            return acc.result
+        acc.take_full_numa_nodes()
+    if acc.satisfied():
+        return acc.result
+    acc.take_full_cores()
+    if acc.satisfied():
+        return acc.result
+    acc.take_remaining_cpus()
+    if acc.satisfied():
+        return acc.result
+    raise CPUAllocationError("failed to allocate cpus")
+
+
+def _numa_range(acc: _Accumulator, group: int) -> tuple[int, int]:
+    t = acc.topo
+    num_numa = t.num_numa_nodes
+    numa_available = len(acc._present(t.numa_mask, t.all_mask))
+    groups = (t.num_cpus - 1) // group + 1
+    groups_per_numa = (groups - 1) // num_numa + 1
+    groups_needed = (acc.needed - 1) // group + 1
+    return (groups_needed - 1) // groups_per_numa + 1, min(groups_needed, numa_available)
+
+
+def _spread_remainder(after: dict[int, int], subset: tuple[int, ...], remainder: int, group: int) -> None:
+    while remainder > 0:
+        progressed = False
+        for numa in subset:
+            if remainder == 0:
+                break
+            if after[numa] < group:
+                continue
+            after[numa] -= group
+            remainder -= group
+            progressed = True
+        if not progressed:
+            raise InputError("this allocation would never finish in the kubelet (distribute-cpus-across-numa loop)")
+
+
+def take_distributed(topo: CPUTopology, available: int, num_cpus: int, group: int) -> int:
+    """``takeByTopologyNUMADistributed`` with CPU groups of ``group`` CPUs (a core with full-pcpus-only)."""
+    if num_cpus % group:
+        return take_packed(topo, available, num_cpus)
+    acc = _Accumulator(topo, available, num_cpus)
+    if acc.satisfied():
+        return 0
+    if acc.failed():
+        raise _not_enough(num_cpus, available.bit_count())
+    numas = acc.sorted_numa_nodes()
+    free = {n: acc._free(topo.numa_mask[n]) for n in numas}
+    low, high = _numa_range(acc, group)
+    for k in range(low, high + 1):
+        best_balance = math.inf
+        best_combo: tuple[int, ...] | None = None
+        best_remainder: tuple[int, ...] | None = None
+        for combo in combinations(numas, k):
+            if best_balance == 0:
+                break
+            if sum(free[n] for n in combo) < num_cpus:
+                continue
+            if sum(free[n] // group for n in combo) * group < num_cpus:
+                continue
+            distribution = (num_cpus // len(combo) // group) * group
+            if any(free[n] < distribution for n in combo):
+                continue
+            after = dict(free)
+            for n in combo:
+                after[n] -= distribution
+            remainder = num_cpus - distribution * len(combo)
+            candidates = [n for n in combo if after[n] >= group]
+            local_balance = math.inf
+            local_remainder: tuple[int, ...] | None = None
+            if remainder == 0:
+                local_balance = _stddev([after[n] for n in sorted(after)])
+            size = len(candidates)
+            while remainder > 0 and size >= 1:
+                for subset in combinations(candidates, size):
+                    trial = dict(after)
+                    if sum(trial[n] for n in subset) < remainder:
+                        continue
+                    _spread_remainder(trial, subset, remainder, group)
+                    balance = _stddev([trial[n] for n in sorted(trial)])
+                    if balance < local_balance:
+                        local_balance, local_remainder = balance, subset
+                size -= 1
+            if local_balance < best_balance:
+                best_balance, best_remainder, best_combo = local_balance, local_remainder, combo
+        if best_combo is None:
+            continue
+        distribution = (num_cpus // len(best_combo) // group) * group
+        for n in best_combo:
+            acc.take(take_packed(topo, acc.avail & topo.numa_mask[n], distribution))
+        remainder = num_cpus - distribution * len(best_combo)
+        while remainder > 0:
+            for n in best_remainder or ():
+                if remainder == 0:
+                    break
+                if acc._free(topo.numa_mask[n]) < group:
+                    continue
+                acc.take(take_packed(topo, acc.avail & topo.numa_mask[n], group))
+                remainder -= group
+        if acc.needed > 0:
+            raise CPUAllocationError(f"accounting error, not enough CPUs allocated, remaining: {acc.needed}")
+        if acc.needed < 0:
+            raise CPUAllocationError(f"accounting error, too many CPUs allocated, remaining: {acc.needed}")
+        return acc.result
+    return take_packed(topo, available, num_cpus)

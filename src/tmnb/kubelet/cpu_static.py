@@ -1,0 +1,304 @@
+"""CPU manager ``static`` policy: hint provider and exclusive CPU allocation, as a stateful model.
+
+State is the kubelet's: the shared pool ("default cpuset"), exclusive assignments per
+(pod UID, container) and the CPUs of this pod's finished init containers that later containers
+may reuse. All sets are int masks (see cpu_topology).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from tmnb.errors import ConfigRejected, InputError
+from tmnb.kubelet.bitmask import bits_of, iterate_masks
+from tmnb.kubelet.cpu_assign import CPUAllocationError, take_distributed, take_packed
+from tmnb.kubelet.cpu_topology import CPUTopology, cpus_of, to_cpuset
+from tmnb.kubelet.hints import TopologyHint
+from tmnb.kubelet.options import CPUManagerOptions
+from tmnb.kubelet.pod import GUARANTEED, Container, Pod, milli_value, pod_level_request, value
+
+
+class AdmissionError(Exception):
+    """An error from a provider's Allocate; ``reason`` is set when the kubelet error has a Type()."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class SMTAlignmentError(AdmissionError):
+    def __init__(self, requested: int, per_core: int, available_physical: int | None = None) -> None:
+        if available_physical is None:
+            text = f"SMT Alignment Error: requested {requested} cpus not multiple cpus per core = {per_core}"
+        else:
+            text = (
+                "SMT Alignment Error: not enough free physical CPUs: "
+                f"available physical CPUs = {available_physical}, requested CPUs = {requested}, "
+                f"CPUs per core = {per_core}"
+            )
+        super().__init__(text, reason="SMTAlignmentError")
+
+
+def generate_cpu_hints(
+    topo: CPUTopology, options: CPUManagerOptions, available: int, reusable: int, request: int
+) -> list[TopologyHint]:
+    """``generateCPUTopologyHints``: one hint per NUMA mask (IterateBitMasks order) that can hold the
+    request; preferred when as narrow as the narrowest mask whose *total* CPUs could hold it."""
+    nodes = topo.numa_nodes()
+    min_size = len(nodes)
+    reusable_numa = 0
+    for cpu in cpus_of(reusable):
+        info = topo.info.get(cpu)
+        reusable_numa |= 1 << (info.numa if info else 0)
+    stray = available & ~topo.all_mask  # CPUs unknown to the topology count as NUMA node 0
+    found: list[int] = []
+    for mask in iterate_masks(nodes):
+        in_mask = topo.cpus_in_numa_nodes(bits_of(mask))
+        size = mask.bit_count()
+        if in_mask.bit_count() >= request and size < min_size:
+            min_size = size
+        if reusable_numa & ~mask:
+            continue
+        matching = reusable.bit_count() + (available & in_mask).bit_count()
+        if mask & 1:
+            matching += stray.bit_count()
+        if matching >= request:
+            found.append(mask)
+    hints = []
+    for mask in found:
+        preferred = mask.bit_count() == min_size
+        if options.align_by_socket and _socket_aligned(topo, mask, min_size):
+            preferred = True
+        hints.append(TopologyHint(mask, preferred))
+    return hints
+
+
+def _socket_aligned(topo: CPUTopology, mask: int, min_size: int) -> bool:
+    per_socket = topo.num_numa_nodes // topo.num_sockets if topo.num_sockets else 0
+    if per_socket == 0:
+        return False
+    min_sockets = (min_size + per_socket - 1) // per_socket
+    return len(topo.sockets_in_numa_nodes(bits_of(mask))) == min_sockets
+
+
+def _not_modelled(option: str) -> InputError:
+    return InputError(f"CPU allocation with the {option} option is not modelled by tmnb (hints are)")
+
+
+class CPUStaticPolicy:
+    """``NewStaticPolicy`` + ``Start`` + ``GetTopologyHints``/``GetPodTopologyHints``/``Allocate``."""
+
+    name = "static"
+
+    def __init__(
+        self,
+        topology: CPUTopology,
+        *,
+        options: CPUManagerOptions | None = None,
+        num_reserved_cpus: int | None = None,
+        reserved_cpus: int | None = None,
+        topology_policy: str = "none",
+    ) -> None:
+        self.topology = topology
+        self.options = options or CPUManagerOptions()
+        self.cpu_group_size = topology.cpus_per_core()
+        opts = self.options
+        if opts.align_by_socket:
+            if topology_policy == "single-numa-node":
+                raise ConfigRejected(
+                    "Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket "
+                    "policy option"
+                )
+            if topology.num_sockets > topology.num_numa_nodes:
+                raise ConfigRejected(
+                    "Align by socket is not compatible with hardware where number of sockets are more than "
+                    "number of NUMA"
+                )
+        if reserved_cpus:
+            reserved = reserved_cpus
+            wanted = reserved.bit_count() if num_reserved_cpus is None else num_reserved_cpus
+        else:
+            wanted = num_reserved_cpus or 0
+            try:
+                reserved = self._take(topology.all_mask, wanted)
+            except CPUAllocationError:
+                reserved = 0
+        if reserved.bit_count() != wanted:
+            raise ConfigRejected(
+                f"[cpumanager] unable to reserve the required amount of CPUs (size of {to_cpuset(reserved)} "
+                f"did not equal {wanted})"
+            )
+        unknown = [c for c in cpus_of(reserved) if c not in topology.info]
+        if unknown:
+            raise ConfigRejected(
+                "[cpumanager] unable to build the reserved physical CPUs from the reserved set: "
+                f"unknown CPU ID: {unknown[0]}"
+            )
+        self.reserved = reserved
+        self.reserved_physical = topology.siblings(reserved)
+        all_cpus = topology.all_mask & ~reserved if opts.strict_cpu_reservation else topology.all_mask
+        self.default = all_cpus
+        self.assignments: dict[tuple[str, str], int] = {}
+        self.cpus_to_reuse: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ state
+    def start(self, assignments: Mapping[tuple[str, str], int], default: int | None = None) -> None:
+        """Load an existing state (checkpoint) and validate it like ``validateState``."""
+        all_cpus = self.topology.all_mask
+        if self.options.strict_cpu_reservation:
+            all_cpus &= ~self.reserved
+        used = 0
+        for cpus in assignments.values():
+            used |= cpus
+        if default is None:
+            default = all_cpus & ~used
+        if not default:
+            if assignments:
+                raise ConfigRejected("default cpuset cannot be empty")
+            default = all_cpus
+        elif self.options.strict_cpu_reservation:
+            if self.reserved & default:
+                raise ConfigRejected(
+                    f'some of strictly reserved cpus: "{to_cpuset(self.reserved & default)}" are present in '
+                    f'defaultCpuSet: "{to_cpuset(default)}"'
+                )
+        elif self.reserved & default != self.reserved:
+            raise ConfigRejected(
+                f'not all reserved cpus: "{to_cpuset(self.reserved)}" are present in defaultCpuSet: '
+                f'"{to_cpuset(default)}"'
+            )
+        for (pod, container), cpus in assignments.items():
+            if cpus & default:
+                raise ConfigRejected(
+                    f'pod: {pod}, container: {container} cpuset: "{to_cpuset(cpus)}" overlaps with default '
+                    f'cpuset "{to_cpuset(default)}"'
+                )
+        if (default | used) != all_cpus:
+            raise ConfigRejected(
+                f'current set of available CPUs "{to_cpuset(all_cpus)}" doesn\'t match with CPUs in state '
+                f'"{to_cpuset(default | used)}"'
+            )
+        self.default = default
+        self.assignments = dict(assignments)
+
+    def available(self) -> int:
+        return self.default & ~self.reserved
+
+    # ------------------------------------------------------------------ requests
+    def guaranteed_cpus(self, pod: Pod, container: Container) -> int:
+        if pod.qos() != GUARANTEED:
+            return 0
+        q = container.requests.get("cpu")
+        if q is None:
+            return 0
+        whole = value(q)
+        return whole if whole * 1000 == milli_value(q) else 0
+
+    def pod_guaranteed_cpus(self, pod: Pod) -> int:
+        return pod_level_request(pod, lambda c: self.guaranteed_cpus(pod, c) if "cpu" in c.requests else None)
+
+    # ------------------------------------------------------------------ hints
+    def generate_hints(self, available: int, reusable: int, request: int) -> list[TopologyHint]:
+        return generate_cpu_hints(self.topology, self.options, available, reusable, request)
+
+    def get_topology_hints(self, pod: Pod, container: Container) -> dict[str, list[TopologyHint]] | None:
+        requested = self.guaranteed_cpus(pod, container)
+        if requested == 0:
+            return None
+        allocated = self.assignments.get((pod.uid, container.name))
+        if allocated is not None:
+            if allocated.bit_count() != requested:
+                return {"cpu": []}
+            return {"cpu": self.generate_hints(allocated, 0, requested)}
+        reusable = self.cpus_to_reuse.get(pod.uid, 0)
+        return {"cpu": self.generate_hints(self.available(), reusable, requested)}
+
+    def get_pod_topology_hints(self, pod: Pod) -> dict[str, list[TopologyHint]] | None:
+        requested = self.pod_guaranteed_cpus(pod)
+        if requested == 0:
+            return None
+        assigned = 0
+        for c in pod.all_containers():
+            allocated = self.assignments.get((pod.uid, c.name))
+            if allocated is not None:
+                if allocated.bit_count() != self.guaranteed_cpus(pod, c):
+                    return {"cpu": []}
+                assigned |= allocated
+        if assigned.bit_count() == requested:
+            return {"cpu": self.generate_hints(assigned, 0, requested)}
+        reusable = self.cpus_to_reuse.get(pod.uid, 0) | assigned
+        return {"cpu": self.generate_hints(self.available(), reusable, requested)}
+
+    # ------------------------------------------------------------------ allocation
+    def _take(self, available: int, count: int) -> int:
+        opts = self.options
+        if opts.distribute_cpus_across_cores:
+            raise _not_modelled("distribute-cpus-across-cores")
+        if opts.prefer_align_cpus_by_uncorecache:
+            raise _not_modelled("prefer-align-cpus-by-uncorecache")
+        if opts.distribute_cpus_across_numa:
+            group = self.cpu_group_size if opts.full_pcpus_only else 1
+            return take_distributed(self.topology, available, count, group)
+        return take_packed(self.topology, available, count)
+
+    def _update_reuse(self, pod: Pod, container: Container, cpus: int) -> None:
+        for uid in [u for u in self.cpus_to_reuse if u != pod.uid]:
+            del self.cpus_to_reuse[uid]
+        current = self.cpus_to_reuse.setdefault(pod.uid, 0)
+        for init in pod.init_containers:
+            if init.name == container.name:
+                if not init.restartable:
+                    self.cpus_to_reuse[pod.uid] = current | cpus
+                    return
+                break
+        self.cpus_to_reuse[pod.uid] = current & ~cpus
+
+    def allocate(self, pod: Pod, container: Container, affinity: TopologyHint) -> int:
+        """Pin the container's CPUs (0 = shared pool); raise AdmissionError as the kubelet fails."""
+        count = self.guaranteed_cpus(pod, container)
+        if count == 0:
+            return 0
+        if self.options.full_pcpus_only:
+            if count % self.cpu_group_size:
+                raise SMTAlignmentError(count, self.cpu_group_size)
+            physical = (self.default & ~self.reserved_physical).bit_count()
+            if count > physical:
+                raise SMTAlignmentError(count, self.cpu_group_size, physical)
+        key = (pod.uid, container.name)
+        if key in self.assignments:
+            self._update_reuse(pod, container, self.assignments[key])
+            return self.assignments[key]
+        allocatable = self.available() | self.cpus_to_reuse.get(pod.uid, 0)
+        result = 0
+        try:
+            if affinity.affinity is not None:
+                aligned = self._aligned(affinity.affinity, allocatable)
+                result = self._take(aligned, min(count, aligned.bit_count()))
+            result |= self._take(allocatable & ~result, count - result.bit_count())
+        except CPUAllocationError as err:
+            raise AdmissionError(str(err)) from None
+        self.default &= ~result
+        self.assignments[key] = result
+        self._update_reuse(pod, container, result)
+        return result
+
+    def _aligned(self, numa_mask: int, allocatable: int) -> int:
+        topo = self.topology
+        nodes = bits_of(numa_mask)
+        if self.options.align_by_socket:
+            out = 0
+            for socket in topo.sockets_in_numa_nodes(nodes):
+                out |= allocatable & topo.socket_mask[socket]
+            return out
+        return allocatable & topo.cpus_in_numa_nodes(nodes)
+
+    def remove_container(self, pod_uid: str, container: str) -> None:
+        """``RemoveContainer``: release CPUs not shared with a sibling container."""
+        cpus = self.assignments.pop((pod_uid, container), None)
+        if cpus is None:
+            return
+        in_use = 0
+        for (uid, _), other in self.assignments.items():
+            if uid == pod_uid:
+                in_use |= other
+        self.default |= cpus & ~in_use

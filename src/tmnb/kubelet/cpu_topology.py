@@ -1,0 +1,145 @@
+"""The CPU manager's view of the machine: logical CPUs with their core, socket and NUMA node.
+
+CPU sets are Python ints (bit i = CPU i) so the allocator's many "CPUs of this core/socket/NUMA
+node that are still free" questions are one AND and one popcount. Core ids must be unique across
+the machine, as the kubelet makes them (it names a core after its lowest thread id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tmnb.cpuset import CPUSet
+from tmnb.errors import InputError
+
+
+def cpus_of(mask: int) -> list[int]:
+    """Ascending CPU ids of a CPU mask."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def mask_of_cpus(cpus: Iterable[int]) -> int:
+    mask = 0
+    for cpu in cpus:
+        mask |= 1 << cpu
+    return mask
+
+
+def to_cpuset(mask: int) -> CPUSet:
+    return CPUSet(cpus_of(mask))
+
+
+@dataclass(frozen=True)
+class CPUInfo:
+    cpu: int
+    core: int
+    socket: int
+    numa: int
+
+
+@dataclass(frozen=True)
+class CPUTopology:
+    """Immutable topology with per-core/socket/NUMA CPU masks precomputed once."""
+
+    cpus: tuple[CPUInfo, ...]
+    all_mask: int = field(init=False)
+    core_mask: Mapping[int, int] = field(init=False)
+    socket_mask: Mapping[int, int] = field(init=False)
+    numa_mask: Mapping[int, int] = field(init=False)
+    info: Mapping[int, CPUInfo] = field(init=False)
+
+    def __post_init__(self) -> None:
+        info: dict[int, CPUInfo] = {}
+        cores: dict[int, int] = {}
+        sockets: dict[int, int] = {}
+        numas: dict[int, int] = {}
+        for c in self.cpus:
+            for name in ("cpu", "core", "socket", "numa"):
+                value = getattr(c, name)
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise InputError(f"cpu {c.cpu!r}: {name} must be a non-negative integer, got {value!r}")
+            if c.cpu in info:
+                raise InputError(f"cpu {c.cpu} is listed twice")
+            info[c.cpu] = c
+            bit = 1 << c.cpu
+            cores[c.core] = cores.get(c.core, 0) | bit
+            sockets[c.socket] = sockets.get(c.socket, 0) | bit
+            numas[c.numa] = numas.get(c.numa, 0) | bit
+        object.__setattr__(self, "info", info)
+        object.__setattr__(self, "all_mask", mask_of_cpus(info))
+        object.__setattr__(self, "core_mask", cores)
+        object.__setattr__(self, "socket_mask", sockets)
+        object.__setattr__(self, "numa_mask", numas)
+
+    @classmethod
+    def from_json(cls, rows: Sequence[Mapping[str, Any]], where: str = "cpus") -> CPUTopology:
+        if not isinstance(rows, Sequence) or isinstance(rows, str | bytes):
+            raise InputError("expected a list of {cpu, core, socket, numa}", where=where)
+        out = []
+        for i, row in enumerate(rows):
+            try:
+                out.append(CPUInfo(int(row["cpu"]), int(row["core"]), int(row["socket"]), int(row["numa"])))
+            except (KeyError, TypeError, ValueError) as err:
+                raise InputError(
+                    f"expected {{cpu, core, socket, numa}} integers ({err})", where=f"{where}[{i}]"
+                ) from None
+        return cls(tuple(out))
+
+    @property
+    def num_cpus(self) -> int:
+        return len(self.info)
+
+    @property
+    def num_cores(self) -> int:
+        return len(self.core_mask)
+
+    @property
+    def num_sockets(self) -> int:
+        return len(self.socket_mask)
+
+    @property
+    def num_numa_nodes(self) -> int:
+        return len(self.numa_mask)
+
+    def cpus_per_core(self) -> int:
+        return self.num_cpus // self.num_cores if self.num_cores else 0
+
+    def cpus_per_socket(self) -> int:
+        return self.num_cpus // self.num_sockets if self.num_sockets else 0
+
+    def numa_nodes(self) -> list[int]:
+        """NUMA nodes that own CPUs, ascending (what the CPU manager iterates masks over)."""
+        return sorted(self.numa_mask)
+
+    def cpus_in_numa_nodes(self, nodes: Iterable[int]) -> int:
+        mask = 0
+        for node in nodes:
+            mask |= self.numa_mask.get(node, 0)
+        return mask
+
+    def sockets_in_numa_nodes(self, nodes: Iterable[int]) -> set[int]:
+        cpus = self.cpus_in_numa_nodes(nodes)
+        return {s for s, m in self.socket_mask.items() if m & cpus}
+
+    def numa_of_mask(self, cpu_mask: int) -> int:
+        """NUMA affinity mask (bit = node) of a CPU mask."""
+        out = 0
+        for node, m in self.numa_mask.items():
+            if m & cpu_mask:
+                out |= 1 << node
+        return out
+
+    def siblings(self, cpu_mask: int) -> int:
+        """All threads of every core touched by ``cpu_mask``."""
+        out = 0
+        for m in self.core_mask.values():
+            if m & cpu_mask:
+                out |= m
+        return out

@@ -1,0 +1,199 @@
+"""Device manager: topology hints and device allocation for device-plugin resources.
+
+Requests come from container *limits*, whatever the pod's QoS. A resource whose devices report no
+NUMA node gets a nil hint list (no preference). Known deviation: the kubelet picks which of the
+equally suitable devices to hand out in Go map order (or asks the plugin's
+GetPreferredAllocation); tmnb picks ascending device ids, so the *count* and NUMA placement match
+but the exact ids may not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from tmnb.errors import InputError
+from tmnb.kubelet.bitmask import iterate_masks, mask_of
+from tmnb.kubelet.cpu_static import AdmissionError
+from tmnb.kubelet.hints import TopologyHint
+from tmnb.kubelet.pod import Container, Pod, pod_level_request, value
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device of a resource; ``numa`` None = no topology info, () = topology with no nodes."""
+
+    id: str
+    numa: tuple[int, ...] | None = None
+    healthy: bool = True
+
+    def numa_mask(self) -> int:
+        return mask_of(n for n in (self.numa or ()) if 0 <= n <= 63)
+
+
+def generate_device_hints(
+    numa_nodes: Sequence[int],
+    devices: Mapping[str, Device],
+    available: Iterable[str],
+    reusable: Iterable[str],
+    request: int,
+) -> list[TopologyHint]:
+    """``generateDeviceTopologyHints`` over the machine NUMA nodes that host this resource's devices
+    (all machine nodes if none does)."""
+    machine = set(numa_nodes)
+    hosting = sorted({n for d in devices.values() for n in (d.numa or ()) if n in machine})
+    nodes = hosting or sorted(machine)
+    device_masks = [d.numa_mask() for d in devices.values()]
+    reusable_masks = []
+    for dev_id in reusable:
+        dev = devices.get(dev_id)
+        if dev is not None and dev.numa is not None:
+            reusable_masks.append(dev.numa_mask())
+    available_masks = [devices[d].numa_mask() for d in available if d in devices]
+    min_size = len(nodes)
+    found: list[int] = []
+    for mask in iterate_masks(nodes):
+        if sum(1 for m in device_masks if m & mask) >= request and mask.bit_count() < min_size:
+            min_size = mask.bit_count()
+        if any(not (m & mask) for m in reusable_masks):
+            continue
+        matching = len(reusable_masks) + sum(1 for m in available_masks if m & mask)
+        if matching >= request:
+            found.append(mask)
+    return [TopologyHint(mask, mask.bit_count() == min_size) for mask in found]
+
+
+class DeviceManager:
+    """Device plugin resources with their devices, allocations and reusable init-container devices."""
+
+    name = "devicemanager"
+
+    def __init__(self, numa_nodes: Sequence[int], devices: Mapping[str, Sequence[Device]]) -> None:
+        self.numa_nodes = tuple(numa_nodes)
+        self.devices: dict[str, dict[str, Device]] = {}
+        for resource, devs in devices.items():
+            by_id: dict[str, Device] = {}
+            for d in devs:
+                if not isinstance(d, Device):
+                    raise InputError(f"devices[{resource!r}] must hold Device objects, got {type(d).__name__}")
+                if d.id in by_id:
+                    raise InputError(f"device {d.id!r} of {resource} is listed twice")
+                by_id[d.id] = d
+            self.devices[resource] = by_id
+        self.allocated: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        self.to_reuse: dict[str, dict[str, set[str]]] = {}
+
+    # ------------------------------------------------------------------ state
+    def start(self, allocations: Mapping[tuple[str, str, str], Sequence[str]]) -> None:
+        """Existing allocations (pod UID, container, resource) -> device ids (the checkpoint)."""
+        for key, ids in allocations.items():
+            self.allocated[key] = tuple(ids)
+
+    def in_use(self, resource: str) -> set[str]:
+        return {d for (_, _, res), ids in self.allocated.items() if res == resource for d in ids}
+
+    def available(self, resource: str) -> set[str]:
+        return {i for i, d in self.devices.get(resource, {}).items() if d.healthy} - self.in_use(resource)
+
+    def aligned(self, resource: str) -> bool:
+        return any(d.numa for d in self.devices.get(resource, {}).values())
+
+    # ------------------------------------------------------------------ requests
+    def container_requests(self, container: Container) -> dict[str, int]:
+        return {r: value(q) for r, q in container.limits.items() if r in self.devices}
+
+    def pod_requests(self, pod: Pod) -> dict[str, int]:
+        resources = {r for c in pod.all_containers() for r in c.limits if r in self.devices}
+        return {
+            r: pod_level_request(pod, lambda c, r=r: value(c.limits[r]) if r in c.limits else None) for r in resources
+        }
+
+    # ------------------------------------------------------------------ hints
+    def _hints(self, resource: str, requested: int, allocated: tuple[str, ...], reusable: set[str]):
+        if not self.aligned(resource):
+            return None
+        if allocated:
+            if len(allocated) != requested:
+                return []
+            return generate_device_hints(self.numa_nodes, self.devices[resource], allocated, (), requested)
+        available = self.available(resource)
+        if len(available | reusable) < requested:
+            return []
+        return generate_device_hints(self.numa_nodes, self.devices[resource], available, reusable, requested)
+
+    def get_topology_hints(self, pod: Pod, container: Container) -> dict[str, list[TopologyHint] | None]:
+        out = {}
+        for resource, requested in self.container_requests(container).items():
+            allocated = self.allocated.get((pod.uid, container.name, resource), ())
+            reusable = self.to_reuse.get(pod.uid, {}).get(resource, set())
+            out[resource] = self._hints(resource, requested, allocated, reusable)
+        return out
+
+    def get_pod_topology_hints(self, pod: Pod) -> dict[str, list[TopologyHint] | None]:
+        out = {}
+        for resource, requested in self.pod_requests(pod).items():
+            allocated = tuple(
+                d for (uid, _, res), ids in self.allocated.items() if uid == pod.uid and res == resource for d in ids
+            )
+            out[resource] = self._hints(resource, requested, allocated, set())
+        return out
+
+    # ------------------------------------------------------------------ allocation
+    def allocate(self, pod: Pod, container: Container, affinity: TopologyHint) -> dict[str, tuple[str, ...]]:
+        reuse = self.to_reuse.setdefault(pod.uid, {})
+        for uid in [u for u in self.to_reuse if u != pod.uid]:
+            del self.to_reuse[uid]
+        granted: dict[str, tuple[str, ...]] = {}
+        for resource, required in self.container_requests(container).items():
+            granted[resource] = self._allocate_one(
+                pod, container, resource, required, reuse.get(resource, set()), affinity
+            )
+        restartable_or_app = not pod.is_init(container.name) or any(
+            c.restartable for c in pod.init_containers if c.name == container.name
+        )
+        for resource, ids in granted.items():
+            pool = reuse.setdefault(resource, set())
+            if restartable_or_app:
+                pool.difference_update(ids)
+            else:
+                pool.update(ids)
+        return granted
+
+    def _allocate_one(
+        self, pod: Pod, container: Container, resource: str, required: int, reusable: set[str], affinity: TopologyHint
+    ) -> tuple[str, ...]:
+        key = (pod.uid, container.name, resource)
+        existing = self.allocated.get(key)
+        if existing is not None:
+            if len(existing) != required:
+                raise AdmissionError(
+                    f'pod "{pod.uid}" container "{container.name}" changed request for resource "{resource}" '
+                    f"from {len(existing)} to {required}"
+                )
+            return existing
+        if required == 0:
+            return ()
+        picked: list[str] = []
+        for dev in sorted(reusable):
+            if len(picked) == required:
+                break
+            picked.append(dev)
+        if len(picked) < required:
+            needed = required - len(picked)
+            available = self.available(resource) - set(picked)
+            if len(available) < needed:
+                raise AdmissionError(
+                    f"requested number of devices unavailable for {resource}. Requested: {needed}, "
+                    f"Available: {len(available)}"
+                )
+            devs = self.devices[resource]
+            if affinity.affinity is None or not self.aligned(resource):
+                order = sorted(available)
+            else:
+                in_hint = sorted(d for d in available if devs[d].numa_mask() & affinity.affinity)
+                no_numa = sorted(d for d in available if not devs[d].numa)
+                rest = sorted(d for d in available if devs[d].numa and not devs[d].numa_mask() & affinity.affinity)
+                order = in_hint + no_numa + rest
+            picked += order[:needed]
+        self.allocated[key] = tuple(picked)
+        return tuple(picked)

@@ -1,0 +1,310 @@
+"""Memory manager ``Static`` policy: per-NUMA memory/hugepages state, hints and memory blocks.
+
+Guaranteed pods only. NUMA nodes used together for one allocation form a "group" (``cells``);
+a node in a multi-node group can no longer serve single-node allocations and vice versa. When
+nothing fits, the hint map is *empty* (not an empty list), which the Topology Manager reads as
+"no preference"; the pod then fails in Allocate with UnexpectedAdmissionError (facts §6.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from tmnb.errors import ConfigRejected, InputError
+from tmnb.kubelet.bitmask import bits_of, is_narrower, iterate_masks, mask_of
+from tmnb.kubelet.cpu_static import AdmissionError
+from tmnb.kubelet.hints import TopologyHint
+from tmnb.kubelet.pod import GUARANTEED, Container, Pod, pod_level_request
+
+MEMORY = "memory"
+
+
+def is_memory_resource(name: str) -> bool:
+    return name == MEMORY or name.startswith("hugepages-")
+
+
+@dataclass
+class MemoryTable:
+    total: int
+    system_reserved: int
+    allocatable: int
+    reserved: int = 0
+    free: int = field(default=-1)
+
+    def __post_init__(self) -> None:
+        if self.free < 0:
+            self.free = self.allocatable - self.reserved
+
+
+@dataclass
+class NUMANodeState:
+    memory: dict[str, MemoryTable]
+    cells: list[int]
+    assignments: int = 0
+
+
+@dataclass(frozen=True)
+class MemoryBlock:
+    numa: tuple[int, ...]
+    size: int
+    type: str
+
+
+def _err(text: str) -> AdmissionError:
+    return AdmissionError(f"[memorymanager] {text}")
+
+
+def calculate_hints(
+    state: Mapping[int, NUMANodeState], requested: Mapping[str, int], reusable: Mapping[int, Mapping[str, int]]
+) -> dict[str, list[TopologyHint]]:
+    """``calculateHints``: ``reusable`` maps a NUMA mask to this pod's reusable init-container memory."""
+    nodes = sorted(state)
+    min_size = len(nodes)
+    found: list[int] = []
+    for mask in iterate_masks(nodes):
+        bits = bits_of(mask)
+        single = len(bits) == 1
+        free = {r: sum(_table(state, n, r).free for n in bits) for r in requested}
+        allocatable = {r: sum(_table(state, n, r).allocatable for n in bits) for r in requested}
+        if any(allocatable[r] < size for r, size in requested.items()):
+            continue
+        if mask.bit_count() < min_size:
+            min_size = mask.bit_count()
+        if single and len(state[bits[0]].cells) > 1:
+            continue
+        if not single and any(
+            state[n].assignments > 0 and (len(state[n].cells) == 1 or sorted(state[n].cells) != bits) for n in bits
+        ):
+            continue
+        if any(free[r] + reusable.get(mask, {}).get(r, 0) < size for r, size in requested.items()):
+            continue
+        found.append(mask)
+    return {r: [TopologyHint(m, m.bit_count() == min_size) for m in found] for r in requested} if found else {}
+
+
+_ZERO = MemoryTable(0, 0, 0)
+
+
+def _table(state: Mapping[int, NUMANodeState], node: int, resource: str) -> MemoryTable:
+    return state[node].memory.get(resource, _ZERO)
+
+
+def _best(hints: list[TopologyHint]) -> TopologyHint:
+    best = TopologyHint(None, False)
+    for hint in hints:
+        if (
+            best.affinity is None
+            or (hint.preferred and not best.preferred)
+            or (hint.preferred == best.preferred and is_narrower(hint.affinity, best.affinity))  # type: ignore[arg-type]
+        ):
+            best = hint
+    return best
+
+
+class MemoryStaticPolicy:
+    """``NewPolicyStatic`` + ``GetTopologyHints``/``GetPodTopologyHints``/``Allocate``."""
+
+    name = "memorymanager"
+
+    def __init__(
+        self,
+        numa_memory: Mapping[int, int],
+        hugepages: Mapping[int, Mapping[str, int]] | None = None,
+        reserved: Mapping[int, Mapping[str, int]] | None = None,
+    ) -> None:
+        """``numa_memory``: bytes per NUMA node; ``hugepages``: node -> {"hugepages-2Mi": total bytes};
+        ``reserved``: node -> {resource: bytes} (the kubelet's reservedMemory)."""
+        reserved = reserved or {}
+        if sum(r.get(MEMORY, 0) for r in reserved.values()) <= 0:
+            raise ConfigRejected("[memorymanager] you should specify the system reserved memory")
+        self.state: dict[int, NUMANodeState] = {}
+        for node, total in numa_memory.items():
+            tables: dict[str, MemoryTable] = {}
+            huge_total = 0
+            for res, size in (hugepages or {}).get(node, {}).items():
+                if not res.startswith("hugepages-"):
+                    raise InputError(f"NUMA node {node}: hugepage resource names start with 'hugepages-', got {res!r}")
+                sys_res = reserved.get(node, {}).get(res, 0)
+                tables[res] = MemoryTable(size, sys_res, size - sys_res)
+                huge_total += size
+            sys_mem = reserved.get(node, {}).get(MEMORY, 0)
+            tables[MEMORY] = MemoryTable(total, sys_mem, total - sys_mem - huge_total)
+            self.state[node] = NUMANodeState(tables, [node])
+        self.blocks: dict[tuple[str, str], list[MemoryBlock]] = {}
+        self.reusable: dict[str, dict[int, dict[str, int]]] = {}
+
+    # ------------------------------------------------------------------ requests
+    @staticmethod
+    def requested(container: Container) -> dict[str, int]:
+        out = {}
+        for res, q in container.requests.items():
+            if not is_memory_resource(res):
+                continue
+            if q != int(q):
+                raise InputError(f"container {container.name!r}: {res} request {q} is not a whole number of bytes")
+            out[res] = int(q)
+        return out
+
+    def pod_requested(self, pod: Pod) -> dict[str, int]:
+        resources = {r for c in pod.containers for r in self.requested(c)}
+        return {r: pod_level_request(pod, lambda c, r=r: self.requested(c).get(r, 0)) for r in resources}
+
+    # ------------------------------------------------------------------ hints
+    def _eligible(self, pod: Pod) -> bool:
+        return pod.qos() == GUARANTEED and not pod.has_pod_level_resources
+
+    def _regenerate(self, blocks: list[MemoryBlock], requested: Mapping[str, int]):
+        hints: dict[str, list[TopologyHint]] = {r: [] for r in requested}
+        if len(blocks) != len(requested):
+            return None
+        for b in blocks:
+            if b.type not in requested or b.size != requested[b.type]:
+                return None
+            hints[b.type].append(TopologyHint(mask_of(b.numa), True))
+        return hints
+
+    def get_topology_hints(self, pod: Pod, container: Container) -> dict[str, list[TopologyHint]] | None:
+        if not self._eligible(pod):
+            return None
+        requested = self.requested(container)
+        blocks = self.blocks.get((pod.uid, container.name))
+        if blocks is not None:
+            return self._regenerate(blocks, requested)
+        return calculate_hints(self.state, requested, self.reusable.get(pod.uid, {}))
+
+    def get_pod_topology_hints(self, pod: Pod) -> dict[str, list[TopologyHint]] | None:
+        if not self._eligible(pod):
+            return None
+        requested = self.pod_requested(pod)
+        for c in pod.all_containers():
+            blocks = self.blocks.get((pod.uid, c.name))
+            if blocks is not None:
+                return self._regenerate(blocks, requested)
+        return calculate_hints(self.state, requested, {})
+
+    # ------------------------------------------------------------------ allocation
+    def allocate(self, pod: Pod, container: Container, affinity: TopologyHint) -> list[MemoryBlock]:
+        if not self._eligible(pod):
+            return []
+        key = (pod.uid, container.name)
+        if key in self.blocks:
+            self._update_reusable(pod, container, self.blocks[key])
+            return self.blocks[key]
+        requested = self.requested(container)
+        best = affinity
+        if best.affinity is None:
+            hints = calculate_hints(self.state, requested, self.reusable.get(pod.uid, {}))
+            if not hints:
+                raise _err("failed to get the default NUMA affinity, no NUMA nodes with enough memory is available")
+            default = _best(hints.get(MEMORY, []))
+            if not default.preferred and best.preferred:
+                raise _err("failed to find the default preferred hint")
+            best = default
+        if not self._satisfies(best.affinity, requested):
+            hints = calculate_hints(self.state, requested, self.reusable.get(pod.uid, {}))
+            wanted = set(bits_of(best.affinity or 0))
+            candidates = [h for h in hints.get(MEMORY, []) if wanted <= set(bits_of(h.affinity or 0))]
+            if not candidates:
+                raise _err("failed to find NUMA nodes to extend the current topology hint")
+            extended = _best(candidates)
+            if not extended.preferred and best.preferred:
+                raise _err("failed to find the extended preferred hint")
+            best = extended
+        if self._violates_groups(best.affinity or 0):
+            raise _err("preferred hint violates NUMA node allocation")
+        bits = bits_of(best.affinity or 0)
+        blocks = []
+        for res in sorted(requested, key=lambda r: (r != MEMORY, r)):
+            size = requested[res]
+            blocks.append(MemoryBlock(tuple(bits), size, res))
+            reuse = self.reusable.get(pod.uid, {}).get(best.affinity or 0, {}).get(res, 0)
+            self._reserve(bits, res, 0 if reuse >= size else size - reuse)
+        self._update_reusable(pod, container, blocks)
+        self.blocks[key] = blocks
+        self._shrink_init_blocks(pod, container, blocks)
+        return blocks
+
+    def _satisfies(self, mask: int | None, requested: Mapping[str, int]) -> bool:
+        bits = bits_of(mask or 0)
+        return all(sum(_table(self.state, n, r).free for n in bits) >= size for r, size in requested.items())
+
+    def _violates_groups(self, mask: int) -> bool:
+        bits = bits_of(mask)
+        if len(bits) == 1:
+            return False
+        return any(
+            self.state[n].assignments and (len(self.state[n].cells) == 1 or sorted(self.state[n].cells) != bits)
+            for n in bits
+        )
+
+    def _reserve(self, bits: list[int], resource: str, size: int) -> None:
+        for node in bits:
+            st = self.state[node]
+            st.assignments += 1
+            st.cells = list(bits)
+            if size == 0:
+                continue
+            table = st.memory.get(resource)
+            if table is None or table.free <= 0:
+                continue
+            take = min(table.free, size)
+            table.reserved += take
+            table.free -= take
+            size -= take
+
+    def _update_reusable(self, pod: Pod, container: Container, blocks: list[MemoryBlock]) -> None:
+        for uid in [u for u in self.reusable if u != pod.uid]:
+            del self.reusable[uid]
+        regular_init = any(c.name == container.name and not c.restartable for c in pod.init_containers)
+        if regular_init:
+            pool = self.reusable.setdefault(pod.uid, {})
+            for b in blocks:
+                per = pool.setdefault(mask_of(b.numa), {})
+                per[b.type] = max(per.get(b.type, 0), b.size)
+            return
+        pool = self.reusable.get(pod.uid, {})
+        for b in blocks:
+            per = pool.get(mask_of(b.numa))
+            if per and per.get(b.type):
+                per[b.type] = 0 if b.size >= per[b.type] else per[b.type] - b.size
+
+    def _shrink_init_blocks(self, pod: Pod, container: Container, blocks: list[MemoryBlock]) -> None:
+        """Account reused init-container memory so the pod's blocks add up to what it really holds."""
+        for block in blocks:
+            remaining = block.size
+            for init in pod.init_containers:
+                if init.name == container.name or remaining == 0:
+                    break
+                if init.restartable:
+                    continue
+                init_blocks = self.blocks.get((pod.uid, init.name))
+                if not init_blocks:
+                    continue
+                updated = []
+                for ib in init_blocks:
+                    if ib.size and ib.type == block.type and ib.numa == block.numa:
+                        used = min(ib.size, remaining)
+                        remaining -= used
+                        ib = MemoryBlock(ib.numa, ib.size - used, ib.type)
+                    updated.append(ib)
+                self.blocks[(pod.uid, init.name)] = updated
+
+    def remove_container(self, pod_uid: str, container: str) -> None:
+        blocks = self.blocks.pop((pod_uid, container), None)
+        for b in blocks or ():
+            released = b.size
+            for node in b.numa:
+                st = self.state[node]
+                st.assignments -= 1
+                if st.assignments == 0:
+                    st.cells = [node]
+                if released == 0:
+                    continue
+                table = st.memory.get(b.type)
+                if table is None or table.reserved == 0:
+                    continue
+                give = min(table.reserved, released)
+                table.free += give
+                table.reserved -= give
+                released -= give

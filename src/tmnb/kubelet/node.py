@@ -1,0 +1,332 @@
+"""Simulation API: admit pods on a modelled node the way its kubelet would.
+
+Build a :class:`NodeModel` (machine, effective kubelet settings, existing allocations), then
+``simulate(node, pods)`` or keep a :class:`NodeSimulator` and ``admit`` pods one by one. Starting
+the simulator runs the kubelet's own start-up checks, so a configuration the kubelet would refuse
+raises ``ConfigRejected`` with the kubelet's text instead of producing answers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tmnb.cpuset import CPUSet
+from tmnb.errors import ConfigRejected, InputError
+from tmnb.kubelet import gostr
+from tmnb.kubelet.cpu_static import CPUStaticPolicy
+from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus, to_cpuset
+from tmnb.kubelet.devices import Device, DeviceManager
+from tmnb.kubelet.hints import TopologyHint
+from tmnb.kubelet.memory_static import MemoryBlock, MemoryStaticPolicy, is_memory_resource
+from tmnb.kubelet.options import parse_cpu_manager_options
+from tmnb.kubelet.pod import Container, Pod, quantity
+from tmnb.kubelet.policy import new_topology_manager
+from tmnb.kubelet.scope import AdmitResult, admit_pod
+from tmnb.versions import MODELLED_KUBELET, KubeVersion
+
+
+@dataclass(frozen=True)
+class NUMANode:
+    """One NUMA node: memory in bytes, hugepages as resource name -> total bytes, distance row."""
+
+    id: int
+    memory: int = 0
+    hugepages: Mapping[str, int] = field(default_factory=dict)
+    distances: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Machine:
+    cpus: tuple[CPUInfo, ...]
+    numa_nodes: tuple[NUMANode, ...]
+    devices: Mapping[str, tuple[Device, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cpus", tuple(self.cpus))
+        object.__setattr__(self, "numa_nodes", tuple(self.numa_nodes))
+        ids = [n.id for n in self.numa_nodes]
+        if len(set(ids)) != len(ids):
+            raise InputError(f"machine: NUMA node ids must be unique, got {ids}")
+        unknown = sorted({c.numa for c in self.cpus} - set(ids))
+        if unknown:
+            raise InputError(f"machine: CPUs refer to NUMA nodes {unknown} that are not in numa_nodes {ids}")
+
+
+@dataclass(frozen=True)
+class KubeletSettings:
+    """The effective kubelet settings that matter for admission (KubeletConfiguration names)."""
+
+    topology_manager_policy: str = "none"
+    topology_manager_scope: str = "container"
+    topology_manager_policy_options: Mapping[str, str] = field(default_factory=dict)
+    cpu_manager_policy: str = "none"
+    cpu_manager_policy_options: Mapping[str, str] = field(default_factory=dict)
+    #: ``reservedSystemCPUs`` as a cpu list; supersedes ``reserved_cpu_count``.
+    reserved_system_cpus: str | None = None
+    #: ceil(kubeReserved.cpu + systemReserved.cpu) when no explicit list is given.
+    reserved_cpu_count: int = 0
+    memory_manager_policy: str = "None"
+    #: ``reservedMemory``: NUMA node -> resource -> quantity.
+    reserved_memory: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+    version: KubeVersion = MODELLED_KUBELET
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExistingAllocation:
+    """What the checkpoints say a running container holds."""
+
+    pod_uid: str
+    container: str
+    cpus: str = ""
+    memory: tuple[MemoryBlock, ...] = ()
+    devices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NodeModel:
+    name: str
+    machine: Machine
+    settings: KubeletSettings = field(default_factory=KubeletSettings)
+    allocations: tuple[ExistingAllocation, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContainerResult:
+    name: str
+    affinity: TopologyHint | None
+    cpuset: CPUSet
+    memory: tuple[MemoryBlock, ...]
+    devices: Mapping[str, tuple[str, ...]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "affinity": None if self.affinity is None else self.affinity.to_json(),
+            "cpuset": str(self.cpuset),
+            "memory": [{"numa": list(b.numa), "type": b.type, "size": b.size} for b in self.memory],
+            "devices": {k: list(v) for k, v in self.devices.items()},
+        }
+
+
+@dataclass(frozen=True)
+class PodResult:
+    uid: str
+    namespace: str
+    name: str
+    admitted: bool
+    reason: str
+    message: str
+    containers: tuple[ContainerResult, ...]
+
+    @property
+    def pod_status_message(self) -> str:
+        return "" if self.admitted else f"Pod was rejected: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "uid": self.uid,
+            "namespace": self.namespace,
+            "name": self.name,
+            "admitted": self.admitted,
+            "reason": self.reason,
+            "message": self.message,
+            "containers": [c.to_json() for c in self.containers],
+        }
+
+
+class _NoProvider:
+    """A manager whose policy is none: no hints, nothing to allocate."""
+
+    def get_topology_hints(self, pod: Pod, container: Container) -> None:
+        return None
+
+    def get_pod_topology_hints(self, pod: Pod) -> None:
+        return None
+
+    def allocate(self, pod: Pod, container: Container, affinity: TopologyHint) -> None:
+        return None
+
+    def remove_container(self, pod_uid: str, container: str) -> None:
+        return None
+
+
+def _bytes(value: Any, where: str) -> int:
+    q = quantity(value, where)
+    if q != int(q) or q < 0:
+        raise InputError(f"expected a whole, non-negative number of bytes, got {value!r}", where=where)
+    return int(q)
+
+
+class NodeSimulator:
+    """A started kubelet's resource managers; ``admit`` mutates their state like the kubelet does."""
+
+    def __init__(self, node: NodeModel) -> None:
+        self.node = node
+        s, m = node.settings, node.machine
+        distances = {n.id: n.distances for n in m.numa_nodes}
+        self.topology = new_topology_manager(
+            s.topology_manager_policy,
+            s.topology_manager_scope,
+            s.topology_manager_policy_options,
+            [n.id for n in m.numa_nodes],
+            distances,
+            version=s.version,
+            feature_gates=s.feature_gates,
+        )
+        self.cpu_topology = CPUTopology(m.cpus)
+        self.devices = DeviceManager([n.id for n in m.numa_nodes], m.devices)
+        self.cpu = self._cpu_manager()
+        self.memory = self._memory_manager()
+        self._load(node.allocations)
+
+    # ------------------------------------------------------------------ start-up
+    def _cpu_manager(self) -> CPUStaticPolicy | _NoProvider:
+        s = self.node.settings
+        if s.cpu_manager_policy == "none":
+            if s.cpu_manager_policy_options:
+                raise ConfigRejected(
+                    f"None policy: received unsupported options={gostr.format_string_map(s.cpu_manager_policy_options)}"
+                )
+            return _NoProvider()
+        if s.cpu_manager_policy != "static":
+            raise ConfigRejected(f'unknown policy: "{s.cpu_manager_policy}"')
+        options = parse_cpu_manager_options(
+            s.cpu_manager_policy_options, version=s.version, feature_gates=s.feature_gates
+        )
+        reserved = mask_of_cpus(CPUSet.parse(s.reserved_system_cpus)) if s.reserved_system_cpus else 0
+        count = reserved.bit_count() if reserved else s.reserved_cpu_count
+        if count <= 0:
+            raise ConfigRejected(
+                "[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero"
+            )
+        return CPUStaticPolicy(
+            self.cpu_topology,
+            options=options,
+            num_reserved_cpus=count,
+            reserved_cpus=reserved,
+            topology_policy=self.topology.policy.name,
+        )
+
+    def _memory_manager(self) -> MemoryStaticPolicy | _NoProvider:
+        s, m = self.node.settings, self.node.machine
+        if s.memory_manager_policy == "None":
+            return _NoProvider()
+        if s.memory_manager_policy != "Static":
+            raise ConfigRejected(f'unknown policy: "{s.memory_manager_policy}"')
+        node_ids = {n.id for n in m.numa_nodes}
+        reserved: dict[int, dict[str, int]] = {}
+        for node, resources in s.reserved_memory.items():
+            if node not in node_ids:
+                raise ConfigRejected(
+                    f"the reserved memory configuration references a NUMA node {node} that does not exist "
+                    "on this machine"
+                )
+            reserved[node] = {
+                str(r): _bytes(q, f"reservedMemory[{node}].{r}") for r, q in resources.items() if is_memory_resource(r)
+            }
+        return MemoryStaticPolicy(
+            {n.id: n.memory for n in m.numa_nodes}, {n.id: dict(n.hugepages) for n in m.numa_nodes}, reserved
+        )
+
+    def _load(self, allocations: Iterable[ExistingAllocation]) -> None:
+        cpu_assignments: dict[tuple[str, str], int] = {}
+        for a in allocations:
+            if a.cpus:
+                cpu_assignments[(a.pod_uid, a.container)] = mask_of_cpus(CPUSet.parse(a.cpus))
+            if a.memory and isinstance(self.memory, MemoryStaticPolicy):
+                self.memory.blocks[(a.pod_uid, a.container)] = list(a.memory)
+                for b in a.memory:
+                    self.memory._reserve(list(b.numa), b.type, b.size)
+            for resource, ids in a.devices.items():
+                self.devices.allocated[(a.pod_uid, a.container, resource)] = tuple(ids)
+        if isinstance(self.cpu, CPUStaticPolicy):
+            self.cpu.start(cpu_assignments)
+        elif cpu_assignments:
+            raise InputError("existing CPU assignments need cpuManagerPolicy static")
+
+    # ------------------------------------------------------------------ admission
+    @property
+    def providers(self) -> Sequence[Any]:
+        """Registration order in the kubelet: device manager, CPU manager, memory manager."""
+        return (self.devices, self.cpu, self.memory)
+
+    def admit(self, pod: Pod | Mapping[str, Any]) -> PodResult:
+        if not isinstance(pod, Pod):
+            pod = Pod.from_pod_dict(pod)
+        result = admit_pod(self.topology.policy, self.topology.scope, self.providers, pod)
+        if not result.admit:
+            self.remove_pod(pod)
+        return self._result(pod, result)
+
+    def remove_pod(self, pod: Pod) -> None:
+        """Release everything the pod holds (the kubelet's stale-state clean-up after a rejection)."""
+        for c in pod.all_containers():
+            self.cpu.remove_container(pod.uid, c.name)
+            self.memory.remove_container(pod.uid, c.name)
+            for key in [k for k in self.devices.allocated if k[0] == pod.uid and k[1] == c.name]:
+                del self.devices.allocated[key]
+
+    def _result(self, pod: Pod, result: AdmitResult) -> PodResult:
+        containers = []
+        for c in pod.all_containers():
+            got = result.allocations.get(c.name) if result.admit else None
+            devices, cpus, memory = got if got else ({}, 0, [])
+            containers.append(
+                ContainerResult(
+                    name=c.name,
+                    affinity=result.affinity.get(c.name),
+                    cpuset=to_cpuset(cpus or 0),
+                    memory=tuple(memory or ()),
+                    devices=dict(devices or {}),
+                )
+            )
+        return PodResult(
+            uid=pod.uid,
+            namespace=pod.namespace,
+            name=pod.name,
+            admitted=result.admit,
+            reason=result.reason,
+            message=result.message,
+            containers=tuple(containers),
+        )
+
+    def free_cpus(self) -> CPUSet:
+        """The shared pool minus reserved CPUs (what exclusive allocations can still use)."""
+        return to_cpuset(self.cpu.available()) if isinstance(self.cpu, CPUStaticPolicy) else to_cpuset(0)
+
+    def free_memory(self) -> dict[int, dict[str, int]]:
+        if not isinstance(self.memory, MemoryStaticPolicy):
+            return {}
+        return {n: {r: t.free for r, t in st.memory.items()} for n, st in self.memory.state.items()}
+
+
+def simulate(node: NodeModel, pods: Iterable[Pod | Mapping[str, Any]]) -> list[PodResult]:
+    """Admit ``pods`` in order on a freshly started kubelet for ``node``."""
+    sim = NodeSimulator(node)
+    return [sim.admit(p) for p in pods]
+
+
+def reserved_cpu_count(kube_reserved_cpu: Any = 0, system_reserved_cpu: Any = 0) -> int:
+    """ceil(kubeReserved.cpu + systemReserved.cpu), as the kubelet sizes the static reservation."""
+    total = quantity(kube_reserved_cpu or 0, "kubeReserved.cpu") + quantity(
+        system_reserved_cpu or 0, "systemReserved.cpu"
+    )
+    return math.ceil(total)
+
+
+__all__ = [
+    "ContainerResult",
+    "ExistingAllocation",
+    "KubeletSettings",
+    "Machine",
+    "NUMANode",
+    "NodeModel",
+    "NodeSimulator",
+    "PodResult",
+    "reserved_cpu_count",
+    "simulate",
+]

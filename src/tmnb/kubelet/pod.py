@@ -1,0 +1,221 @@
+"""Pods as the kubelet's resource managers see them: containers with parsed quantities, QoS class,
+and the init/sidecar rules for what a container or a whole pod requests.
+
+Quantities are parsed with the official client's ``parse_quantity``; ``value()``/``milli_value()``
+round up like Go's ``Quantity.Value()``/``MilliValue()``, which decides whether a CPU request is
+"integer" for the static policy. No API defaulting is applied: a container with limits but no
+requests keeps empty requests, exactly as the kubelet would see a raw object.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from kubernetes.utils import parse_quantity
+
+from tmnb.errors import InputError
+
+GUARANTEED, BURSTABLE, BEST_EFFORT = "Guaranteed", "Burstable", "BestEffort"
+_QOS_RESOURCES = ("cpu", "memory")
+
+
+def quantity(value: Any, where: str) -> Decimal:
+    """Parse a Kubernetes quantity ("500m", "2Gi", 2); errors name the field."""
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise InputError(f"expected a Kubernetes quantity such as '2', '500m' or '1Gi', got {value!r}", where=where)
+    try:
+        return parse_quantity(value)
+    except ValueError:
+        raise InputError(
+            f"invalid Kubernetes quantity {value!r}: expected e.g. '2', '500m' or '1Gi'", where=where
+        ) from None
+
+
+def value(q: Decimal) -> int:
+    """Go ``Quantity.Value()``: rounded up, away from zero."""
+    return math.ceil(q) if q >= 0 else math.floor(q)
+
+
+def milli_value(q: Decimal) -> int:
+    return value(q * 1000)
+
+
+def _resources(raw: Any, where: str) -> dict[str, Decimal]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise InputError("expected a mapping of resource name to quantity", where=where)
+    return {str(k): quantity(v, f"{where}.{k}") for k, v in raw.items()}
+
+
+@dataclass(frozen=True)
+class Container:
+    """A container's name, requests and limits (quantity strings or Decimals), and for init
+    containers the restart policy ("Always" makes it a restartable sidecar)."""
+
+    name: str
+    requests: Mapping[str, Any] = field(default_factory=dict)
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    restart_policy: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise InputError(f"container name must be a string, got {self.name!r}")
+        object.__setattr__(self, "requests", _resources(self.requests, f"container {self.name!r}: requests"))
+        object.__setattr__(self, "limits", _resources(self.limits, f"container {self.name!r}: limits"))
+
+    @property
+    def restartable(self) -> bool:
+        return self.restart_policy == "Always"
+
+
+@dataclass(frozen=True)
+class Pod:
+    """Enough of a v1 Pod for admission: identity, containers, optional ``status.qosClass`` and
+    optional pod-level ``spec.resources``."""
+
+    uid: str
+    name: str
+    namespace: str = "default"
+    containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    qos_class: str | None = None
+    pod_requests: Mapping[str, Any] | None = None
+    pod_limits: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "containers", tuple(self.containers))
+        object.__setattr__(self, "init_containers", tuple(self.init_containers))
+        for c in (*self.init_containers, *self.containers):
+            if not isinstance(c, Container):
+                raise InputError(f"pod {self.name!r}: containers must be Container objects, got {type(c).__name__}")
+        names = [c.name for c in (*self.init_containers, *self.containers)]
+        if len(set(names)) != len(names):
+            raise InputError(f"pod {self.name!r}: container names must be unique, got {names}")
+        if self.qos_class not in (None, "", GUARANTEED, BURSTABLE, BEST_EFFORT):
+            raise InputError(f"pod {self.name!r}: qosClass must be Guaranteed, Burstable or BestEffort")
+        if self.pod_requests is not None:
+            object.__setattr__(self, "pod_requests", _resources(self.pod_requests, "spec.resources.requests"))
+        if self.pod_limits is not None:
+            object.__setattr__(self, "pod_limits", _resources(self.pod_limits, "spec.resources.limits"))
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def has_pod_level_resources(self) -> bool:
+        return bool(self.pod_requests) or bool(self.pod_limits)
+
+    def all_containers(self) -> tuple[Container, ...]:
+        return (*self.init_containers, *self.containers)
+
+    def is_init(self, name: str) -> bool:
+        return any(c.name == name for c in self.init_containers)
+
+    def qos(self) -> str:
+        """``GetPodQOS``: the status field if set, else computed like ``ComputePodQOS``."""
+        if self.qos_class:
+            return self.qos_class
+        return compute_qos(self)
+
+    @classmethod
+    def from_pod_dict(cls, obj: Mapping[str, Any], *, where: str = "pod") -> Pod:
+        """Build from a Kubernetes v1 Pod as JSON (``kubectl get pod -o json``), no defaulting."""
+        if not isinstance(obj, Mapping):
+            raise InputError("expected a v1 Pod object", where=where)
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        if not isinstance(meta, Mapping) or not isinstance(spec, Mapping) or not isinstance(status, Mapping):
+            raise InputError("metadata, spec and status must be objects", where=where)
+
+        def containers(key: str) -> tuple[Container, ...]:
+            raw = spec.get(key) or []
+            if not isinstance(raw, Sequence) or isinstance(raw, str):
+                raise InputError(f"spec.{key} must be a list", where=where)
+            out = []
+            for i, c in enumerate(raw):
+                if not isinstance(c, Mapping):
+                    raise InputError(f"spec.{key}[{i}] must be an object", where=where)
+                res = c.get("resources") or {}
+                out.append(
+                    Container(
+                        name=str(c.get("name", "")),
+                        requests=_resources(res.get("requests"), f"{where}.spec.{key}[{i}].resources.requests"),
+                        limits=_resources(res.get("limits"), f"{where}.spec.{key}[{i}].resources.limits"),
+                        restart_policy=c.get("restartPolicy"),
+                    )
+                )
+            return tuple(out)
+
+        pod_res = spec.get("resources")
+        return cls(
+            uid=str(meta.get("uid", "")),
+            name=str(meta.get("name", "")),
+            namespace=str(meta.get("namespace") or "default"),
+            containers=containers("containers"),
+            init_containers=containers("initContainers"),
+            qos_class=status.get("qosClass") or None,
+            pod_requests=(pod_res or {}).get("requests") if isinstance(pod_res, Mapping) else None,
+            pod_limits=(pod_res or {}).get("limits") if isinstance(pod_res, Mapping) else None,
+        )
+
+
+def compute_qos(pod: Pod) -> str:
+    """``ComputePodQOS`` over cpu and memory; pod-level resources decide when present."""
+    requests: dict[str, Decimal] = {}
+    limits: dict[str, Decimal] = {}
+    guaranteed = True
+    if pod.has_pod_level_resources:
+        groups = [(pod.pod_requests or {}, pod.pod_limits or {})]
+    else:
+        groups = [(c.requests, c.limits) for c in (*pod.containers, *pod.init_containers)]
+    for reqs, lims in groups:
+        for name, q in reqs.items():
+            if name in _QOS_RESOURCES and q > 0:
+                requests[name] = requests.get(name, Decimal(0)) + q
+        found = set()
+        for name, q in lims.items():
+            if name in _QOS_RESOURCES and q > 0:
+                found.add(name)
+                limits[name] = limits.get(name, Decimal(0)) + q
+        if not {"cpu", "memory"} <= found:
+            guaranteed = False
+    if not requests and not limits:
+        return BEST_EFFORT
+    if guaranteed:
+        for name, req in requests.items():
+            if limits.get(name) != req:
+                guaranteed = False
+                break
+    if guaranteed and len(requests) == len(limits):
+        return GUARANTEED
+    return BURSTABLE
+
+
+def pod_level_request(pod: Pod, per_container) -> int:
+    """The larger of (max over init containers of earlier sidecars + itself) and (app containers +
+    all sidecars), where ``per_container(c)`` is what one container counts for (None = skip)."""
+    by_init = 0
+    by_sidecars = 0
+    for c in pod.init_containers:
+        amount = per_container(c)
+        if amount is None:
+            continue
+        if c.restartable:
+            by_sidecars += amount
+        elif by_sidecars + amount > by_init:
+            by_init = by_sidecars + amount
+    by_apps = 0
+    for c in pod.containers:
+        amount = per_container(c)
+        if amount is not None:
+            by_apps += amount
+    return max(by_init, by_apps + by_sidecars)
