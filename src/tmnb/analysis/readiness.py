@@ -10,13 +10,16 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from tmnb.analysis.inventory import shape_of
-from tmnb.analysis.lint import SEVERITY_ORDER, Finding, Severity, plan_for
+from tmnb.analysis.lint import SEVERITY_ORDER, Finding, Severity, at_or_above, lint, plan_for, to_frame
 from tmnb.analysis.occupancy import pool_of
+from tmnb.analysis.whatif import whatif
+from tmnb.errors import InputError
 from tmnb.snapshot import Snapshot
 
 #: Findings whose remedy is a manual step during the rollout, not a change of plan.
@@ -125,3 +128,79 @@ def recommend_canary(snapshot: Snapshot, verdict_table: pd.DataFrame, pool_label
             }
         )
     return pd.DataFrame(rows)
+
+
+@dataclass
+class Readiness:
+    """Everything the readiness report shows, computed once."""
+
+    target: dict[str, Any]
+    fail_on: Severity
+    findings: list[Finding]
+    lint: pd.DataFrame
+    pods: pd.DataFrame
+    nodes: pd.DataFrame
+    verdicts: pd.DataFrame
+    plan: pd.DataFrame
+    canary: pd.DataFrame
+
+    @property
+    def alert(self) -> str:
+        """Why a scheduler should be alerted ("" when nothing is at or above ``fail_on``)."""
+        hits = at_or_above(self.findings, self.fail_on)
+        rejected = int((~self.pods["admitted"]).sum()) if not self.pods.empty else 0
+        refused = int((~self.nodes["kubelet starts"]).sum()) if not self.nodes.empty else 0
+        parts = []
+        if hits:
+            parts.append(f"{len(hits)} finding(s) at or above {self.fail_on}")
+        if rejected:
+            parts.append(f"{rejected} pod(s) would be rejected")
+        if refused:
+            parts.append(f"the kubelet would not start on {refused} node(s)")
+        return "; ".join(parts)
+
+
+def assess(
+    snapshot: Snapshot,
+    target: Mapping[str, Any],
+    *,
+    mode: str = "drain",
+    fail_on: str = "blocker",
+    pool_label: str | None = None,
+) -> Readiness:
+    if not isinstance(target, Mapping) or not target:
+        raise InputError("expected a non-empty mapping of KubeletConfiguration fields to set", where="target")
+    if fail_on not in SEVERITY_ORDER:
+        raise InputError(f"expected one of {', '.join(SEVERITY_ORDER)}, got {fail_on!r}", where="fail_on")
+    if mode not in ("drain", "restart"):
+        raise InputError(f"expected drain or restart, got {mode!r}", where="mode")
+    findings = lint(snapshot, target, pool_label=pool_label)
+    pods, nodes = whatif(snapshot, target, mode=mode)  # type: ignore[arg-type]
+    table = verdicts(snapshot, findings, pods, fail_on)  # type: ignore[arg-type]
+    refused = set(nodes.loc[~nodes["kubelet starts"], "node"]) if not nodes.empty else set()
+    table.loc[table["node"].isin(refused), "verdict"] = "needs action"
+    return Readiness(
+        target=dict(target),
+        fail_on=fail_on,  # type: ignore[arg-type]
+        findings=findings,
+        lint=to_frame(findings),
+        pods=pods,
+        nodes=nodes,
+        verdicts=table,
+        plan=plan_table(snapshot, target, findings),
+        canary=recommend_canary(snapshot, table, pool_label),
+    )
+
+
+def rejected_first(pods: pd.DataFrame) -> pd.DataFrame:
+    if pods.empty:
+        return pods
+    return pods.sort_values(["admitted", "node"], kind="stable").reset_index(drop=True)
+
+
+def summary(report: Readiness) -> str:
+    counts = Counter(report.verdicts["verdict"])
+    verdict = ", ".join(f"**{counts[v]}** {v}" for v in VERDICTS)
+    target = ", ".join(f"`{k}: {_show(v)}`" for k, v in report.target.items())
+    alert = f" **Alert:** {report.alert}." if report.alert else " No alert."
+    return f"Target {target}. Nodes: {verdict}.{alert}"

@@ -1,0 +1,67 @@
+import pytest
+
+from factories import node, pod, settings, snapshot
+from tmnb.analysis.readiness import assess, rejected_first, summary
+from tmnb.errors import InputError
+from tmnb.snapshot import KubeletInfo
+
+STATIC = KubeletInfo(settings=settings(cpuManagerPolicy="static", reservedSystemCPUs="0,8"))
+
+
+def fleet():
+    """a: static, one 2-CPU pod (ready). b: static, four 4-CPU pods (the fourth is rejected under
+    single-numa-node). c: CPU manager none (the plan changes nothing on it but warns). d: static,
+    idle, NotReady (never the canary)."""
+    pods = [pod("small", "a", cpu="2")]
+    pods += [pod(f"big{i}", "b", cpu="4", created=f"2026-11-30T10:0{i}:00Z") for i in range(4)]
+    pods += [pod("web", "c", cpu="500m", qos="Burstable")]
+    return snapshot(
+        [node("a", kubelet=STATIC), node("b", kubelet=STATIC), node("c"), node("d", kubelet=STATIC, ready=False)], pods
+    )
+
+
+def test_verdicts_plan_and_canary():
+    report = assess(fleet(), {"topologyManagerPolicy": "single-numa-node"})
+    verdict = report.verdicts.set_index("node")["verdict"].to_dict()
+    assert verdict == {"a": "ready", "b": "will reject pods", "c": "ready", "d": "ready"}
+    assert report.verdicts.set_index("node").loc["b", "first rejection"] == "app/big3: TopologyAffinityError"
+    plan = report.plan.set_index("node")
+    assert plan.loc["a", "current"] == "none" and plan.loc["a", "target"] == "single-numa-node"
+    # One pool, one shape: the Ready node with the fewest Guaranteed pods that rejects nothing.
+    assert report.canary.loc[0, "canary"] == "c"
+    assert "1 pod(s) would be rejected" in report.alert
+    assert rejected_first(report.pods).loc[0, "pod"] == "big3"
+    assert "**1** will reject pods" in summary(report)
+
+
+def test_policy_change_needs_action_with_manual_steps():
+    report = assess(fleet(), {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0,8"})
+    verdict = report.verdicts.set_index("node")["verdict"]
+    assert verdict["c"] == "needs action"
+    manual = report.plan.set_index(["node", "setting"]).loc[("c", "cpuManagerPolicy"), "manual action required"]
+    assert "remove /var/lib/kubelet/cpu_manager_state" in manual
+    assert "finding(s)" not in report.alert  # warnings are below fail_on=blocker (b still over-commits CPUs)
+
+
+def test_kubelet_refusal_is_needs_action_and_alerts():
+    report = assess(fleet(), {"cpuManagerPolicyOptions": {"full-pcpus-only": "true"}})
+    verdict = report.verdicts.set_index("node")["verdict"]
+    assert verdict["c"] == "needs action"
+    assert "the kubelet would not start on 1 node(s)" in report.alert
+    assert "1 finding(s) at or above blocker" in report.alert
+
+
+def test_fail_on_lowers_the_alert_threshold():
+    report = assess(fleet(), {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0,8"}, fail_on="warning")
+    assert "at or above warning" in report.alert
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "where"),
+    [({"target": {}}, "target"), ({"fail_on": "fatal"}, "fail_on"), ({"mode": "reboot"}, "mode")],
+)
+def test_bad_parameters(kwargs, where):
+    args = {"target": {"topologyManagerPolicy": "restricted"}, **kwargs}
+    with pytest.raises(InputError) as err:
+        assess(fleet(), args.pop("target"), **args)
+    assert err.value.where == where
