@@ -1,5 +1,5 @@
 """The ``tmnb`` command. User errors print one line and exit 2; failed runs exit 1;
-runs whose report raises an alert (e.g. blockers found) exit 3 so schedulers can page."""
+runs whose report raises an alert (blockers found, pods predicted to be rejected) exit 3."""
 
 from __future__ import annotations
 
@@ -37,7 +37,52 @@ def _parser() -> argparse.ArgumentParser:
     snap = sub.add_parser("snapshot", help="write a snapshot file from a source")
     snap.add_argument("--source", default="sample", help="'sample' or a snapshot file")
     snap.add_argument("--out", required=True, help="output file (.json or .json.gz)")
+    what = sub.add_parser("whatif", help="predict which pods each node admits under target kubelet settings")
+    src = what.add_mutually_exclusive_group(required=True)
+    src.add_argument("--snapshot", help="snapshot file, or 'sample'")
+    src.add_argument("--node-root", help="a copy of one node's files laid out as on the node (needs --pods)")
+    what.add_argument("--pods", help="PodList JSON (kubectl get pods -o json) for --node-root")
+    what.add_argument("--node-name", help="node name for --node-root (default: the directory name)")
+    what.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        required=True,
+        help="KubeletConfiguration field to set (repeatable); maps as YAML, e.g. "
+        "topologyManagerPolicyOptions='{prefer-closest-numa-nodes: \"true\"}'",
+    )
+    what.add_argument(
+        "--mode",
+        choices=["drain", "restart"],
+        default="drain",
+        help="drain: re-admit from empty manager state (default); restart: keep today's allocations",
+    )
+    what.add_argument("--format", choices=["table", "json"], default="table")
     return parser
+
+
+def _cmd_whatif(args: argparse.Namespace) -> int:
+    import json
+
+    from tmnb.analysis.whatif import whatif
+    from tmnb.cli_whatif import load_whatif_input, parse_settings
+
+    target = parse_settings(args.settings)
+    snapshot = load_whatif_input(args.snapshot, args.node_root, args.pods, args.node_name)
+    pods, nodes = whatif(snapshot, target, mode=args.mode, with_headroom=args.format == "table")
+    if args.format == "json":
+        records = pods[["node", "namespace", "pod", "admitted", "reason", "message", "numa", "cpuset"]]
+        print(json.dumps(records.to_dict("records"), indent=2))
+    else:
+        print(pods.drop(columns=["uid"]).to_string(index=False) if len(pods) else "(no active pods)")
+        print()
+        print(nodes.to_string(index=False))
+    refused = nodes[~nodes["kubelet starts"]] if len(nodes) else nodes
+    for row in refused.itertuples():
+        print(f"tmnb: {row.node}: the kubelet would not start: {row.refusal}", file=sys.stderr)
+    return EXIT_ALERT if len(refused) or (len(pods) and not pods["admitted"].all()) else EXIT_OK
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -70,7 +115,7 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handler = {"run": _cmd_run, "snapshot": _cmd_snapshot}[args.command]
+    handler = {"run": _cmd_run, "snapshot": _cmd_snapshot, "whatif": _cmd_whatif}[args.command]
     try:
         return handler(args)
     except RunError as exc:

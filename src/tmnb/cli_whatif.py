@@ -1,0 +1,62 @@
+"""Inputs of ``tmnb whatif``: ``--set`` values and the two ways to describe the nodes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tmnb.errors import InputError
+from tmnb.snapshot import Snapshot, SnapshotSource
+from tmnb.sources.kube_objects import pods_from_list
+from tmnb.sources.resolve import open_snapshot
+
+
+def parse_settings(items: list[str]) -> dict[str, Any]:
+    """``FIELD=VALUE`` pairs; values are YAML. Option-map values become strings, as the kubelet wants."""
+    target: dict[str, Any] = {}
+    for item in items:
+        field, sep, raw = item.partition("=")
+        if not sep or not field.strip():
+            raise InputError(f"expected FIELD=VALUE, got {item!r}", where="--set")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError as exc:
+            raise InputError(f"{field}: value is not valid YAML: {exc}", where="--set") from None
+        if field.endswith("PolicyOptions"):
+            if not isinstance(value, dict):
+                raise InputError(f"{field}: expected a map, e.g. '{{name: \"value\"}}'", where="--set")
+            value = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+        target[field.strip()] = value
+    return target
+
+
+def load_whatif_input(snapshot: str | None, node_root: str | None, pods: str | None, node_name: str | None) -> Snapshot:
+    if snapshot:
+        return open_snapshot(snapshot)
+    if not pods:
+        raise InputError("--node-root needs --pods (a PodList JSON, e.g. kubectl get pods -o json)")
+    from tmnb.sources.node_root import read_node_root
+
+    root = Path(node_root or ".")
+    node = read_node_root(root, name=node_name or root.resolve().name)
+    try:
+        doc = json.loads(Path(pods).read_text())
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=pods) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", source=pods, line=exc.lineno) from None
+    listed = pods_from_list(doc, source=pods)
+    bound = [dataclasses.replace(p, node=node.name) for p in listed if p.node in (None, node.name)]
+    if listed and not bound:
+        elsewhere = ", ".join(sorted({p.node or "" for p in listed}))
+        raise InputError(
+            f"no pod is bound to node {node.name!r} (pods are bound to: {elsewhere}); use --node-name", source=pods
+        )
+    captured = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    source = SnapshotSource(kind="bundle", detail=str(root))
+    return Snapshot(captured_at=captured, source=source, nodes=[node], pods=bound)

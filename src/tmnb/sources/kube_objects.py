@@ -1,0 +1,116 @@
+"""Kubernetes API objects (as JSON: ``kubectl get -o json`` or the client's serialised form) to
+snapshot records. One conversion for the live collector, PodList files and the sandbox."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tmnb.errors import InputError
+from tmnb.kubelet.pod import Container as ModelContainer
+from tmnb.kubelet.pod import Pod as ModelPod
+from tmnb.kubelet.pod import compute_qos
+from tmnb.snapshot import Container, OwnerRef, Pod
+
+
+def _map(value: Any, where: str, source: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(f"expected an object, got {type(value).__name__}", source=source, where=where)
+    return value
+
+
+def _quantities(value: Any, where: str, source: str) -> dict[str, str]:
+    return {str(k): str(v) for k, v in _map(value, where, source).items()}
+
+
+def _containers(spec: Mapping[str, Any], key: str, where: str, source: str) -> list[Container]:
+    raw = spec.get(key) or []
+    if not isinstance(raw, list):
+        raise InputError("expected a list", source=source, where=f"{where}.spec.{key}")
+    out = []
+    for i, c in enumerate(raw):
+        at = f"{where}.spec.{key}[{i}]"
+        c = _map(c, at, source)
+        if not c.get("name"):
+            raise InputError("container without a name", source=source, where=at)
+        res = _map(c.get("resources"), f"{at}.resources", source)
+        out.append(
+            Container(
+                name=str(c["name"]),
+                requests=_quantities(res.get("requests"), f"{at}.resources.requests", source),
+                limits=_quantities(res.get("limits"), f"{at}.resources.limits", source),
+                restart_policy=c.get("restartPolicy"),
+                image=c.get("image"),
+            )
+        )
+    return out
+
+
+def _owner(meta: Mapping[str, Any]) -> OwnerRef | None:
+    refs = [r for r in meta.get("ownerReferences") or [] if isinstance(r, Mapping)]
+    ref = next((r for r in refs if r.get("controller")), refs[0] if refs else None)
+    if ref is None:
+        return None
+    kind, name = str(ref.get("kind", "")), str(ref.get("name", ""))
+    controller_kind = controller_name = None
+    template_hash = (meta.get("labels") or {}).get("pod-template-hash")
+    if kind == "ReplicaSet" and template_hash and name.endswith(f"-{template_hash}"):
+        # A ReplicaSet named <deployment>-<pod-template-hash> belongs to that Deployment.
+        controller_kind, controller_name = "Deployment", name.removesuffix(f"-{template_hash}")
+    return OwnerRef(
+        kind=kind, name=name, uid=ref.get("uid"), controller_kind=controller_kind, controller_name=controller_name
+    )
+
+
+def pod_from_api(obj: Any, *, source: str = "<pod>", where: str = "$") -> Pod:
+    """A v1 Pod object to a snapshot Pod; QoS from ``status.qosClass``, else computed as the API does."""
+    obj = _map(obj, where, source)
+    meta, spec = _map(obj.get("metadata"), f"{where}.metadata", source), _map(obj.get("spec"), f"{where}.spec", source)
+    status = _map(obj.get("status"), f"{where}.status", source)
+    for key in ("name", "namespace", "uid"):
+        if not meta.get(key):
+            raise InputError(f"pod without metadata.{key}", source=source, where=f"{where}.metadata")
+    containers = _containers(spec, "containers", where, source)
+    init = _containers(spec, "initContainers", where, source)
+    qos = status.get("qosClass")
+    if qos not in ("Guaranteed", "Burstable", "BestEffort"):
+        model = ModelPod(
+            uid=str(meta["uid"]),
+            name=str(meta["name"]),
+            containers=tuple(_model(c) for c in containers),
+            init_containers=tuple(_model(c) for c in init),
+        )
+        qos = compute_qos(model)
+    return Pod(
+        namespace=str(meta["namespace"]),
+        name=str(meta["name"]),
+        uid=str(meta["uid"]),
+        node=spec.get("nodeName") or None,
+        qos_class=qos,
+        phase=str(status.get("phase") or "Pending"),
+        created=str(meta.get("creationTimestamp") or ""),
+        reason=status.get("reason"),
+        message=status.get("message"),
+        owner=_owner(meta),
+        labels={str(k): str(v) for k, v in (meta.get("labels") or {}).items()},
+        containers=containers,
+        init_containers=init,
+        priority_class=spec.get("priorityClassName"),
+        volumes_emptydir=any(isinstance(v, Mapping) and "emptyDir" in v for v in spec.get("volumes") or []),
+    )
+
+
+def _model(c: Container) -> ModelContainer:
+    return ModelContainer(c.name, dict(c.requests), dict(c.limits), c.restart_policy)
+
+
+def pods_from_list(doc: Any, *, source: str) -> list[Pod]:
+    """A ``PodList`` (or ``List`` of pods), as ``kubectl get pods -o json`` prints it."""
+    doc = _map(doc, "$", source)
+    if doc.get("kind") not in ("PodList", "List") or not isinstance(doc.get("items"), list):
+        raise InputError(
+            "expected a PodList: an object with kind PodList (or List) and an items list", source=source, where="$.kind"
+        )
+    return [pod_from_api(item, source=source, where=f"$.items[{i}]") for i, item in enumerate(doc["items"])]
