@@ -46,7 +46,10 @@ class Setting:
     value: Any
     source: SettingSource
     detail: str | None = Field(default=None, description="file path, drop-in name or flag name")
-    overridden: list[Layer] = Field(default_factory=list, description="earlier layers, lowest first")
+    overridden: tuple[Layer, ...] = Field(default=(), description="earlier layers, lowest first")
+
+    def as_layer(self) -> Layer:
+        return Layer(self.source, self.value, self.detail)
 
 
 @dataclass(config=_STRICT, frozen=True)

@@ -1,0 +1,132 @@
+"""Container cgroups: /proc/<pid>/cgroup lines, kubepods cgroup paths and cpuset files.
+
+The cgroup's effective cpuset is the ground truth for where a container runs. A path tells whose
+container it is: systemd driver ``…/kubepods-burstable-pod<uid with _>.slice/cri-containerd-<id>.scope``
+(Guaranteed pods have no QoS slice), cgroupfs driver ``/kubepods/burstable/pod<uid>/<id>``, and the
+OCI ``cgroupsPath`` form ``kubepods-pod<uid>.slice:cri-containerd:<id>``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from tmnb.cpuset import CPUSet
+from tmnb.errors import InputError
+
+CgroupVersion = Literal["v1", "v2"]
+Qos = Literal["guaranteed", "burstable", "besteffort"]
+
+#: The file holding the CPUs a cgroup's tasks may actually use, then the requested set.
+CPUSET_FILES: dict[CgroupVersion, tuple[str, str]] = {
+    "v2": ("cpuset.cpus.effective", "cpuset.cpus"),
+    "v1": ("cpuset.effective_cpus", "cpuset.cpus"),
+}
+
+_LINE = re.compile(r"^(\d+):([^:]*):(.*)$")
+_SYSTEMD_POD = re.compile(r"kubepods(?:-(burstable|besteffort))?-pod([0-9a-fA-F_]+)\.slice$")
+_SYSTEMD_SCOPE = re.compile(r"^(cri-containerd|crio|docker|crio-conmon)-([0-9a-f]{64})\.scope$")
+_CGROUPFS_POD = re.compile(r"^pod([0-9a-fA-F-]+)$")
+_CGROUPFS_CONTAINER = re.compile(r"^(?:(crio)-)?([0-9a-f]{64})$")
+_OCI_SYSTEMD = re.compile(r"^(?P<slice>[^:/]+\.slice):(?P<prefix>[^:]+):(?P<id>[0-9a-f]{64})$")
+
+
+@dataclass(frozen=True)
+class CgroupLine:
+    """One line of /proc/<pid>/cgroup: hierarchy id, controllers (empty for v2's ``0::``), path."""
+
+    hierarchy: int
+    controllers: tuple[str, ...]
+    path: str
+
+
+@dataclass(frozen=True)
+class KubeCgroupRef:
+    """Whose cgroup a path is. ``container_id`` is None for the pod-level cgroup and for conmon."""
+
+    pod_uid: str
+    qos: Qos
+    driver: Literal["systemd", "cgroupfs"]
+    container_id: str | None = None
+    runtime: str | None = None
+
+
+def parse_proc_cgroup(text: str, *, source: str) -> tuple[CgroupLine, ...]:
+    lines = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        m = _LINE.match(raw.strip())
+        if not m:
+            raise InputError(f"expected 'ID:controllers:/path', got {raw.strip()!r}", source=source, line=lineno)
+        controllers = tuple(c for c in m.group(2).split(",") if c)
+        lines.append(CgroupLine(int(m.group(1)), controllers, m.group(3)))
+    if not lines:
+        raise InputError("empty; expected /proc/<pid>/cgroup lines such as '0::/kubepods.slice/...'", source=source)
+    return tuple(lines)
+
+
+def cpuset_cgroup(lines: tuple[CgroupLine, ...], *, source: str) -> tuple[str, CgroupVersion]:
+    """The cgroup path that governs the cpuset and its hierarchy version (v1 ``cpuset`` controller
+    line, else the unified ``0::`` line)."""
+    for line in lines:
+        if "cpuset" in line.controllers:
+            return line.path, "v1"
+    for line in lines:
+        if line.hierarchy == 0 and not line.controllers:
+            return line.path, "v2"
+    raise InputError("no cpuset controller line and no unified '0::' line", source=source)
+
+
+def parse_cpuset_file(text: str, *, source: str) -> CPUSet:
+    """``cpuset.cpus.effective`` / ``cpuset.effective_cpus`` / ``cpuset.cpus`` content."""
+    return CPUSet.parse(text, source=source)
+
+
+def parse_kube_cgroup_path(path: str) -> KubeCgroupRef | None:
+    """Identify a kubepods cgroup path (systemd, cgroupfs or OCI ``slice:prefix:id``); None if the
+    path is not under a pod (system services, the kubepods root, QoS slices)."""
+    oci = _OCI_SYSTEMD.match(path)
+    if oci:
+        pod = _SYSTEMD_POD.search(oci.group("slice"))
+        if not pod:
+            return None
+        return KubeCgroupRef(
+            pod_uid=pod.group(2).replace("_", "-"),
+            qos=pod.group(1) or "guaranteed",  # type: ignore[arg-type]
+            driver="systemd",
+            container_id=oci.group("id"),
+            runtime=oci.group("prefix"),
+        )
+    parts = [p for p in path.split("/") if p]
+    for i, part in enumerate(parts):
+        pod = _SYSTEMD_POD.search(part)
+        if pod:
+            ref = KubeCgroupRef(pod.group(2).replace("_", "-"), pod.group(1) or "guaranteed", "systemd")  # type: ignore[arg-type]
+            if i + 1 < len(parts):
+                scope = _SYSTEMD_SCOPE.match(parts[i + 1])
+                if scope:
+                    runtime = scope.group(1)
+                    cid = None if runtime == "crio-conmon" else scope.group(2)
+                    return KubeCgroupRef(ref.pod_uid, ref.qos, "systemd", cid, runtime)
+            return ref
+        if part == "kubepods":
+            return _cgroupfs(parts[i + 1 :])
+    return None
+
+
+def _cgroupfs(rest: list[str]) -> KubeCgroupRef | None:
+    qos: Qos = "guaranteed"
+    if rest and rest[0] in ("burstable", "besteffort"):
+        qos = rest[0]  # type: ignore[assignment]
+        rest = rest[1:]
+    if not rest:
+        return None
+    pod = _CGROUPFS_POD.match(rest[0])
+    if not pod:
+        return None
+    container = _CGROUPFS_CONTAINER.match(rest[1]) if len(rest) > 1 else None
+    if container is None:
+        return KubeCgroupRef(pod.group(1), qos, "cgroupfs")
+    return KubeCgroupRef(pod.group(1), qos, "cgroupfs", container.group(2), container.group(1))

@@ -1,0 +1,72 @@
+"""JSON and YAML loading that turns syntax errors into ``InputError`` with the line number.
+
+Truncated files are the common failure when artifacts are copied off a node, so the message says
+"truncated or malformed" and where the parser gave up.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+from tmnb.errors import InputError
+
+
+def load_json(text: str | bytes, *, source: str, expected: str) -> Any:
+    """Parse JSON; ``expected`` names the document (e.g. "a cpu_manager_state JSON object")."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise InputError(f"not UTF-8 text ({err}); expected {expected}", source=source) from None
+    if not text.strip():
+        raise InputError(f"empty file; expected {expected}", source=source)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(
+            f"truncated or malformed JSON ({err.msg}, column {err.colno}); expected {expected}",
+            source=source,
+            line=err.lineno,
+        ) from None
+
+
+class _DuplicateKeyLoader(yaml.SafeLoader):
+    """SafeLoader that records duplicate mapping keys instead of silently keeping the last one."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[tuple[str, int]] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, str) and key in seen:
+                self.duplicates.append((key, key_node.start_mark.line + 1))
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str, *, source: str, expected: str) -> tuple[Any, list[tuple[str, int]]]:
+    """Parse one YAML (or JSON) document; returns the data and the duplicate keys with their lines."""
+    if not text.strip():
+        raise InputError(f"empty file; expected {expected}", source=source)
+    loader = _DuplicateKeyLoader(text)
+    try:
+        data = loader.get_single_data()
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        problem = err.problem or err.context or "syntax error"
+        raise InputError(
+            f"malformed YAML ({problem}); expected {expected}",
+            source=source,
+            line=mark.line + 1 if mark else None,
+        ) from None
+    except yaml.YAMLError as err:
+        raise InputError(f"malformed YAML ({err}); expected {expected}", source=source) from None
+    finally:
+        loader.dispose()
+    return data, loader.duplicates

@@ -1,0 +1,284 @@
+"""lscpu output in its three shapes: the summary (plain text or ``-J``) and the parsable ``-p`` table.
+
+The summary gives online/offline CPUs and the NUMA node → CPU map (node ids may be sparse); only
+``-p`` gives per-CPU core and socket ids. Labels are translated by gettext, so the summary must be
+captured with ``LC_ALL=C``; a translated capture is rejected rather than half-parsed. ``-p`` column
+names are never translated. Recommended capture for the per-CPU table, including offline CPUs:
+``LC_ALL=C lscpu -a -p=CPU,CORE,SOCKET,NODE,ONLINE``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tmnb.cpuset import CPUSet
+from tmnb.errors import InputError
+from tmnb.parse.documents import load_json
+
+_NUMA_NODE = re.compile(r"^NUMA node(\d+) CPU\(s\)$")
+_NUMA_LIKE = re.compile(r"NUMA|Knoten|Nœud|ノード|节点", re.IGNORECASE)
+_C_LOCALE_HINT = "capture it with `LC_ALL=C lscpu` so the labels are the untranslated English ones"
+
+
+@dataclass(frozen=True)
+class LscpuSummary:
+    """What the lscpu summary says about CPUs and NUMA; ``fields`` keeps every label for display."""
+
+    cpus: int
+    online: CPUSet | None
+    offline: CPUSet
+    sockets: int | None
+    cores_per_socket: int | None
+    threads_per_core: int | None
+    numa_nodes: dict[int, CPUSet]
+    vendor: str | None
+    model_name: str | None
+    fields: dict[str, str | None]
+
+
+@dataclass(frozen=True)
+class LogicalCpu:
+    """One row of ``lscpu -p``. Ids are lscpu's logical indexes (node-unique cores) unless ``-y`` was
+    used; ``None`` where lscpu printed nothing (offline CPUs) or ``-``."""
+
+    cpu: int
+    core: int | None
+    socket: int | None
+    numa: int | None
+    online: bool
+
+
+@dataclass(frozen=True)
+class CpuTopology:
+    """Per-logical-CPU topology, sorted by CPU id."""
+
+    cpus: tuple[LogicalCpu, ...]
+
+    def online(self) -> CPUSet:
+        return CPUSet(c.cpu for c in self.cpus if c.online)
+
+    def offline(self) -> CPUSet:
+        return CPUSet(c.cpu for c in self.cpus if not c.online)
+
+    def numa_nodes(self) -> dict[int, CPUSet]:
+        """NUMA id → its online CPUs (the view the kubelet's CPU manager has)."""
+        nodes: dict[int, set[int]] = {}
+        for c in self.cpus:
+            if c.online and c.numa is not None:
+                nodes.setdefault(c.numa, set()).add(c.cpu)
+        return {node: CPUSet(cpus) for node, cpus in sorted(nodes.items())}
+
+    def sockets(self) -> tuple[int, ...]:
+        return tuple(sorted({c.socket for c in self.cpus if c.socket is not None}))
+
+
+# ---------------------------------------------------------------------------------------------
+# Summary: plain text and JSON
+
+
+def parse_lscpu_summary(text: str, *, source: str = "lscpu") -> LscpuSummary:
+    """``LC_ALL=C lscpu`` or ``LC_ALL=C lscpu -J`` (flat, or hierarchical with ``children``)."""
+    if text.lstrip().startswith("{"):
+        return _summarize(list(_json_fields(text, source)), source)
+    return _summarize(list(_text_fields(text, source)), source)
+
+
+def _text_fields(text: str, source: str) -> Iterator[tuple[str, str | None, int]]:
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        label, sep, value = raw.strip().partition(":")
+        if not sep:
+            label, sep, value = raw.strip().partition("：")  # zh_CN full-width colon
+            if sep:
+                raise InputError(f"lscpu output is translated (label {label!r}); {_C_LOCALE_HINT}", source=source)
+            raise InputError(
+                f"expected 'Label: value' lines of lscpu output, got {raw.strip()!r}", source=source, line=lineno
+            )
+        yield label, value.strip() or None, lineno
+
+
+def _json_fields(text: str, source: str) -> Iterator[tuple[str, str | None, int | None]]:
+    doc = load_json(text, source=source, expected='lscpu -J output ({"lscpu": [{"field": ..., "data": ...}]})')
+    entries = doc.get("lscpu") if isinstance(doc, dict) else None
+    if not isinstance(entries, list):
+        raise InputError('expected a JSON object with an "lscpu" list (output of lscpu -J)', source=source)
+    yield from _walk_json(entries, source, "lscpu")
+
+
+def _walk_json(entries: list[object], source: str, path: str) -> Iterator[tuple[str, str | None, None]]:
+    for i, entry in enumerate(entries):
+        where = f"{path}[{i}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("field"), str):
+            raise InputError('expected {"field": "Label:", "data": ...}', source=source, where=where)
+        data = entry.get("data")
+        if data is not None and not isinstance(data, str):
+            raise InputError(f"expected a string or null, got {data!r}", source=source, where=f"{where}.data")
+        label = entry["field"]
+        if not label.endswith(":"):
+            if label.endswith("："):
+                raise InputError(f"lscpu output is translated (label {label!r}); {_C_LOCALE_HINT}", source=source)
+            raise InputError(f"expected a label ending in ':', got {label!r}", source=source, where=f"{where}.field")
+        yield label[:-1], data, None
+        children = entry.get("children")
+        if children is not None:
+            if not isinstance(children, list):
+                raise InputError("expected a list", source=source, where=f"{where}.children")
+            yield from _walk_json(children, source, f"{where}.children")
+
+
+def _check_c_locale(fields: list[tuple[str, str | None, int | None]], source: str) -> None:
+    labels = [label for label, _, _ in fields]
+    for label, _, line in fields:
+        if label != label.rstrip() or not label.isascii():
+            raise InputError(
+                f"lscpu output is translated (label {label!r}); {_C_LOCALE_HINT}", source=source, line=line
+            )
+        if _NUMA_LIKE.search(label) and label != "NUMA node(s)" and label != "NUMA" and not _NUMA_NODE.match(label):
+            raise InputError(
+                f"lscpu output is translated (label {label!r}); {_C_LOCALE_HINT}", source=source, line=line
+            )
+    if "Architecture" not in labels:
+        found = labels[0] if labels else "nothing"
+        raise InputError(
+            f"expected lscpu output starting with 'Architecture:', found {found!r}; if this is lscpu, {_C_LOCALE_HINT}",
+            source=source,
+        )
+
+
+def _int_field(values: dict[str, str | None], label: str, source: str) -> int | None:
+    text = values.get(label)
+    if text is None:
+        return None
+    if not text.isdigit():
+        raise InputError(f"expected a number for {label!r}, got {text!r}", source=source, where=label)
+    return int(text)
+
+
+def _summarize(fields: list[tuple[str, str | None, int | None]], source: str) -> LscpuSummary:
+    _check_c_locale(fields, source)
+    values: dict[str, str | None] = {}
+    numa: dict[int, CPUSet] = {}
+    for label, value, line in fields:
+        values.setdefault(label, value)
+        m = _NUMA_NODE.match(label)
+        if m:
+            node = int(m.group(1))
+            if node in numa:
+                raise InputError(f"NUMA node{node} is listed twice", source=source, line=line)
+            if value is None:  # a CPU-less node (memory only: HBM, CXL)
+                numa[node] = CPUSet()
+                continue
+            if value.lower().startswith("0x"):
+                raise InputError(
+                    f"NUMA node{node} CPUs given as a hex mask; capture lscpu without --hex", source=source
+                )
+            numa[node] = CPUSet.parse(value, source=f"{source}: {label}")
+    cpus = _int_field(values, "CPU(s)", source)
+    if cpus is None:
+        raise InputError("no 'CPU(s):' line; expected complete lscpu output", source=source)
+    online_text = values.get("On-line CPU(s) list")
+    online = CPUSet.parse(online_text, source=f"{source}: On-line CPU(s) list") if online_text else None
+    offline = CPUSet.parse(values.get("Off-line CPU(s) list") or "", source=f"{source}: Off-line CPU(s) list")
+    if online is not None and online & offline:
+        raise InputError(f"CPUs {online & offline} are listed both on-line and off-line", source=source)
+    if online is not None and len(online) + len(offline) > cpus:
+        raise InputError(f"CPU(s) says {cpus} but {len(online) + len(offline)} CPUs are listed", source=source)
+    declared = _int_field(values, "NUMA node(s)", source)
+    if declared is not None and declared != len(numa):
+        raise InputError(
+            f"'NUMA node(s): {declared}' but {len(numa)} 'NUMA nodeN CPU(s):' lines; the output looks truncated",
+            source=source,
+        )
+    return LscpuSummary(
+        cpus=cpus,
+        online=online,
+        offline=offline,
+        sockets=_int_field(values, "Socket(s)", source),
+        cores_per_socket=_int_field(values, "Core(s) per socket", source),
+        threads_per_core=_int_field(values, "Thread(s) per core", source),
+        numa_nodes=dict(sorted(numa.items())),
+        vendor=values.get("Vendor ID"),
+        model_name=values.get("Model name"),
+        fields=values,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsable: lscpu -p / --parse=LIST
+
+_ID_COLUMNS = {"cpu": "cpu", "core": "core", "socket": "socket", "node": "numa"}
+
+
+def parse_lscpu_parsable(text: str, *, source: str = "lscpu -p") -> CpuTopology:
+    """``lscpu -p`` (default columns) or ``lscpu [-a] -p=CPU,CORE,SOCKET,NODE[,ONLINE]``.
+
+    Without an ONLINE column a row with neither core nor socket id is taken as offline (lscpu cannot
+    read the topology of an offline CPU); plain ``-p`` lists online CPUs only.
+    """
+    header: list[str] | None = None
+    rows: list[LogicalCpu] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            candidate = line[1:].strip()
+            if "," in candidate and "CPU" in candidate.upper().split(","):
+                # Cache columns follow an empty name in the default format ("Node,,L1d,..."); they
+                # stay in the header only so that row widths can be checked.
+                header = [name.strip().lower() for name in candidate.split(",")]
+            continue
+        if header is None:
+            raise InputError(
+                "expected the '# CPU,Core,Socket,Node,...' column header before the data (output of lscpu -p)",
+                source=source,
+                line=lineno,
+            )
+        rows.append(_row(line, header, source, lineno))
+    if header is None:
+        raise InputError("no '# CPU,Core,...' column header; expected output of lscpu -p", source=source)
+    if not rows:
+        raise InputError("no CPU rows after the column header; the output looks truncated", source=source)
+    seen: set[int] = set()
+    for row in rows:
+        if row.cpu in seen:
+            raise InputError(f"CPU {row.cpu} is listed twice", source=source)
+        seen.add(row.cpu)
+    return CpuTopology(tuple(sorted(rows, key=lambda r: r.cpu)))
+
+
+def _row(line: str, header: list[str], source: str, lineno: int) -> LogicalCpu:
+    cells = line.split(",")
+    if len(cells) != len(header):
+        raise InputError(
+            f"expected {len(header)} comma-separated columns ({','.join(header)}), got {len(cells)}; "
+            "the line looks truncated",
+            source=source,
+            line=lineno,
+        )
+    ids: dict[str, int | None] = {}
+    online: bool | None = None
+    for name, cell in zip(header, cells, strict=True):
+        cell = cell.strip()
+        if name in _ID_COLUMNS:
+            if cell in ("", "-"):
+                ids[_ID_COLUMNS[name]] = None
+            elif cell.isdigit():
+                ids[_ID_COLUMNS[name]] = int(cell)
+            else:
+                raise InputError(
+                    f"expected a number in column {name.upper()}, got {cell!r}", source=source, line=lineno
+                )
+        elif name == "online":
+            if cell not in ("Y", "N"):
+                raise InputError(f"expected Y or N in column ONLINE, got {cell!r}", source=source, line=lineno)
+            online = cell == "Y"
+    cpu = ids.get("cpu")
+    if cpu is None:
+        raise InputError("every row needs a CPU number", source=source, line=lineno)
+    if online is None:
+        online = not (ids.get("core") is None and ids.get("socket") is None)
+    return LogicalCpu(cpu=cpu, core=ids.get("core"), socket=ids.get("socket"), numa=ids.get("numa"), online=online)

@@ -1,0 +1,169 @@
+"""sysfs NUMA node files (/sys/devices/system/node): cpulist, meminfo, distance, per-size hugepages.
+
+The per-file parsers are pure; ``read_numa_nodes`` reads a directory laid out like sysfs (a live
+/sys or a copy in a node bundle). Node ids can be sparse, so a distance row is keyed by the node
+ids it refers to, taken from ``online``: the kernel prints one distance per *online* node
+(``for_each_online_node`` in drivers/base/node.c ``node_read_distance``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from tmnb.cpuset import CPUSet
+from tmnb.errors import InputError
+from tmnb.parse.quantity import format_go
+
+_MEMINFO_LINE = re.compile(r"^Node\s+(\d+)\s+([A-Za-z0-9_()]+):\s+(\d+)(?:\s+(kB))?$")
+_HUGEPAGE_DIR = re.compile(r"^hugepages-(\d+)kB$")
+_NODE_DIR = re.compile(r"^node(\d+)$")
+_HUGEPAGE_FILES = ("nr_hugepages", "free_hugepages", "surplus_hugepages")
+
+
+@dataclass(frozen=True)
+class HugePages:
+    """Pages of one size on one NUMA node. ``size`` is named as Kubernetes names it ("2Mi", "1Gi")."""
+
+    size: str
+    size_bytes: int
+    total: int
+    free: int
+    surplus: int
+
+
+@dataclass(frozen=True)
+class NumaNode:
+    id: int
+    cpus: CPUSet
+    memory_total: int
+    memory_free: int
+    hugepages: tuple[HugePages, ...]
+    distances: dict[int, int]
+
+
+def parse_node_meminfo(text: str, *, node_id: int, source: str) -> dict[str, int]:
+    """``nodeN/meminfo`` → key → bytes (``kB`` lines) or a plain count (``HugePages_*``)."""
+    values: dict[str, int] = {}
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        m = _MEMINFO_LINE.match(raw.strip())
+        if not m:
+            raise InputError(
+                f"expected 'Node {node_id} Key: value [kB]', got {raw.strip()!r}", source=source, line=lineno
+            )
+        if int(m.group(1)) != node_id:
+            raise InputError(f"line is for node {m.group(1)}, expected node {node_id}", source=source, line=lineno)
+        values[m.group(2)] = int(m.group(3)) * (1024 if m.group(4) else 1)
+    for key in ("MemTotal", "MemFree"):
+        if key not in values:
+            raise InputError(f"no {key} line; the file looks truncated", source=source)
+    return values
+
+
+def parse_distance(text: str, *, source: str) -> tuple[int, ...]:
+    """``nodeN/distance``: whitespace-separated SLIT distances, one per online node."""
+    cells = text.split()
+    if not cells or not all(cell.isdigit() for cell in cells):
+        raise InputError(f"expected whitespace-separated integers such as '10 21', got {text.strip()!r}", source=source)
+    return tuple(int(cell) for cell in cells)
+
+
+def hugepage_size(dir_name: str, *, source: str) -> int:
+    """``hugepages-2048kB`` → 2097152 bytes."""
+    m = _HUGEPAGE_DIR.match(dir_name)
+    if not m:
+        raise InputError(f"expected a directory named hugepages-<size>kB, got {dir_name!r}", source=source)
+    return int(m.group(1)) * 1024
+
+
+def parse_hugepages(dir_name: str, files: Mapping[str, str], *, source: str) -> HugePages:
+    """One ``hugepages-<size>kB`` directory given as file name → content."""
+    size = hugepage_size(dir_name, source=source)
+    counts: dict[str, int] = {}
+    for name in _HUGEPAGE_FILES:
+        text = files.get(name)
+        if text is None:
+            raise InputError(f"missing {name}", source=f"{source}/{dir_name}")
+        if not text.strip().isdigit():
+            raise InputError(f"expected a page count, got {text.strip()!r}", source=f"{source}/{dir_name}/{name}")
+        counts[name] = int(text)
+    return HugePages(
+        size=format_go(Decimal(size), binary=True),
+        size_bytes=size,
+        total=counts["nr_hugepages"],
+        free=counts["free_hugepages"],
+        surplus=counts["surplus_hugepages"],
+    )
+
+
+def build_numa_node(
+    node_id: int,
+    *,
+    cpulist: str,
+    meminfo: str,
+    distance: str,
+    node_order: Sequence[int],
+    hugepages: Sequence[HugePages] = (),
+    source: str,
+) -> NumaNode:
+    """Assemble one node; ``node_order`` is the ``online`` node list the distance row follows."""
+    row = parse_distance(distance, source=f"{source}/distance")
+    if len(row) != len(node_order):
+        raise InputError(
+            f"{len(row)} distances for {len(node_order)} online nodes {list(node_order)}",
+            source=f"{source}/distance",
+        )
+    mem = parse_node_meminfo(meminfo, node_id=node_id, source=f"{source}/meminfo")
+    return NumaNode(
+        id=node_id,
+        cpus=CPUSet.parse(cpulist, source=f"{source}/cpulist"),
+        memory_total=mem["MemTotal"],
+        memory_free=mem["MemFree"],
+        hugepages=tuple(sorted(hugepages, key=lambda h: h.size_bytes)),
+        distances=dict(zip(node_order, row, strict=True)),
+    )
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        raise InputError("file is missing", source=str(path)) from None
+
+
+def read_numa_nodes(node_root: Path) -> tuple[NumaNode, ...]:
+    """Read a directory shaped like ``/sys/devices/system/node`` (``online`` plus ``nodeN/``)."""
+    node_root = Path(node_root)
+    if not node_root.is_dir():
+        raise InputError("expected a directory shaped like /sys/devices/system/node", source=str(node_root))
+    present = sorted(int(m.group(1)) for p in node_root.iterdir() if (m := _NODE_DIR.match(p.name)) and p.is_dir())
+    online_file = node_root / "online"
+    order = sorted(CPUSet.parse(_read(online_file), source=str(online_file))) if online_file.exists() else present
+    if not present:
+        raise InputError("no nodeN directories", source=str(node_root))
+    nodes = []
+    for node_id in present:
+        node_dir = node_root / f"node{node_id}"
+        pages = []
+        hp_root = node_dir / "hugepages"
+        if hp_root.is_dir():
+            for size_dir in sorted(hp_root.iterdir()):
+                files = {name: _read(size_dir / name) for name in _HUGEPAGE_FILES}
+                pages.append(parse_hugepages(size_dir.name, files, source=str(hp_root)))
+        nodes.append(
+            build_numa_node(
+                node_id,
+                cpulist=_read(node_dir / "cpulist"),
+                meminfo=_read(node_dir / "meminfo"),
+                distance=_read(node_dir / "distance"),
+                node_order=order,
+                hugepages=pages,
+                source=str(node_dir),
+            )
+        )
+    return tuple(nodes)

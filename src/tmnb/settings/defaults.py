@@ -1,0 +1,81 @@
+"""KubeletConfiguration defaults for the fields tmnb reports, as the kubelet applies them.
+
+From ``SetDefaults_KubeletConfiguration`` (pkg/kubelet/apis/config/v1beta1/defaults.go), whose
+actual values differ from some types.go comments: ``cpuManagerPolicy`` defaults to lowercase
+"none" while ``memoryManagerPolicy`` defaults to "None". ``evictionHard`` is filled in by
+``loadConfigFile`` only when the file leaves it unset (see ``effective``).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from tmnb.parse.duration import parse_go_duration
+from tmnb.parse.kubelet_fields import DURATION_FIELDS, FIELD_SINCE, FIELD_TYPES
+from tmnb.versions import KubeVersion
+
+#: eviction.DefaultEvictionHard (Linux). Newer kubelets add imagefs.inodesFree: 5%.
+DEFAULT_EVICTION_HARD: dict[str, str] = {
+    "memory.available": "100Mi",
+    "nodefs.available": "10%",
+    "nodefs.inodesFree": "5%",
+    "imagefs.available": "15%",
+}
+
+_DEFAULTS: dict[str, Any] = {
+    "cpuManagerPolicy": "none",
+    "cpuManagerReconcilePeriod": "10s",
+    "memoryManagerPolicy": "None",
+    "topologyManagerPolicy": "none",
+    "topologyManagerScope": "container",
+    "evictionHard": DEFAULT_EVICTION_HARD,
+    "mergeDefaultEvictionSettings": False,
+    "enforceNodeAllocatable": ["pods"],
+    "cgroupDriver": "cgroupfs",
+    "cgroupsPerQOS": True,
+    "containerRuntimeEndpoint": "unix:///run/containerd/containerd.sock",
+    "failSwapOn": True,
+    "maxPods": 110,
+    "podPidsLimit": -1,
+}
+
+#: Non-pointer fields that SetDefaults fills when they hold their zero value: kubeadm writes
+#: ``cpuManagerReconcilePeriod: 0s`` and ``containerRuntimeEndpoint: ""`` and means the default.
+_ZERO_IS_DEFAULT = frozenset(
+    {
+        "cpuManagerPolicy",
+        "cpuManagerReconcilePeriod",
+        "memoryManagerPolicy",
+        "topologyManagerPolicy",
+        "topologyManagerScope",
+        "cgroupDriver",
+        "containerRuntimeEndpoint",
+        "maxPods",
+    }
+)
+
+#: Defaults certain enough that a /configz value differing from them means real drift.
+RELIABLE_DEFAULTS = frozenset(
+    {"cpuManagerPolicy", "memoryManagerPolicy", "topologyManagerPolicy", "topologyManagerScope"}
+)
+
+
+def defaults_for(version: KubeVersion | None) -> dict[str, Any]:
+    """Defaults of the fields that exist in ``version`` (all of them when the version is unknown)."""
+    return {
+        name: copy.deepcopy(value)
+        for name, value in _DEFAULTS.items()
+        if version is None or version.major != 1 or FIELD_SINCE[name] <= version.minor
+    }
+
+
+def is_zero_default(name: str, value: Any) -> bool:
+    """True when the kubelet replaces ``value`` with the field's default. For fields tmnb does not
+    model, an empty string or zero duration is taken as "the default" too (SetDefaults fills those,
+    or their default is that zero value), so kubeadm's ``syncFrequency: 0s`` is not reported as 0s."""
+    if name in DURATION_FIELDS and isinstance(value, str):
+        return (name in _ZERO_IS_DEFAULT or name not in FIELD_TYPES) and parse_go_duration(value) == 0
+    if name in _ZERO_IS_DEFAULT:
+        return value in ("", 0) and not isinstance(value, bool)
+    return name not in FIELD_TYPES and value == ""

@@ -1,0 +1,180 @@
+"""Version-aware validation of kubelet settings: the entry points, and where values come from.
+
+``validate_settings`` combines the provenance checks here (unknown fields, flags that shadow the
+configuration or that the kubelet version does not know, /configz drift, drop-in files the kubelet
+skips) with the manager rules in ``managers``; ``validate_checkpoints`` (in ``checkpoints``) asks
+whether the kubelet would restore its state files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from tmnb.cpuset import CPUSet
+from tmnb.parse.kubelet_fields import FIELD_SINCE
+from tmnb.parse.kubelet_flags import CONFIG_FLAGS
+from tmnb.settings.checkpoints import validate_checkpoints
+from tmnb.settings.effective import KubeletSettings, Layer, Setting, same_value
+from tmnb.settings.findings import Finding, Findings, show
+from tmnb.settings.managers import check_cpu, check_memory, check_topology
+from tmnb.versions import KubeVersion
+
+__all__ = ["Finding", "validate_checkpoints", "validate_settings"]
+
+_DEPRECATED_FLAG = (
+    "This parameter should be set via the config file specified by the Kubelet's --config flag. "
+    "See https://kubernetes.io/docs/tasks/administer-cluster/kubelet-config-file/ for more information."
+)
+
+
+def validate_settings(
+    settings: KubeletSettings,
+    *,
+    version: KubeVersion,
+    numa_nodes: Collection[int] | None = None,
+    sockets: int | None = None,
+    memory_capacity: int | None = None,
+    online_cpus: CPUSet | None = None,
+) -> list[Finding]:
+    """Check effective settings against a kubelet ``version``. Hardware facts are optional; checks
+    that need a missing one are skipped (NUMA count, socket count, memory for % eviction, online CPUs)."""
+    out = Findings(version)
+    _check_layers(settings, version, out)
+    gates = settings.value("featureGates", {})
+    check_topology(settings, version, gates, numa_nodes, out)
+    check_cpu(settings, version, gates, numa_nodes, sockets, online_cpus, out)
+    check_memory(settings, numa_nodes, memory_capacity, out)
+    return list(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Where values come from
+
+
+def _layered(setting: Setting) -> tuple[Layer, ...]:
+    """Every layer that set the field, lowest first, without /configz."""
+    if setting.source == "configz":
+        return setting.overridden
+    return (*setting.overridden, setting.as_layer())
+
+
+def _check_layers(settings: KubeletSettings, version: KubeVersion, out: Findings) -> None:
+    _check_fields(settings, version, out)
+    _check_dropins(settings, version, out)
+    _check_flags(settings, version, out)
+    for drift in settings.drift:
+        out.add(
+            "configz.drift",
+            drift.field,
+            "warning",
+            f"the running kubelet (/configz) has {drift.field}={show(drift.running)} but "
+            f"{_where(drift.configured_by)} sets {show(drift.configured)}; "
+            "the kubelet has not been restarted since that change",
+        )
+
+
+def _too_new(name: str, version: KubeVersion) -> int | None:
+    """The minor that introduced ``name`` when ``version`` predates it."""
+    since = FIELD_SINCE.get(name)
+    return since if since is not None and version.major == 1 and version.minor < since else None
+
+
+def _check_fields(settings: KubeletSettings, version: KubeVersion, out: Findings) -> None:
+    for source, name in settings.unknown_fields:
+        out.add(
+            "config.unknown-field",
+            name,
+            "warning",
+            f'{source}: unknown field "{name}"; the kubelet ignores it after logging '
+            '"Using lenient decoding as strict decoding failed" '
+            f'err="strict decoding error: unknown field \\"{name}\\""',
+        )
+    for name, setting in settings.fields.items():
+        configured = [layer for layer in _layered(setting) if layer.source in ("file", "dropin")]
+        since = _too_new(name, version)
+        if configured and since is not None:
+            out.add(
+                "config.field-too-new",
+                name,
+                "warning",
+                f"{configured[-1].detail}: {name} exists from kubelet 1.{since}; kubelet {version} ignores it",
+            )
+    for source, name in settings.duplicate_fields:
+        out.add(
+            "config.duplicate-field", name.split(" ")[0], "warning", f"{source}: {name} is set twice; the last one wins"
+        )
+
+
+def _check_dropins(settings: KubeletSettings, version: KubeVersion, out: Findings) -> None:
+    for path in settings.skipped_dropin_files:
+        out.add(
+            "dropin.skipped-file",
+            "configDir",
+            "warning",
+            f"{path} is ignored: the kubelet only reads drop-in files whose name ends in .conf",
+        )
+    if not settings.config_dir or version.major != 1:
+        return
+    if version.minor < 28:
+        out.add(
+            "dropin.unsupported",
+            "configDir",
+            "error",
+            "failed to parse kubelet flag: unknown flag: --config-dir",
+            kubelet=True,
+        )
+    elif version.minor < 30:
+        out.add(
+            "dropin.alpha",
+            "configDir",
+            "warning",
+            f"--config-dir is alpha in kubelet {version}: it is only honoured with the environment variable "
+            "KUBELET_CONFIG_DROPIN_DIR_ALPHA set for the kubelet process",
+        )
+
+
+def _check_flags(settings: KubeletSettings, version: KubeVersion, out: Findings) -> None:
+    flags = settings.flags
+    for use in flags.uses if flags is not None else ():
+        if use.name not in CONFIG_FLAGS:
+            continue
+        field = CONFIG_FLAGS[use.name][0]
+        if _too_new(field, version) is not None:
+            out.add(
+                "flag.unknown",
+                field,
+                "error",
+                f"failed to parse kubelet flag: unknown flag: --{use.name}",
+                kubelet=True,
+            )
+        else:
+            out.add(
+                "flag.deprecated",
+                field,
+                "info",
+                f"Flag --{use.name} has been deprecated, {_DEPRECATED_FLAG}",
+                kubelet=True,
+            )
+    for name, setting in settings.fields.items():
+        layers = _layered(setting)
+        if not layers or layers[-1].source != "flag":
+            continue
+        flag = layers[-1]
+        lost = [
+            layer
+            for layer in layers[:-1]
+            if layer.source in ("file", "dropin") and not same_value(layer.value, flag.value)
+        ]
+        if lost:
+            where = " and ".join(f"{layer.detail} ({show(layer.value)})" for layer in lost)
+            out.add(
+                "flag.overrides-config",
+                name,
+                "warning",
+                f"{flag.detail}={show(flag.value)} overrides {name} set in {where}; "
+                "edits to the configuration have no effect while the flag is set",
+            )
+
+
+def _where(layer: Layer) -> str:
+    return {"default": "the default", "flag": f"flag {layer.detail}"}.get(layer.source, str(layer.detail))

@@ -1,0 +1,227 @@
+"""Effective kubelet settings: default → file → drop-ins → flags, or /configz, with provenance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tmnb.parse.jsonable import to_jsonable
+from tmnb.parse.kubelet_config import parse_configz, parse_kubelet_config, parse_kubelet_dropin, read_dropin_dir
+from tmnb.parse.kubelet_flags import parse_kubelet_args
+from tmnb.parse.systemd import parse_systemd_units
+from tmnb.settings.effective import Layer, Setting, effective_settings, without_configz
+from tmnb.versions import KubeVersion
+
+KUBELET = Path(__file__).parents[1] / "fixtures" / "node" / "kubelet"
+SYSTEMD = KUBELET / "systemd"
+HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+V131 = KubeVersion(1, 31, 4)
+
+
+def node_layers():  # type: ignore[no-untyped-def]
+    """The fixture node: kubeadm unit + env files, config.yaml, a drop-in dir, and a stale /configz."""
+    units = [
+        ("/lib/systemd/system/kubelet.service", (SYSTEMD / "kubelet.service").read_text()),
+        ("/etc/systemd/system/kubelet.service.d/10-kubeadm.conf", (SYSTEMD / "10-kubeadm.conf").read_text()),
+    ]
+    env = {
+        "/var/lib/kubelet/kubeadm-flags.env": (SYSTEMD / "kubeadm-flags.env").read_text(),
+        "/etc/default/kubelet": (SYSTEMD / "etc-default-kubelet").read_text(),
+    }
+    ex = parse_systemd_units(units, env_files=env)
+    return {
+        "file": parse_kubelet_config((KUBELET / "config.yaml").read_text(), source="/var/lib/kubelet/config.yaml"),
+        "dropins": read_dropin_dir(KUBELET / "config-dir"),
+        "flags": parse_kubelet_args(ex.argv, source="kubelet.service", origins=ex.origins),
+        "configz": parse_configz((KUBELET / "configz.json").read_text()),
+    }
+
+
+def from_yaml(body: str, **kwargs):  # type: ignore[no-untyped-def]
+    return effective_settings(file=parse_kubelet_config(HEADER + body, source="config.yaml"), **kwargs)
+
+
+def flags(*args: str):  # type: ignore[no-untyped-def]
+    return parse_kubelet_args(["/usr/bin/kubelet", *args], source="cmdline")
+
+
+def test_flag_beats_dropin_beats_file_beats_default() -> None:
+    layers = node_layers()
+    del layers["configz"]
+    s = effective_settings(**layers, version=V131)
+    policy = s.setting("topologyManagerPolicy")
+    assert (policy.value, policy.source, policy.detail) == ("single-numa-node", "flag", "--topology-manager-policy")
+    assert [(layer.source, layer.value) for layer in policy.overridden] == [
+        ("default", "none"),
+        ("file", "best-effort"),
+        ("dropin", "restricted"),
+    ]
+    assert policy.overridden[2].detail.endswith("config-dir/10-topology.conf")
+
+
+def test_dropins_merge_maps_per_key_and_replace_lists() -> None:
+    layers = node_layers()
+    del layers["configz"]
+    s = effective_settings(**layers, version=V131)
+    assert s.value("kubeReserved") == {"cpu": "500m", "memory": "2Gi"}
+    assert s.setting("kubeReserved").source == "dropin"
+    assert s.value("reservedMemory") == [
+        {"numaNode": 0, "limits": {"memory": "1124Mi"}},
+        {"numaNode": 1, "limits": {"memory": "2Gi"}},
+    ]
+    assert s.value("featureGates") == {"CPUManagerPolicyBetaOptions": True}  # null deleted the alpha gate
+    assert s.value("topologyManagerPolicyOptions") == {"prefer-closest-numa-nodes": "true"}
+    assert s.value("cpuManagerPolicyOptions") == {"full-pcpus-only": "true"}  # untouched file value
+    assert [Path(p).name for p in s.skipped_dropin_files] == ["15-topology.yaml", "README.md"]
+    assert s.value("topologyManagerScope") == "container"  # the .yaml drop-in is ignored
+
+
+def test_kubeadm_zero_values_mean_defaults() -> None:
+    layers = node_layers()
+    del layers["configz"]
+    s = effective_settings(**layers, version=V131)
+    assert s.setting("cpuManagerReconcilePeriod") == Setting("10s", "default")
+    assert s.value("syncFrequency") is None  # "0s" in the file: the kubelet's default, not modelled here
+    endpoint = s.setting("containerRuntimeEndpoint")
+    assert (endpoint.value, endpoint.source) == ("unix:///var/run/containerd/containerd.sock", "flag")
+    assert [layer.source for layer in endpoint.overridden] == ["default"]  # the file's "" is no layer
+
+
+def test_configz_is_the_truth_and_drift_is_reported() -> None:
+    s = effective_settings(**node_layers(), version=V131)
+    assert s.from_configz
+    policy = s.setting("topologyManagerPolicy")
+    assert (policy.value, policy.source) == ("restricted", "configz")
+    assert policy.overridden[-1] == Layer("flag", "single-numa-node", "--topology-manager-policy")
+    assert [(d.field, d.configured, d.running) for d in s.drift] == [
+        ("topologyManagerPolicy", "single-numa-node", "restricted")
+    ]
+    assert s.value("cpuManagerReconcilePeriod") == "10s"
+    assert s.setting("hairpinMode").overridden == ()  # only /configz knows it
+
+
+def test_without_configz_is_the_on_disk_view() -> None:
+    layers = node_layers()
+    with_configz = effective_settings(**layers, version=V131)
+    del layers["configz"]
+    on_disk = effective_settings(**layers, version=V131)
+    view = without_configz(with_configz)
+    assert not view.from_configz and view.drift == ()
+    for name, setting in on_disk.fields.items():
+        assert view.fields[name] == setting, name
+    assert without_configz(on_disk) is on_disk
+
+
+def test_only_configz() -> None:
+    s = effective_settings(configz=parse_configz((KUBELET / "configz.json").read_text()))
+    assert {setting.source for setting in s.fields.values()} == {"configz"}
+    assert s.drift == ()
+    assert s.value("memoryManagerPolicy") == "Static"
+
+
+def test_durations_and_quantities_compare_by_value() -> None:
+    configz = parse_configz(
+        '{"kubeletconfig": {"cpuManagerReconcilePeriod": "1m0s",'
+        ' "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1Gi"}}]}}'
+    )
+    s = from_yaml(
+        "cpuManagerReconcilePeriod: 1m\nreservedMemory:\n- numaNode: 0\n  limits:\n    memory: 1024Mi\n",
+        configz=configz,
+    )
+    assert s.drift == ()
+    assert s.setting("reservedMemory").overridden[-1].value == [{"numaNode": 0, "limits": {"memory": "1Gi"}}]
+
+
+def test_flags_replace_maps_except_feature_gates() -> None:
+    s = from_yaml(
+        "kubeReserved: {cpu: 500m, memory: 1Gi}\nfeatureGates: {CPUManagerPolicyAlphaOptions: true}\n",
+        flags=flags("--kube-reserved=cpu=1", "--feature-gates=CPUManagerPolicyBetaOptions=false"),
+    )
+    assert s.value("kubeReserved") == {"cpu": "1"}
+    assert s.value("featureGates") == {"CPUManagerPolicyAlphaOptions": True, "CPUManagerPolicyBetaOptions": False}
+    assert s.setting("featureGates").source == "flag"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            "",
+            {
+                "memory.available": "100Mi",
+                "nodefs.available": "10%",
+                "nodefs.inodesFree": "5%",
+                "imagefs.available": "15%",
+            },
+        ),
+        ("evictionHard: {memory.available: 500Mi}\n", {"memory.available": "500Mi"}),
+        (
+            "evictionHard: {memory.available: 500Mi}\nmergeDefaultEvictionSettings: true\n",
+            {
+                "memory.available": "500Mi",
+                "nodefs.available": "10%",
+                "nodefs.inodesFree": "5%",
+                "imagefs.available": "15%",
+            },
+        ),
+    ],
+)
+def test_eviction_hard_defaults_only_when_the_file_leaves_it_unset(body: str, expected: dict[str, str]) -> None:
+    assert from_yaml(body).value("evictionHard") == expected
+
+
+def test_dropin_eviction_hard_merges_into_the_defaults() -> None:
+    dropin = parse_kubelet_dropin(HEADER + "evictionHard: {memory.available: 500Mi}\n", source="/d/10.conf")
+    s = from_yaml("", dropins=[dropin])
+    assert s.value("evictionHard")["memory.available"] == "500Mi"
+    assert s.value("evictionHard")["nodefs.available"] == "10%"
+
+
+def test_dropin_null_restores_the_default_or_unsets() -> None:
+    dropin = parse_kubelet_dropin(
+        HEADER + "topologyManagerPolicy: null\ncpuManagerPolicyOptions: null\n", source="/d/90-reset.conf"
+    )
+    s = from_yaml(
+        "topologyManagerPolicy: restricted\ncpuManagerPolicyOptions: {full-pcpus-only: 'true'}\n", dropins=[dropin]
+    )
+    policy = s.setting("topologyManagerPolicy")
+    assert (policy.value, policy.source) == ("none", "default")
+    assert [layer.source for layer in policy.overridden] == ["default", "file", "dropin"]
+    assert s.value("cpuManagerPolicyOptions") is None
+
+
+def test_defaults_follow_the_kubelet_version() -> None:
+    assert from_yaml("", version=KubeVersion(1, 19, 0)).setting("topologyManagerScope") is None
+    assert from_yaml("", version=KubeVersion(1, 20, 0)).value("topologyManagerScope") == "container"
+    assert from_yaml("").value("memoryManagerPolicy") == "None"
+    assert from_yaml("").value("cpuManagerPolicy") == "none"
+
+
+def test_unknown_and_duplicate_fields_keep_their_source() -> None:
+    s = from_yaml("topologyManagerPolicyOption: {a: b}\nmaxPods: 10\nmaxPods: 20\n")
+    assert s.unknown_fields == (("config.yaml", "topologyManagerPolicyOption"),)
+    assert s.duplicate_fields == (("config.yaml", "maxPods (line 5)"),)
+
+
+def test_settings_fit_the_snapshot_model() -> None:
+    from tmnb.snapshot.model import Setting as SnapshotSetting
+
+    s = effective_settings(**node_layers(), version=V131)
+    for setting in s.fields.values():
+        SnapshotSetting(**to_jsonable(setting))  # raises if the shapes drift apart
+    data = to_jsonable(s.setting("topologyManagerPolicy"))
+    assert data["overridden"][-1] == {
+        "source": "flag",
+        "value": "single-numa-node",
+        "detail": "--topology-manager-policy",
+    }
+
+
+def test_whole_settings_are_json_friendly() -> None:
+    import json
+
+    data = to_jsonable(effective_settings(**node_layers(), version=V131))
+    text = json.dumps(data)
+    assert json.loads(text)["drift"][0]["field"] == "topologyManagerPolicy"
+    assert data["flags"]["config_fields"]["topologyManagerPolicy"] == "single-numa-node"

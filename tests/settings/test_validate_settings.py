@@ -1,0 +1,484 @@
+"""Version-aware validation: findings in the kubelet's own words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tmnb.cpuset import CPUSet
+from tmnb.parse.kubelet_config import parse_configz, parse_kubelet_config, parse_kubelet_dropin, read_dropin_dir
+from tmnb.parse.kubelet_flags import parse_kubelet_args
+from tmnb.parse.state_files import CpuManagerState, parse_cpu_manager_state, parse_memory_manager_state
+from tmnb.settings.effective import KubeletSettings, effective_settings
+from tmnb.settings.validate import Finding, validate_checkpoints, validate_settings
+from tmnb.versions import KubeVersion
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "node"
+HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+V126, V131, V135, V136 = (KubeVersion(1, m, 0) for m in (26, 31, 35, 36))
+STATIC_OK = "cpuManagerPolicy: static\nkubeReserved: {cpu: '1'}\n"
+
+
+def settings(body: str = "", *args: str, version: KubeVersion | None = None) -> KubeletSettings:
+    flags = parse_kubelet_args(["/usr/bin/kubelet", *args], source="cmdline") if args else None
+    return effective_settings(
+        file=parse_kubelet_config(HEADER + body, source="config.yaml"), flags=flags, version=version
+    )
+
+
+def check(body: str = "", *args: str, version: KubeVersion = V136, **facts: object) -> list[Finding]:
+    return validate_settings(settings(body, *args, version=version), version=version, **facts)  # type: ignore[arg-type]
+
+
+def codes(findings: list[Finding]) -> list[str]:
+    return [f.code for f in findings]
+
+
+def only(findings: list[Finding], code: str) -> Finding:
+    matching = [f for f in findings if f.code == code]
+    assert len(matching) == 1, codes(findings)
+    return matching[0]
+
+
+def test_defaults_are_clean() -> None:
+    assert check() == []
+
+
+def test_findings_carry_version_and_kubelet_text_flag() -> None:
+    finding = only(check("topologyManagerPolicy: single-numa\n", version=V131), "topology.policy")
+    assert finding == Finding(
+        code="topology.policy",
+        field="topologyManagerPolicy",
+        severity="error",
+        message='invalid configuration: topologyManagerPolicy (--topology-manager-policy) "single-numa" '
+        'must be one of: ["none" "best-effort" "restricted" "single-numa-node"]',
+        kubelet_version="v1.31.0",
+        kubelet_text=True,
+    )
+
+
+def test_invalid_scope() -> None:
+    assert only(check("topologyManagerScope: Pod\n"), "topology.scope").message == (
+        'invalid configuration: topologyManagerScope (--topology-manager-scope) "Pod" '
+        'must be one of: "container", or "pod"'
+    )
+
+
+# --- Topology Manager options -----------------------------------------------------------------
+
+
+def test_options_ignored_with_policy_none_but_the_map_gate_still_applies() -> None:
+    findings = check("topologyManagerPolicyOptions: {prefer-closest-numa-nodes: 'true'}\n", version=V126)
+    assert only(findings, "topology.options-ignored").severity == "warning"
+    assert only(findings, "kubelet.rejects").message == (
+        "topology manager policy options map[prefer-closest-numa-nodes:true] require feature gates "
+        '"TopologyManagerPolicyOptions" enabled'
+    )
+    assert codes(check("topologyManagerPolicyOptions: {bogus: x}\n")) == ["topology.options-ignored"]
+
+
+@pytest.mark.parametrize(
+    ("version", "options", "message"),
+    [
+        (
+            KubeVersion(1, 30, 0),
+            "max-allowable-numa-nodes: '16'",
+            'unknown Topology Manager Policy option: "max-allowable-numa-nodes"',
+        ),
+        (
+            V131,
+            "max-allowable-numa-nodes: '4'",
+            'the minimum value of "max-allowable-numa-nodes" should not be less than 8',
+        ),
+        (V136, "prefer-closest-numa-nodes: 'yes'", 'bad value for option "prefer-closest-numa-nodes"'),
+        (
+            V136,
+            "numa-allocation-strategy: most-allocated",
+            'unknown Topology Manager Policy option: "numa-allocation-strategy"',
+        ),
+    ],
+)
+def test_topology_options_are_parsed_by_the_kubelet_model(version: KubeVersion, options: str, message: str) -> None:
+    findings = check(
+        f"topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {{{options}}}\n", version=version
+    )
+    finding = only(findings, "kubelet.rejects")
+    assert finding.message.startswith(message) and finding.kubelet_text
+
+
+def test_beta_option_needs_its_gate() -> None:
+    body = (
+        "topologyManagerPolicy: best-effort\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '16'}\n"
+        "featureGates: {TopologyManagerPolicyBetaOptions: false}\n"
+    )
+    assert only(check(body, version=V131), "kubelet.rejects").message == (
+        'Topology Manager Policy Beta-level Options not enabled, but option "max-allowable-numa-nodes" provided'
+    )
+    assert "kubelet.rejects" not in codes(check(body, version=V135))  # GA in 1.35
+
+
+def test_more_numa_nodes_than_the_topology_manager_allows() -> None:
+    nodes = range(16)
+    assert only(
+        check("topologyManagerPolicy: restricted\n", numa_nodes=nodes), "topology.too-many-numa-nodes"
+    ).message == ("unsupported on machines with more than 8 NUMA Nodes")
+    raised = check(
+        "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '16'}\n",
+        numa_nodes=nodes,
+    )
+    assert "topology.too-many-numa-nodes" not in codes(raised)
+    assert only(raised, "topology.max-numa-above-default").message == (
+        "WARNING: the value of max-allowable-numa-nodes is more than the default recommended value"
+    )
+    assert check(numa_nodes=nodes) == []  # policy none: the limit does not apply
+
+
+def test_hint_provider_and_option_effect_notes() -> None:
+    assert codes(check("topologyManagerPolicy: single-numa-node\n")) == ["topology.no-cpu-memory-hints"]
+    body = (
+        STATIC_OK
+        + "topologyManagerPolicy: single-numa-node\ntopologyManagerPolicyOptions: {prefer-closest-numa-nodes: 'true'}\n"
+    )
+    assert codes(check(body)) == ["topology.prefer-closest-ineffective"]
+
+
+def test_options_before_the_modelled_range_are_only_noted() -> None:
+    findings = check(
+        "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {x: y}\n", version=KubeVersion(1, 25, 0)
+    )
+    assert codes(findings) == ["config.field-too-new", "topology.options-unmodelled", "topology.no-cpu-memory-hints"]
+
+
+# --- CPU Manager ----------------------------------------------------------------------------------
+
+
+def test_cpu_policy_is_case_sensitive() -> None:
+    finding = only(check("cpuManagerPolicy: Static\n"), "cpu.policy")
+    assert finding.message == 'unknown policy: "Static" (values are case-sensitive: use "static")'
+
+
+def test_none_policy_refuses_options() -> None:
+    assert only(check("cpuManagerPolicyOptions: {full-pcpus-only: 'true'}\n"), "cpu.options-with-none").message == (
+        "None policy: received unsupported options=map[full-pcpus-only:true]"
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "cpuManagerPolicy: static\n",
+        "cpuManagerPolicy: static\nkubeReserved: {cpu: '0'}\nsystemReserved: {memory: 1Gi}\n",
+    ],
+)
+def test_static_policy_needs_a_cpu_reservation(body: str) -> None:
+    finding = only(check(body), "cpu.static-no-reservation")
+    assert finding.message == "[cpumanager] unable to determine reserved CPU resources for static policy"
+
+
+def test_static_reservation_sources() -> None:
+    assert check(STATIC_OK) == []
+    assert check("cpuManagerPolicy: static\nreservedSystemCPUs: '0,32'\n") == []
+    fractional = check("cpuManagerPolicy: static\nkubeReserved: {cpu: 700m}\nsystemReserved: {cpu: 500m}\n")
+    assert (
+        only(fractional, "cpu.static-fractional-reservation").message
+        == "the static policy reserves whole CPUs: ceil(1200m) = 2"
+    )
+    both = check("cpuManagerPolicy: static\nreservedSystemCPUs: '0-1'\nkubeReserved: {cpu: '1'}\n")
+    assert codes(both) == ["cpu.reserved-cpus-supersedes"]
+    bad = check("cpuManagerPolicy: static\nkubeReserved: {cpu: lots}\n")
+    assert codes(bad) == ["config.invalid-quantity", "cpu.static-no-reservation"]
+
+
+def test_reserved_cpus_rules() -> None:
+    cgroup = check("reservedSystemCPUs: '0'\nkubeReservedCgroup: /kube.slice\n")
+    assert only(cgroup, "cpu.reserved-cpus-cgroup").message.startswith(
+        "invalid configuration: can't use reservedSystemCPUs (--reserved-cpus) with systemReservedCgroup"
+    )
+    unparsable = only(check("reservedSystemCPUs: '0-a'\n"), "cpu.reserved-cpus-parse")
+    assert unparsable.message.startswith(
+        "invalid configuration: unable to parse reservedSystemCPUs (--reserved-cpus) 0-a, error:"
+    )
+    offline = only(check("reservedSystemCPUs: '0,63'\n", online_cpus=CPUSet.parse("0-61")), "cpu.reserved-cpus-offline")
+    assert offline.message == "reserved-cpus: 0,63 is not a subset of online-cpus: 0-61"
+
+
+def test_cpu_options_go_through_the_kubelet_model() -> None:
+    body = STATIC_OK + "cpuManagerPolicyOptions: {full-pcpus-only: 'true', distribute-cpus-across-cores: 'true'}\n"
+    body += "featureGates: {CPUManagerPolicyAlphaOptions: true}\n"
+    assert only(check(body), "kubelet.rejects").message == (
+        "static policy options full-pcpus-only and distribute-cpus-across-cores can not be used at the same time"
+    )
+    alpha = check(STATIC_OK + "cpuManagerPolicyOptions: {align-by-socket: 'true'}\n")
+    assert only(alpha, "kubelet.rejects").message == (
+        'CPU Manager Policy Alpha-level Options not enabled, but option "align-by-socket" provided'
+    )
+
+
+def test_locked_gate_stops_the_kubelet() -> None:
+    finding = only(check(STATIC_OK + "featureGates: {CPUManagerPolicyOptions: false}\n"), "kubelet.rejects")
+    assert finding.message == "cannot set feature gate CPUManagerPolicyOptions to false, feature is locked to true"
+
+
+def test_align_by_socket_incompatibilities() -> None:
+    body = (
+        STATIC_OK
+        + "cpuManagerPolicyOptions: {align-by-socket: 'true'}\nfeatureGates: {CPUManagerPolicyAlphaOptions: true}\n"
+    )
+    single = check(body + "topologyManagerPolicy: single-numa-node\n")
+    assert only(single, "cpu.align-by-socket-single-numa").message == (
+        "Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket policy option"
+    )
+    hardware = check(body, numa_nodes=[0], sockets=2)
+    assert only(hardware, "cpu.align-by-socket-hardware").kubelet_text
+    assert check(body, numa_nodes=[0, 1, 2, 3], sockets=2) == []
+
+
+# --- Memory Manager ---------------------------------------------------------------------------------
+
+
+def test_memory_policy_is_capitalized() -> None:
+    assert only(check("memoryManagerPolicy: static\n"), "memory.policy").message == (
+        'unknown policy: "static" (values are case-sensitive: use "Static")'
+    )
+
+
+def test_static_memory_without_reserved_memory() -> None:
+    finding = only(check("memoryManagerPolicy: Static\n"), "memory.reserved-sum")
+    assert finding.message == (
+        'the total amount "0" of type "memory" is not equal to the value "100Mi" determined by Node Allocatable feature'
+    )
+
+
+def test_docs_example_adds_up() -> None:
+    body = (
+        "memoryManagerPolicy: Static\nkubeReserved: {memory: 4Gi}\nsystemReserved: {memory: 1Gi}\n"
+        "reservedMemory:\n- {numaNode: 0, limits: {memory: 3Gi}}\n- {numaNode: 1, limits: {memory: 2148Mi}}\n"
+    )
+    assert check(body, numa_nodes=[0, 1]) == []
+
+
+def test_sum_is_compared_by_value_and_printed_like_go() -> None:
+    body = (
+        "memoryManagerPolicy: Static\nkubeReserved: {memory: 1Gi}\nsystemReserved: {memory: 1024Mi}\n"
+        "evictionHard: {memory.available: 100Mi}\n"
+        "reservedMemory:\n- {numaNode: 0, limits: {memory: 1124Mi}}\n- {numaNode: 1, limits: {memory: 1Gi}}\n"
+    )
+    assert check(body) == []
+    short = body.replace("memory: 1124Mi", "memory: 1Gi")
+    assert only(check(short), "memory.reserved-sum").message == (
+        'the total amount "2Gi" of type "memory" is not equal to the value "2148Mi" '
+        "determined by Node Allocatable feature"
+    )
+
+
+def test_hugepages_reservations_must_add_up_too() -> None:
+    body = (
+        "memoryManagerPolicy: Static\nsystemReserved: {hugepages-1Gi: 2Gi}\nevictionHard: {memory.available: 100Mi}\n"
+        "reservedMemory:\n- {numaNode: 0, limits: {memory: 100Mi, hugepages-1Gi: 1Gi}}\n"
+    )
+    assert only(check(body), "memory.reserved-sum").message == (
+        'the total amount "1Gi" of type "hugepages-1Gi" is not equal to the value "2Gi" '
+        "determined by Node Allocatable feature"
+    )
+
+
+def test_percentage_eviction_threshold_needs_the_capacity() -> None:
+    body = (
+        "memoryManagerPolicy: Static\nevictionHard: {memory.available: 5%}\n"
+        "reservedMemory:\n- {numaNode: 0, limits: {memory: 1Gi}}\n"
+    )
+    assert codes(check(body)) == ["memory.reserved-sum-unchecked"]
+    assert check(body, memory_capacity=20 * 1024**3) == []  # 5% of 20Gi = 1Gi
+    assert codes(check(body, memory_capacity=64 * 1024**3)) == ["memory.reserved-sum"]
+
+
+def test_ignored_eviction_threshold_flag() -> None:
+    body = (
+        "memoryManagerPolicy: Static\nkubeReserved: {memory: 1Gi}\n"
+        "reservedMemory:\n- {numaNode: 0, limits: {memory: 1Gi}}\n"
+    )
+    assert codes(check(body)) == ["memory.reserved-sum"]
+    assert check(body, "--experimental-allocatable-ignore-eviction") == []
+
+
+def test_reserved_memory_entry_rules() -> None:
+    body = "reservedMemory:\n- {numaNode: 0, limits: {cpu: '1', memory: '0'}}\n- {numaNode: 0, limits: {memory: 1Gi}}\n"
+    findings = check(body)
+    assert [
+        f.message for f in findings if f.code.startswith("memory.reserved-") and f.code != "memory.reserved-ignored"
+    ] == [
+        'invalid configuration: the limit type "cpu" for NUMA node 0 is not supported, '
+        "only [memory hugepages-<HugePageSize>] is accepted",
+        'invalid configuration: reserved memory may not be zero for NUMA node 0 and resource "memory"',
+        'invalid configuration: the reserved memory has a duplicate value for NUMA node 0 and resource "memory"',
+    ]
+    assert only(findings, "memory.reserved-ignored").severity == "info"
+
+
+def test_reserved_memory_on_a_missing_numa_node() -> None:
+    body = "memoryManagerPolicy: Static\nreservedMemory:\n- {numaNode: 3, limits: {memory: 100Mi}}\n"
+    assert only(check(body, numa_nodes=[0, 1]), "memory.reserved-unknown-numa").message == (
+        "the reserved memory configuration references a NUMA node 3 that does not exist on this machine"
+    )
+
+
+# --- where values come from -------------------------------------------------------------------------
+
+
+def test_fixture_node_running_and_on_disk() -> None:
+    kubelet = FIXTURES / "kubelet"
+    flags = parse_kubelet_args(
+        [
+            "/usr/bin/kubelet",
+            "--config=/var/lib/kubelet/config.yaml",
+            "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock",
+            "--topology-manager-policy=single-numa-node",
+        ],
+        source="/proc/4242/cmdline",
+    )
+    layers = {
+        "file": parse_kubelet_config((kubelet / "config.yaml").read_text(), source="/var/lib/kubelet/config.yaml"),
+        "dropins": read_dropin_dir(kubelet / "config-dir"),
+        "flags": flags,
+    }
+    running = effective_settings(**layers, configz=parse_configz((kubelet / "configz.json").read_text()), version=V131)
+    findings = validate_settings(running, version=V131, numa_nodes=[0, 1], sockets=2)
+    assert codes(findings) == [
+        "dropin.skipped-file",
+        "dropin.skipped-file",
+        "flag.deprecated",
+        "flag.deprecated",
+        "flag.overrides-config",
+        "configz.drift",
+        "cpu.reserved-cpus-supersedes",
+    ]
+    drift = only(findings, "configz.drift")
+    assert drift.message == (
+        'the running kubelet (/configz) has topologyManagerPolicy="restricted" but flag --topology-manager-policy '
+        'sets "single-numa-node"; the kubelet has not been restarted since that change'
+    )
+    override = only(findings, "flag.overrides-config")
+    assert override.message.startswith(
+        '--topology-manager-policy="single-numa-node" overrides topologyManagerPolicy set in '
+        '/var/lib/kubelet/config.yaml ("best-effort") and '
+    )
+    deprecated = [f.message for f in findings if f.code == "flag.deprecated"]
+    assert deprecated[1] == (
+        "Flag --topology-manager-policy has been deprecated, This parameter should be set via the config file "
+        "specified by the Kubelet's --config flag. "
+        "See https://kubernetes.io/docs/tasks/administer-cluster/kubelet-config-file/ for more information."
+    )
+
+
+def test_unknown_duplicate_and_too_new_fields() -> None:
+    findings = check("topologyManagerPolicyOption: {a: b}\nmaxPods: 10\nmaxPods: 20\n", version=KubeVersion(1, 33, 0))
+    assert only(findings, "config.unknown-field").message == (
+        'config.yaml: unknown field "topologyManagerPolicyOption"; the kubelet ignores it after logging '
+        '"Using lenient decoding as strict decoding failed" err="strict decoding error: unknown field '
+        '\\"topologyManagerPolicyOption\\""'
+    )
+    assert only(findings, "config.duplicate-field").field == "maxPods"
+    too_new = only(check("memoryReservationPolicy: None\n", version=V135), "config.field-too-new")
+    assert (
+        too_new.message == "config.yaml: memoryReservationPolicy exists from kubelet 1.36; kubelet v1.35.0 ignores it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("minor", "code", "severity"),
+    [(27, "dropin.unsupported", "error"), (29, "dropin.alpha", "warning"), (30, None, None)],
+)
+def test_config_dir_by_version(minor: int, code: str | None, severity: str | None) -> None:
+    version = KubeVersion(1, minor, 0)
+    dropin = parse_kubelet_dropin(HEADER + "maxPods: 200\n", source="/etc/kubernetes/kubelet.conf.d/10.conf")
+    s = effective_settings(
+        flags=parse_kubelet_args(["/usr/bin/kubelet", "--config-dir=/etc/kubernetes/kubelet.conf.d"], source="c"),
+        dropins=[dropin],
+        version=version,
+    )
+    found = [f for f in validate_settings(s, version=version) if f.code.startswith("dropin.")]
+    assert [(f.code, f.severity) for f in found] == ([(code, severity)] if code else [])
+
+
+# --- checkpoints ----------------------------------------------------------------------------------
+
+
+def test_policy_change_without_deleting_the_cpu_state_file() -> None:
+    state = parse_cpu_manager_state((FIXTURES / "state" / "cpu_manager_state.none").read_text())
+    s = settings(STATIC_OK, "--root-dir=/data/kubelet")
+    (finding,) = validate_checkpoints(s, version=V136, cpu_state=state)
+    assert finding.message == (
+        'could not restore state from checkpoint: configured policy "static" differs from state checkpoint policy '
+        '"none", please drain this node and delete the CPU manager checkpoint file '
+        '"/data/kubelet/cpu_manager_state" before restarting Kubelet'
+    )
+
+
+def test_online_cpus_changed_under_a_static_checkpoint() -> None:
+    state = parse_cpu_manager_state((FIXTURES / "state" / "cpu_manager_state.v2").read_text())
+    s = settings(STATIC_OK)
+    assert validate_checkpoints(s, version=V136, cpu_state=state, online_cpus=CPUSet.parse("0-61")) == []
+    (finding,) = validate_checkpoints(s, version=V136, cpu_state=state, online_cpus=CPUSet.parse("0-63"))
+    assert finding.message == ('current set of available CPUs "0-63" doesn\'t match with CPUs in state "0-61"')
+
+
+def test_memory_policy_change_without_deleting_the_state_file() -> None:
+    state = parse_memory_manager_state((FIXTURES / "state" / "memory_manager_state").read_text())
+    (finding,) = validate_checkpoints(settings(), version=V136, memory_state=state)
+    assert finding.message == (
+        'could not restore state from checkpoint: [memorymanager] configured policy "None" differs from state '
+        'checkpoint policy "Static", please drain this node and delete the memory manager checkpoint file '
+        '"/var/lib/kubelet/memory_manager_state" before restarting Kubelet'
+    )
+
+
+def test_flag_the_kubelet_version_does_not_know() -> None:
+    findings = check("", "--topology-manager-scope=pod", version=KubeVersion(1, 19, 0))
+    assert (
+        only(findings, "flag.unknown").message == "failed to parse kubelet flag: unknown flag: --topology-manager-scope"
+    )
+
+
+def test_none_policy_options_meet_the_gate_first() -> None:
+    body = "cpuManagerPolicyOptions: {full-pcpus-only: 'true'}\nfeatureGates: {CPUManagerPolicyOptions: false}\n"
+    finding = only(check(body, version=KubeVersion(1, 30, 0)), "cpu.options-with-none")
+    assert finding.message == (
+        'CPU Manager policy options map[full-pcpus-only:true] require feature gates "CPUManager", '
+        '"CPUManagerPolicyOptions" enabled'
+    )
+
+
+STATE_BODY = STATIC_OK + "reservedSystemCPUs: '0,32'\n"
+
+
+def cpu_state(default: str, entries: str = "{}") -> CpuManagerState:
+    text = f'{{"policyName":"static","defaultCpuSet":"{default}","entries":{entries},"checksum":1}}'
+    return parse_cpu_manager_state(text)
+
+
+def test_static_state_must_hold_the_reserved_cpus() -> None:
+    (finding,) = validate_checkpoints(settings(STATE_BODY), version=V136, cpu_state=cpu_state("1-31,33-61"))
+    assert finding.message == 'not all reserved cpus: "0,32" are present in defaultCpuSet: "1-31,33-61"'
+    fixture = parse_cpu_manager_state((FIXTURES / "state" / "cpu_manager_state.v2").read_text())
+    assert validate_checkpoints(settings(STATE_BODY), version=V136, cpu_state=fixture) == []
+
+
+def test_strict_reservation_keeps_reserved_cpus_out_of_the_default_set() -> None:
+    body = STATE_BODY + "cpuManagerPolicyOptions: {strict-cpu-reservation: 'true'}\n"
+    fixture = parse_cpu_manager_state((FIXTURES / "state" / "cpu_manager_state.v2").read_text())
+    (finding,) = validate_checkpoints(settings(body), version=V136, cpu_state=fixture)
+    assert finding.message.startswith('some of strictly reserved cpus: "0,32" are present in defaultCpuSet:')
+    strict_state = cpu_state("1,4-31,33,36-61", '{"p":{"c":"2-3,34-35"}}')
+    online = CPUSet.parse("0-61")
+    assert validate_checkpoints(settings(body), version=V136, cpu_state=strict_state, online_cpus=online) == []
+
+
+def test_assignments_may_not_overlap_the_default_set() -> None:
+    state = cpu_state("0-7", '{"8c1f":{"app":"2-3"}}')
+    (finding,) = validate_checkpoints(settings(STATIC_OK), version=V136, cpu_state=state)
+    assert finding.message == 'pod: 8c1f, container: app cpuset: "2-3" overlaps with default cpuset "0-7"'
+    empty = cpu_state("", '{"8c1f":{"app":"2-3"}}')
+    assert [f.message for f in validate_checkpoints(settings(STATIC_OK), version=V136, cpu_state=empty)] == [
+        "default cpuset cannot be empty"
+    ]
