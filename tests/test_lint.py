@@ -80,7 +80,7 @@ def test_flag_overriding_the_file_blocks_a_change_of_that_field():
 def test_option_availability_follows_the_kubelet_version(version, options, gates, fires, text):
     snap = snapshot([node("a", version=version, kubelet=kubelet(**STATIC))])
     target = {"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": options, "featureGates": gates}
-    hits = rules(lint(snap, target), "option-not-available")
+    hits = rules(lint(snap, target), "kubelet.rejects")
     assert bool(hits) is fires
     if fires:
         assert hits[0].severity == "blocker" and text in hits[0].explanation
@@ -93,18 +93,20 @@ def test_alpha_cpu_option_is_a_warning_when_gated_on():
         "featureGates": {"CPUManagerPolicyAlphaOptions": True},
     }
     assert only(lint(snap, target), "option-maturity").severity == "warning"
-    assert rules(lint(snap, {"cpuManagerPolicyOptions": {"align-by-socket": "true"}}), "option-not-available")
+    assert rules(lint(snap, {"cpuManagerPolicyOptions": {"align-by-socket": "true"}}), "kubelet.rejects")
 
 
 def test_options_with_policy_none():
     snap = snapshot([node("a", kubelet=kubelet(**STATIC))])
-    hit = only(lint(snap, {"topologyManagerPolicyOptions": {"prefer-closest-numa-nodes": "bogus"}}), "options-ignored")
+    hit = only(
+        lint(snap, {"topologyManagerPolicyOptions": {"prefer-closest-numa-nodes": "bogus"}}), "topology.options-ignored"
+    )
     assert hit.severity == "warning"
     cpu = lint(snapshot([node("b")]), {"cpuManagerPolicyOptions": {"full-pcpus-only": "true"}})
-    hit = only(cpu, "options-ignored")
+    hit = only(cpu, "cpu.options-with-none")
     assert hit.severity == "blocker"
     assert "None policy: received unsupported options=map[full-pcpus-only:true]" in hit.explanation
-    assert not rules(lint(snap, {"topologyManagerPolicy": "restricted"}), "options-ignored")
+    assert not rules(lint(snap, {"topologyManagerPolicy": "restricted"}), "topology.options-ignored")
 
 
 def test_cpu_manager_none_with_a_strict_topology_policy():
@@ -117,11 +119,11 @@ def test_cpu_manager_none_with_a_strict_topology_policy():
 
 
 def test_static_policy_needs_a_cpu_reservation():
-    hit = only(lint(snapshot([node("a")]), {"cpuManagerPolicy": "static"}), "static-needs-reserved-cpus")
-    assert "greater than zero" in hit.explanation
+    hit = only(lint(snapshot([node("a")]), {"cpuManagerPolicy": "static"}), "cpu.static-no-reservation")
+    assert "unable to determine reserved CPU resources for static policy" in hit.explanation
     assert not rules(
         lint(snapshot([node("a")]), {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "500m"}}),
-        "static-needs-reserved-cpus",
+        "cpu.static-no-reservation",
     )
 
 
@@ -143,11 +145,11 @@ def big_numa_node(zones=16):
 
 def test_more_than_eight_numa_nodes():
     snap = snapshot([big_numa_node()])
-    hit = only(lint(snap, {"topologyManagerPolicy": "restricted"}), "numa-over-limit")
+    hit = only(lint(snap, {"topologyManagerPolicy": "restricted"}), "topology.too-many-numa-nodes")
     assert "more than 8 NUMA Nodes" in hit.explanation and hit.severity == "blocker"
     ok = {"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": "16"}}
-    assert not rules(lint(snap, ok), "numa-over-limit")
-    assert not rules(lint(snap, {"topologyManagerPolicy": "none"}), "numa-over-limit")
+    assert not rules(lint(snap, ok), "topology.too-many-numa-nodes")
+    assert not rules(lint(snap, {"topologyManagerPolicy": "none"}), "topology.too-many-numa-nodes")
 
 
 def test_mixed_hardware_in_one_pool():

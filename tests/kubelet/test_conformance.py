@@ -31,7 +31,7 @@ CASES = _load()
 
 def test_case_files_present_and_ids_unique():
     kinds = {c["kind"] for c in CASES}
-    assert {"merge", "options"} <= kinds
+    assert kinds == {"merge", "options", "cpu_hints", "cpu_provider", "memory_hints", "device_hints", "admit"}
     ids = [c["id"] for c in CASES]
     assert len(ids) == len(set(ids))
 

@@ -15,20 +15,16 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import pandas as pd
+from kubernetes.utils import parse_quantity
 
 from tmnb.analysis.inventory import is_integer_cpu, shape_of, skew_note
 from tmnb.analysis.occupancy import pool_of
 from tmnb.cpuset import CPUSet
-from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.options import (
-    MAX_ALLOWABLE_NUMA_NODES,
-    gate_for,
-    option_maturity,
-    parse_cpu_manager_options,
-    parse_topology_manager_options,
-)
-from tmnb.snapshot import Node, Snapshot
-from tmnb.versions import KubeVersion
+from tmnb.errors import InputError
+from tmnb.kubelet.options import gate_for, option_maturity
+from tmnb.settings import KubeletSettings, validate_settings
+from tmnb.snapshot import Node, Setting, Snapshot
+from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
 Severity = Literal["blocker", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "blocker": 2}
@@ -41,6 +37,20 @@ DEFAULTS: dict[str, Any] = {
     "cpuManagerPolicyOptions": {},
     "memoryManagerPolicy": "None",
     "featureGates": {},
+}
+_SEVERITY: dict[str, Severity] = {"error": "blocker", "warning": "warning", "info": "info"}
+#: Validator findings a plan-aware rule here reports better (with the plan in mind).
+COVERED_BY_PLAN_RULES = {"flag.overrides-config", "topology.no-cpu-memory-hints"}
+REMEDIES = {
+    "topology.too-many-numa-nodes": "Set topologyManagerPolicyOptions max-allowable-numa-nodes to at least the node's "
+    "NUMA count (beta from 1.31, GA in 1.35), knowing hint merging grows as 2^n, or keep policy none here.",
+    "topology.options-ignored": "Remove the options or set a policy that uses them.",
+    "cpu.options-with-none": "Remove cpuManagerPolicyOptions or switch the CPU manager to static.",
+    "cpu.static-no-reservation": "Set reservedSystemCPUs (e.g. one core's threads) or kubeReserved/systemReserved cpu.",
+    "memory.reserved-sum": "Make reservedMemory per NUMA node add up to kubeReserved + systemReserved + the hard "
+    "eviction threshold for memory.",
+    "kubelet.rejects": "Upgrade the kubelet first, enable the named feature gate, or drop the option.",
+    "configz.drift": "Restart the kubelet (drained) so the running configuration matches the files before changing it.",
 }
 STATE_FILES = {
     "cpuManagerPolicy": "/var/lib/kubelet/cpu_manager_state",
@@ -68,6 +78,7 @@ class NodePlan:
     node: Node
     current: Mapping[str, Any]
     planned: Mapping[str, Any]
+    target: Mapping[str, Any]
     version: KubeVersion | None
 
     def changes(self, name: str) -> bool:
@@ -88,7 +99,7 @@ def plan_for(node: Node, target: Mapping[str, Any]) -> NodePlan:
             version = KubeVersion.parse(node.versions.kubelet)
         except InputError:
             version = None
-    return NodePlan(node, current, {**current, **target}, version)
+    return NodePlan(node, current, {**current, **target}, target, version)
 
 
 Rule = Callable[[NodePlan], Iterator[Finding]]
@@ -114,93 +125,29 @@ def flag_overrides_file(p: NodePlan) -> Iterator[Finding]:
         )
 
 
-def _option_findings(p: NodePlan, manager: Literal["topology", "cpu"], field: str) -> Iterator[Finding]:
-    options = p.planned.get(field) or {}
-    if not options or p.version is None:
+def option_maturity_rule(p: NodePlan) -> Iterator[Finding]:
+    """Alpha and beta options work only while their gate stays on: worth knowing before a rollout."""
+    if p.version is None:
         return
-    gates = p.planned.get("featureGates") or {}
-    parse = parse_topology_manager_options if manager == "topology" else parse_cpu_manager_options
-    try:
-        parse(options, version=p.version, feature_gates=gates)
-    except ConfigRejected as err:
-        yield Finding(
-            "option-not-available",
-            p.node.name,
-            f"{manager} manager",
-            field,
-            _show(options),
-            f"kubelet {p.version}",
-            "blocker",
-            f"The kubelet would refuse to start: {err.message}",
-            "Upgrade the kubelet first, enable the named feature gate, or drop the option.",
-        )
-        return
-    except InputError as err:
-        yield Finding(
-            "option-not-available",
-            p.node.name,
-            f"{manager} manager",
-            field,
-            _show(options),
-            "invalid",
-            "blocker",
-            err.message,
-            "Fix the option map: names and values are strings.",
-        )
-        return
-    for name in options:
-        maturity = option_maturity(manager, name, p.version)
-        if maturity in {"alpha", "beta"}:
-            yield Finding(
-                "option-maturity",
-                p.node.name,
-                f"{manager} manager",
-                f"{field}.{name}",
-                "a GA option",
-                f"{maturity} in kubelet {p.version}",
-                "warning" if maturity == "alpha" else "info",
-                f"{name} is {maturity} in this kubelet and depends on the {gate_for(manager, maturity)} feature gate.",
-                "Keep the gate explicit in featureGates and re-check after kubelet upgrades.",
-            )
-
-
-def options_valid(p: NodePlan) -> Iterator[Finding]:
-    if p.planned.get("topologyManagerPolicy") != "none":
-        yield from _option_findings(p, "topology", "topologyManagerPolicyOptions")
-    if p.planned.get("cpuManagerPolicy") == "static":
-        yield from _option_findings(p, "cpu", "cpuManagerPolicyOptions")
-
-
-def options_ignored(p: NodePlan) -> Iterator[Finding]:
-    if p.planned.get("topologyManagerPolicy") == "none" and p.planned.get("topologyManagerPolicyOptions"):
-        yield Finding(
-            "options-ignored",
-            p.node.name,
-            "topology manager",
-            "topologyManagerPolicyOptions",
-            "no options with policy none",
-            _show(p.planned["topologyManagerPolicyOptions"]),
-            "warning",
-            "With policy none the kubelet never parses the options: typos and unsupported values pass silently.",
-            "Remove the options or set a policy that uses them.",
-        )
-    if p.planned.get("cpuManagerPolicy") == "none" and p.planned.get("cpuManagerPolicyOptions"):
-        opts = p.planned["cpuManagerPolicyOptions"]
-        yield Finding(
-            "options-ignored",
-            p.node.name,
-            "cpu manager",
-            "cpuManagerPolicyOptions",
-            "no options with policy none",
-            _show(opts),
-            "blocker",
-            f"The kubelet would refuse to start: None policy: received unsupported options={_go_map(opts)}",
-            "Remove cpuManagerPolicyOptions or switch the CPU manager to static.",
-        )
-
-
-def _go_map(opts: Mapping[str, str]) -> str:
-    return "map[" + " ".join(f"{k}:{v}" for k, v in sorted(opts.items())) + "]"
+    for manager, field, off in (
+        ("topology", "topologyManagerPolicyOptions", p.planned.get("topologyManagerPolicy") == "none"),
+        ("cpu", "cpuManagerPolicyOptions", p.planned.get("cpuManagerPolicy") != "static"),
+    ):
+        for name in (p.planned.get(field) or {}) if not off else ():
+            maturity = option_maturity(manager, name, p.version)  # type: ignore[arg-type]
+            if maturity in {"alpha", "beta"}:
+                yield Finding(
+                    "option-maturity",
+                    p.node.name,
+                    f"{manager} manager",
+                    f"{field}.{name}",
+                    "a GA option",
+                    f"{maturity} in kubelet {p.version}",
+                    "warning" if maturity == "alpha" else "info",
+                    f"{name} is {maturity} in this kubelet and depends on the "
+                    f"{gate_for(manager, maturity)} feature gate.",  # type: ignore[arg-type]
+                    "Keep the gate explicit in featureGates and re-check after kubelet upgrades.",
+                )
 
 
 def cpu_none_with_strict_policy(p: NodePlan) -> Iterator[Finding]:
@@ -217,27 +164,6 @@ def cpu_none_with_strict_policy(p: NodePlan) -> Iterator[Finding]:
             f"With topologyManagerPolicy {policy} but cpuManagerPolicy none, CPUs give no NUMA hints: only devices "
             "(and memory with the Static memory manager) are aligned, and CPUs still float across NUMA nodes.",
             "Plan cpuManagerPolicy static (with reserved CPUs) together with the topology policy.",
-        )
-
-
-def static_cpu_needs_reservation(p: NodePlan) -> Iterator[Finding]:
-    if p.planned.get("cpuManagerPolicy") != "static" or p.planned.get("reservedSystemCPUs"):
-        return
-    from kubernetes.utils import parse_quantity
-
-    total = sum(parse_quantity((p.planned.get(k) or {}).get("cpu", "0")) for k in ("kubeReserved", "systemReserved"))
-    if total <= 0:
-        yield Finding(
-            "static-needs-reserved-cpus",
-            p.node.name,
-            "cpu manager",
-            "reservedSystemCPUs",
-            "a non-zero CPU reservation",
-            "none",
-            "blocker",
-            "The kubelet would refuse to start: [cpumanager] the static policy requires systemreserved.cpu + "
-            "kubereserved.cpu to be greater than zero",
-            "Set reservedSystemCPUs (e.g. one core's threads per socket) or kubeReserved/systemReserved cpu.",
         )
 
 
@@ -258,28 +184,6 @@ def manager_policy_change(p: NodePlan) -> Iterator[Finding]:
                 f"Manual action: drain the node, stop the kubelet, remove {state}, apply the config, "
                 "start the kubelet, verify, uncordon.",
             )
-
-
-def numa_limit(p: NodePlan) -> Iterator[Finding]:
-    zones = len(p.node.numa) or len(p.node.nrt)
-    if zones <= 8 or p.planned.get("topologyManagerPolicy") in (None, "none"):
-        return
-    raw = (p.planned.get("topologyManagerPolicyOptions") or {}).get(MAX_ALLOWABLE_NUMA_NODES)
-    limit = int(raw) if isinstance(raw, str) and raw.strip().lstrip("+").isdigit() else 8
-    if zones > limit:
-        yield Finding(
-            "numa-over-limit",
-            p.node.name,
-            "topology manager",
-            f"topologyManagerPolicyOptions.{MAX_ALLOWABLE_NUMA_NODES}",
-            f">= {zones}",
-            str(raw or "unset (8)"),
-            "blocker",
-            f"The kubelet would refuse to start: unsupported on machines with more than {limit} NUMA Nodes "
-            f"(this node has {zones}).",
-            f'Set {MAX_ALLOWABLE_NUMA_NODES}: "{zones}" (beta from 1.31, GA in 1.35), knowing that hint '
-            "merging grows as 2^n with n NUMA nodes, or keep policy none on this hardware.",
-        )
 
 
 def devices_without_numa(p: NodePlan) -> Iterator[Finding]:
@@ -370,14 +274,53 @@ def kubeadm_overwrites(p: NodePlan, target: Mapping[str, Any]) -> Iterator[Findi
         )
 
 
+def planned_settings(p: NodePlan) -> KubeletSettings:
+    """The node's settings with the target applied as a config-file edit, for the validator."""
+    fields = {name: Setting(value, "default") for name, value in DEFAULTS.items()}
+    fields.update(p.node.kubelet.settings)
+    for name, value in p.target.items():
+        previous = fields.get(name)
+        history = () if previous is None else (*previous.overridden, previous.as_layer())
+        fields[name] = Setting(value, "file", "planned change", history)
+    return KubeletSettings(fields=fields, config_file=p.node.kubelet.config_file, config_dir=p.node.kubelet.config_dir)
+
+
+def kubelet_config(p: NodePlan) -> Iterator[Finding]:
+    """The planned configuration through the version-aware validator: what this kubelet would refuse."""
+    hw = p.node
+    version = p.version or MODELLED_KUBELET
+    memory = hw.capacity.get("memory")
+    found = validate_settings(
+        planned_settings(p),
+        version=version,
+        numa_nodes=[z.id for z in hw.numa] or None,
+        sockets=len({c.socket for c in hw.cpus}) or None,
+        memory_capacity=int(parse_quantity(memory)) if memory else None,
+        online_cpus=CPUSet(c.cpu for c in hw.cpus if c.online) or None,
+    )
+    for f in found:
+        if f.code in COVERED_BY_PLAN_RULES:
+            continue
+        refused = f.severity == "error" and f.kubelet_text
+        yield Finding(
+            f.code,
+            hw.name,
+            f.code.split(".")[0],
+            f.field,
+            f"a configuration kubelet {version} accepts" if f.severity == "error" else "",
+            _show(p.planned.get(f.field)),
+            _SEVERITY[f.severity],
+            ("The kubelet would refuse to start: " if refused else "") + f.message,
+            REMEDIES.get(f.code, f"Correct {f.field} in the plan before rolling it out."),
+        )
+
+
 NODE_RULES: tuple[Rule, ...] = (
+    kubelet_config,
     flag_overrides_file,
-    options_valid,
-    options_ignored,
+    option_maturity_rule,
     cpu_none_with_strict_policy,
-    static_cpu_needs_reservation,
     manager_policy_change,
-    numa_limit,
     devices_without_numa,
     reserved_cpus_span_numa,
 )

@@ -66,26 +66,30 @@ class _Accumulator:
     def _sorted(self, ids: list[int], masks: dict[int, int] | object) -> list[int]:
         return sorted(ids, key=lambda i: ((self.avail & masks[i]).bit_count(), i))  # type: ignore[index]
 
-    def _present(self, masks, within: int) -> list[int]:
-        return [i for i, m in masks.items() if m & within & self.avail]
+    def _present(self, ids: tuple[int, ...], masks: dict[int, int] | object, within: int = -1) -> list[int]:
+        """Ids whose group has an available CPU inside ``within`` (the kubelet's details.XInY)."""
+        avail = self.avail & within
+        return [i for i in ids if masks[i] & avail]  # type: ignore[index]
 
     # -- orderings (numaFirst / socketsFirst)
     def sorted_numa_nodes(self) -> list[int]:
         t = self.topo
         if self.numa_first:
-            return self._sorted(self._present(t.numa_mask, t.all_mask), t.numa_mask)
+            return self._sorted(self._present(tuple(t.numa_mask), t.numa_mask), t.numa_mask)
         out: list[int] = []
         for socket in self.sorted_sockets():
-            out += self._sorted(self._present(t.numa_mask, t.socket_mask[socket]), t.numa_mask)
+            out += self._sorted(
+                self._present(t.numas_in_socket[socket], t.numa_mask, t.socket_mask[socket]), t.numa_mask
+            )
         return out
 
     def sorted_sockets(self) -> list[int]:
         t = self.topo
         if not self.numa_first:
-            return self._sorted(self._present(t.socket_mask, t.all_mask), t.socket_mask)
+            return self._sorted(self._present(tuple(t.socket_mask), t.socket_mask), t.socket_mask)
         out: list[int] = []
         for numa in self.sorted_numa_nodes():
-            out += self._sorted(self._present(t.socket_mask, t.numa_mask[numa]), t.socket_mask)
+            out += self._sorted(self._present(t.sockets_in_numa[numa], t.socket_mask, t.numa_mask[numa]), t.socket_mask)
         return out
 
     def sorted_cores(self) -> list[int]:
@@ -93,10 +97,12 @@ class _Accumulator:
         out: list[int] = []
         if self.numa_first:
             for socket in self.sorted_sockets():
-                out += self._sorted(self._present(t.core_mask, t.socket_mask[socket]), t.core_mask)
+                out += self._sorted(
+                    self._present(t.cores_in_socket[socket], t.core_mask, t.socket_mask[socket]), t.core_mask
+                )
         else:
             for numa in self.sorted_numa_nodes():
-                out += self._sorted(self._present(t.core_mask, t.numa_mask[numa]), t.core_mask)
+                out += self._sorted(self._present(t.cores_in_numa[numa], t.core_mask, t.numa_mask[numa]), t.core_mask)
         return out
 
     def sorted_cpus(self) -> list[int]:
@@ -108,6 +114,8 @@ class _Accumulator:
     # -- taking
     def take_full_numa_nodes(self) -> None:
         t = self.topo
+        if self.needed < t.smallest_takeable("numa"):
+            return
         free = [n for n in self.sorted_numa_nodes() if self._free(t.numa_mask[n]) == t.numa_mask[n].bit_count()]
         for numa in free:
             cpus = t.numa_mask[numa]
@@ -116,6 +124,8 @@ class _Accumulator:
 
     def take_full_sockets(self) -> None:
         t = self.topo
+        if self.needed < t.smallest_takeable("socket"):
+            return
         per_socket = t.cpus_per_socket()
         free = [s for s in self.sorted_sockets() if self._free(t.socket_mask[s]) == per_socket]
         for socket in free:
@@ -124,9 +134,23 @@ class _Accumulator:
                 self.take(cpus)
 
     def take_full_cores(self) -> None:
+        """Free cores in ``sorted_cores`` order. Every free core has the same free count, so within
+        each socket (NUMA node) that order is simply ascending core id; no per-core sort needed."""
         t = self.topo
+        if self.needed < t.smallest_takeable("core"):
+            return
         per_core = t.cpus_per_core()
-        free = [c for c in self.sorted_cores() if self._free(t.core_mask[c]) == per_core]
+        if self.numa_first:
+            groups = [(t.cores_in_socket[s], t.socket_mask[s]) for s in self.sorted_sockets()]
+        else:
+            groups = [(t.cores_in_numa[n], t.numa_mask[n]) for n in self.sorted_numa_nodes()]
+        free = []
+        avail = self.avail
+        for cores, within in groups:
+            for core in cores:
+                m = t.core_mask[core]
+                if m & within & avail and (m & avail).bit_count() == per_core:
+                    free.append(core)
         for core in free:
             cpus = t.core_mask[core]
             if self.needed >= cpus.bit_count():
@@ -176,7 +200,7 @@ def take_packed(topo: CPUTopology, available: int, num_cpus: int) -> int:
 def _numa_range(acc: _Accumulator, group: int) -> tuple[int, int]:
     t = acc.topo
     num_numa = t.num_numa_nodes
-    numa_available = len(acc._present(t.numa_mask, t.all_mask))
+    numa_available = len(acc._present(tuple(t.numa_mask), t.numa_mask))
     groups = (t.num_cpus - 1) // group + 1
     groups_per_numa = (groups - 1) // num_numa + 1
     groups_needed = (acc.needed - 1) // group + 1

@@ -8,6 +8,8 @@ may reuse. All sets are int masks (see cpu_topology).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
+from functools import lru_cache
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.bitmask import bits_of, iterate_masks
@@ -53,7 +55,7 @@ def generate_cpu_hints(
     stray = available & ~topo.all_mask  # CPUs unknown to the topology count as NUMA node 0
     found: list[int] = []
     for mask in iterate_masks(nodes):
-        in_mask = topo.cpus_in_numa_nodes(bits_of(mask))
+        in_mask = topo.cpus_in_numa_mask(mask)
         size = mask.bit_count()
         if in_mask.bit_count() >= request and size < min_size:
             min_size = size
@@ -79,6 +81,13 @@ def _socket_aligned(topo: CPUTopology, mask: int, min_size: int) -> bool:
         return False
     min_sockets = (min_size + per_socket - 1) // per_socket
     return len(topo.sockets_in_numa_nodes(bits_of(mask))) == min_sockets
+
+
+@lru_cache(maxsize=1024)
+def _whole_cpus(q: Decimal) -> int:
+    """The request as a CPU count when it is a whole number (``Value()*1000 == MilliValue()``), else 0."""
+    whole = value(q)
+    return whole if whole * 1000 == milli_value(q) else 0
 
 
 def _not_modelled(option: str) -> InputError:
@@ -189,10 +198,7 @@ class CPUStaticPolicy:
         if pod.qos() != GUARANTEED:
             return 0
         q = container.requests.get("cpu")
-        if q is None:
-            return 0
-        whole = value(q)
-        return whole if whole * 1000 == milli_value(q) else 0
+        return 0 if q is None else _whole_cpus(q)
 
     def pod_guaranteed_cpus(self, pod: Pod) -> int:
         return pod_level_request(pod, lambda c: self.guaranteed_cpus(pod, c) if "cpu" in c.requests else None)

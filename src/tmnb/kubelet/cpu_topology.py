@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from tmnb.cpuset import CPUSet
@@ -54,6 +55,11 @@ class CPUTopology:
     socket_mask: Mapping[int, int] = field(init=False)
     numa_mask: Mapping[int, int] = field(init=False)
     info: Mapping[int, CPUInfo] = field(init=False)
+    #: group id -> ids of the finer groups inside it, for the allocator's per-level orderings
+    cores_in_socket: Mapping[int, tuple[int, ...]] = field(init=False)
+    cores_in_numa: Mapping[int, tuple[int, ...]] = field(init=False)
+    sockets_in_numa: Mapping[int, tuple[int, ...]] = field(init=False)
+    numas_in_socket: Mapping[int, tuple[int, ...]] = field(init=False)
 
     def __post_init__(self) -> None:
         info: dict[int, CPUInfo] = {}
@@ -77,6 +83,31 @@ class CPUTopology:
         object.__setattr__(self, "core_mask", cores)
         object.__setattr__(self, "socket_mask", sockets)
         object.__setattr__(self, "numa_mask", numas)
+
+        def inside(outer: dict[int, int], inner: dict[int, int]) -> dict[int, tuple[int, ...]]:
+            return {o: tuple(sorted(i for i, m in inner.items() if m & om)) for o, om in outer.items()}
+
+        object.__setattr__(self, "cores_in_socket", inside(sockets, cores))
+        object.__setattr__(self, "cores_in_numa", inside(numas, cores))
+        object.__setattr__(self, "sockets_in_numa", inside(numas, sockets))
+        object.__setattr__(self, "numas_in_socket", inside(sockets, numas))
+
+    def smallest_takeable(self, level: str) -> int:
+        """Smallest whole group of a level ("numa", "socket", "core") the allocator could ever take;
+        a request below it skips that step without changing the result (cached)."""
+        cache = self.__dict__.setdefault("_smallest", {})
+        if level not in cache:
+            masks = {"numa": self.numa_mask, "socket": self.socket_mask, "core": self.core_mask}[level]
+            floor = {"numa": 0, "socket": self.cpus_per_socket(), "core": self.cpus_per_core()}[level]
+            sizes = [m.bit_count() for m in masks.values() if m.bit_count() >= floor]
+            cache[level] = min(sizes) if sizes else 1 << 30
+        return cache[level]
+
+    @staticmethod
+    @lru_cache(maxsize=64)
+    def of(cpus: tuple[CPUInfo, ...]) -> CPUTopology:
+        """Shared instance per CPU list: fleets repeat a few machine shapes thousands of times."""
+        return CPUTopology(cpus)
 
     @classmethod
     def from_json(cls, rows: Sequence[Mapping[str, Any]], where: str = "cpus") -> CPUTopology:
@@ -117,6 +148,14 @@ class CPUTopology:
     def numa_nodes(self) -> list[int]:
         """NUMA nodes that own CPUs, ascending (what the CPU manager iterates masks over)."""
         return sorted(self.numa_mask)
+
+    def cpus_in_numa_mask(self, numa_mask: int) -> int:
+        """CPU mask of the NUMA nodes in a NUMA mask (cached: hint generation asks for every mask)."""
+        cache = self.__dict__.setdefault("_numa_mask_cpus", {})
+        cpus = cache.get(numa_mask)
+        if cpus is None:
+            cpus = cache[numa_mask] = self.cpus_in_numa_nodes(n for n in self.numa_mask if numa_mask >> n & 1)
+        return cpus
 
     def cpus_in_numa_nodes(self, nodes: Iterable[int]) -> int:
         mask = 0

@@ -62,22 +62,23 @@ def calculate_hints(
     nodes = sorted(state)
     min_size = len(nodes)
     found: list[int] = []
+    wanted = list(requested.items())
     for mask in iterate_masks(nodes):
         bits = bits_of(mask)
-        single = len(bits) == 1
-        free = {r: sum(_table(state, n, r).free for n in bits) for r in requested}
-        allocatable = {r: sum(_table(state, n, r).allocatable for n in bits) for r in requested}
-        if any(allocatable[r] < size for r, size in requested.items()):
+        tables = [[_table(state, n, r) for n in bits] for r, _ in wanted]
+        if any(sum(t.allocatable for t in ts) < size for ts, (_, size) in zip(tables, wanted, strict=True)):
             continue
-        if mask.bit_count() < min_size:
-            min_size = mask.bit_count()
-        if single and len(state[bits[0]].cells) > 1:
-            continue
-        if not single and any(
+        if len(bits) < min_size:
+            min_size = len(bits)
+        if len(bits) == 1:
+            if len(state[bits[0]].cells) > 1:
+                continue
+        elif any(
             state[n].assignments > 0 and (len(state[n].cells) == 1 or sorted(state[n].cells) != bits) for n in bits
         ):
             continue
-        if any(free[r] + reusable.get(mask, {}).get(r, 0) < size for r, size in requested.items()):
+        reuse = reusable.get(mask, {})
+        if any(sum(t.free for t in ts) + reuse.get(r, 0) < size for ts, (r, size) in zip(tables, wanted, strict=True)):
             continue
         found.append(mask)
     return {r: [TopologyHint(m, m.bit_count() == min_size) for m in found] for r in requested} if found else {}

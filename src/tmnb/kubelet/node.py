@@ -177,7 +177,7 @@ class NodeSimulator:
             version=s.version,
             feature_gates=s.feature_gates,
         )
-        self.cpu_topology = CPUTopology(m.cpus)
+        self.cpu_topology = CPUTopology.of(m.cpus)
         self.devices = DeviceManager([n.id for n in m.numa_nodes], m.devices)
         self.cpu = self._cpu_manager()
         self.memory = self._memory_manager()

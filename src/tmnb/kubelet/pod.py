@@ -9,13 +9,14 @@ requests keeps empty requests, exactly as the kubelet would see a raw object.
 
 from __future__ import annotations
 
+import importlib.util
 import math
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property, lru_cache
 from typing import Any
-
-from kubernetes.utils import parse_quantity
 
 from tmnb.errors import InputError
 
@@ -23,18 +24,45 @@ GUARANTEED, BURSTABLE, BEST_EFFORT = "Guaranteed", "Burstable", "BestEffort"
 _QOS_RESOURCES = ("cpu", "memory")
 
 
+def _official_parse_quantity() -> Callable[[Any], Decimal]:
+    """``kubernetes.utils.parse_quantity`` from the installed client. Importing ``kubernetes.utils``
+    pulls in the whole API client (about a second per process), so unless it is already loaded the
+    quantity module, which only needs ``decimal``, is loaded on its own from the same file."""
+    loaded = sys.modules.get("kubernetes.utils")
+    if loaded is not None:
+        return loaded.parse_quantity
+    package = importlib.util.find_spec("kubernetes")
+    if package is None or not package.submodule_search_locations:
+        raise InputError("the kubernetes Python client is not installed (needed to parse quantities)")
+    path = f"{next(iter(package.submodule_search_locations))}/utils/quantity.py"
+    spec = importlib.util.spec_from_file_location("_tmnb_kubernetes_quantity", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module.parse_quantity
+
+
+_PARSE_QUANTITY = _official_parse_quantity()
+
+
+@lru_cache(maxsize=4096)
+def _parse(value: str | int | float) -> Decimal | None:
+    try:
+        return _PARSE_QUANTITY(value)
+    except ValueError:
+        return None
+
+
 def quantity(value: Any, where: str) -> Decimal:
-    """Parse a Kubernetes quantity ("500m", "2Gi", 2); errors name the field."""
+    """Parse a Kubernetes quantity ("500m", "2Gi", 2); errors name the field. Parsed values are
+    cached: a fleet repeats the same few quantity strings hundreds of thousands of times."""
     if isinstance(value, Decimal):
         return value
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise InputError(f"expected a Kubernetes quantity such as '2', '500m' or '1Gi', got {value!r}", where=where)
-    try:
-        return parse_quantity(value)
-    except ValueError:
-        raise InputError(
-            f"invalid Kubernetes quantity {value!r}: expected e.g. '2', '500m' or '1Gi'", where=where
-        ) from None
+    parsed = _parse(value)
+    if parsed is None:
+        raise InputError(f"invalid Kubernetes quantity {value!r}: expected e.g. '2', '500m' or '1Gi'", where=where)
+    return parsed
 
 
 def value(q: Decimal) -> int:
@@ -121,9 +149,11 @@ class Pod:
 
     def qos(self) -> str:
         """``GetPodQOS``: the status field if set, else computed like ``ComputePodQOS``."""
-        if self.qos_class:
-            return self.qos_class
-        return compute_qos(self)
+        return self._qos
+
+    @cached_property
+    def _qos(self) -> str:
+        return self.qos_class or compute_qos(self)
 
     @classmethod
     def from_pod_dict(cls, obj: Mapping[str, Any], *, where: str = "pod") -> Pod:
