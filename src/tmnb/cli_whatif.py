@@ -57,6 +57,16 @@ def load_whatif_input(snapshot: str | None, node_root: str | None, pods: str | N
         raise InputError(
             f"no pod is bound to node {node.name!r} (pods are bound to: {elsewhere}); use --node-name", source=pods
         )
+    by_uid = {p.uid: p for p in bound}
+    node = dataclasses.replace(
+        node,
+        allocations=[
+            dataclasses.replace(a, namespace=by_uid[a.pod_uid].namespace, pod=by_uid[a.pod_uid].name)
+            if a.pod_uid in by_uid
+            else a
+            for a in node.allocations
+        ],
+    )
     captured = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     source = SnapshotSource(kind="bundle", detail=str(root))
     return Snapshot(captured_at=captured, source=source, nodes=[node], pods=bound)

@@ -1,0 +1,242 @@
+"""Read one node's files (a copy of its root, or the live root with a prefix) into a snapshot Node.
+
+What cannot be read is recorded as an issue on the node and the rest carries on; only a node
+without NUMA information is unusable (nothing downstream can reason about it), which raises.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from tmnb.cpuset import CPUSet
+from tmnb.errors import InputError
+from tmnb.parse.kubelet_config import parse_kubelet_config, read_dropin_dir
+from tmnb.parse.kubelet_flags import DEFAULT_ROOT_DIR, parse_kubelet_args
+from tmnb.parse.state_files import (
+    CpuManagerState,
+    DeviceCheckpoint,
+    parse_cpu_manager_state,
+    parse_device_checkpoint,
+    parse_memory_manager_state,
+)
+from tmnb.parse.sysfs import read_numa_nodes
+from tmnb.parse.systemd import order_unit_files, parse_systemd_units
+from tmnb.redact import redact_argv
+from tmnb.settings import effective_settings
+from tmnb.snapshot import (
+    Allocation,
+    Cpu,
+    Device,
+    DeviceAllocation,
+    HugePages,
+    Issue,
+    KubeletInfo,
+    MemoryBlock,
+    Node,
+    NumaZone,
+)
+from tmnb.sources.node_render import CPU_SYSFS, NODE_SYSFS, PCI_SYSFS
+
+T = TypeVar("T")
+UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/lib/systemd/system", "lib/systemd/system")
+_ENV_FILE = re.compile(r"^\s*EnvironmentFile\s*=\s*-?(\S+)", re.M)
+
+
+class _Issues(list[Issue]):
+    def attempt(self, step: str, read: Callable[[], T]) -> T | None:
+        try:
+            return read()
+        except (InputError, OSError) as exc:
+            self.append(Issue(source=step, message=str(exc)))
+            return None
+
+
+def _zones(root: Path) -> list[NumaZone]:
+    nodes = read_numa_nodes(root / NODE_SYSFS)
+    return [
+        NumaZone(
+            id=n.id,
+            cpus=str(n.cpus),
+            memory_total=n.memory_total,
+            memory_free=n.memory_free,
+            hugepages=[HugePages(size=h.size, total=h.total, free=h.free) for h in n.hugepages],
+            distances=[n.distances[k] for k in sorted(n.distances)],
+        )
+        for n in nodes
+    ]
+
+
+def _cpus(root: Path, zones: list[NumaZone]) -> list[Cpu]:
+    """Per logical CPU from sysfs topology; a core is named by its lowest thread, as the kubelet does."""
+    base = root / CPU_SYSFS
+    online = CPUSet.parse((base / "online").read_text(), source=str(base / "online"))
+    possible_file = base / "possible"
+    possible = CPUSet.parse(possible_file.read_text(), source=str(possible_file)) if possible_file.exists() else online
+    numa = {cpu: z.id for z in zones for cpu in CPUSet.parse(z.cpus)}
+    rows = []
+    for cpu in sorted(possible):
+        topo = base / f"cpu{cpu}" / "topology"
+        if cpu not in online or not topo.is_dir():
+            continue
+        siblings = CPUSet.parse((topo / "thread_siblings_list").read_text(), source=str(topo))
+        socket = int((topo / "physical_package_id").read_text())
+        if cpu not in numa:
+            raise InputError(f"CPU {cpu} is online but in no NUMA node's cpulist", source=str(root / NODE_SYSFS))
+        rows.append(Cpu(cpu=cpu, core=min(siblings), socket=socket, numa=numa[cpu]))
+    offline = sorted((possible - online) & set(numa))
+    rows += [Cpu(cpu=c, core=c, socket=0, numa=numa[c], online=False) for c in offline]
+    return sorted(rows, key=lambda c: c.cpu)
+
+
+def _kubelet_argv(root: Path) -> tuple[list[str], list[str], str]:
+    units = {
+        f"/{p.relative_to(root)}": p for d in UNIT_DIRS for p in (root / d).glob("kubelet.service*") if p.is_file()
+    }
+    units |= {f"/{p.relative_to(root)}": p for d in UNIT_DIRS for p in (root / d).glob("kubelet.service.d/*.conf")}
+    if not units:
+        raise InputError("no kubelet.service unit found under " + ", ".join(UNIT_DIRS), source=str(root))
+    ordered = [(path, units[path].read_text()) for path in order_unit_files(units)]
+    env_files = {}
+    for _, text in ordered:
+        for path in _ENV_FILE.findall(text):
+            candidate = root / path.lstrip("/")
+            if candidate.is_file():
+                env_files[path] = candidate.read_text()
+    exec_ = parse_systemd_units(ordered, env_files=env_files)
+    return list(exec_.argv), list(exec_.origins), exec_.exec_source
+
+
+def _pci_numa(root: Path, device_id: str) -> list[int] | None:
+    path = root / PCI_SYSFS / device_id / "numa_node"
+    if not path.is_file():
+        return None
+    value = int(path.read_text())
+    return None if value < 0 else [value]
+
+
+def _kubelet(root: Path, issues: _Issues) -> KubeletInfo:
+    argv_info = issues.attempt("kubelet unit", lambda: _kubelet_argv(root))
+    flags = None
+    if argv_info:
+        argv, origins, unit = argv_info
+        flags = issues.attempt("kubelet flags", lambda: parse_kubelet_args(argv, source=unit, origins=origins))
+    config_path = (flags.config_file if flags else None) or f"{DEFAULT_ROOT_DIR}/config.yaml"
+    config_file = root / config_path.lstrip("/")
+    file_doc = issues.attempt(
+        "kubelet config", lambda: parse_kubelet_config(config_file.read_text(), source=config_path)
+    )
+    dropins = None
+    if flags and flags.config_dir:
+        dropin_root = root / flags.config_dir.lstrip("/")
+        dropins = issues.attempt("kubelet drop-ins", lambda: read_dropin_dir(dropin_root))
+    settings = effective_settings(file=file_doc, dropins=dropins or (), flags=flags)
+    return KubeletInfo(
+        settings=settings.fields,
+        config_file=config_path,
+        config_dir=flags.config_dir if flags else None,
+        flags=redact_argv(argv_info[0]) if argv_info else [],
+    )
+
+
+@dataclass
+class _Holding:
+    cpuset: str = ""
+    memory: list[MemoryBlock] = field(default_factory=list)
+    devices: list[DeviceAllocation] = field(default_factory=list)
+
+
+def _state(
+    root: Path, issues: _Issues
+) -> tuple[CpuManagerState | None, dict[tuple[str, str], _Holding], DeviceCheckpoint | None]:
+    state = root / DEFAULT_ROOT_DIR.lstrip("/")
+    cpu = issues.attempt(
+        "cpu_manager_state", lambda: parse_cpu_manager_state((state / "cpu_manager_state").read_bytes())
+    )
+    mem = issues.attempt(
+        "memory_manager_state", lambda: parse_memory_manager_state((state / "memory_manager_state").read_bytes())
+    )
+    checkpoint = state / "device-plugins" / "kubelet_internal_checkpoint"
+    devices = issues.attempt("device checkpoint", lambda: parse_device_checkpoint(checkpoint.read_bytes()))
+    held: dict[tuple[str, str], _Holding] = defaultdict(_Holding)
+    for uid, containers in (cpu.entries if cpu else {}).items():
+        for container, cpuset in containers.items():
+            held[(uid, container)].cpuset = str(cpuset)
+    for uid, containers in (mem.entries if mem else {}).items():
+        for container, blocks in containers.items():
+            held[(uid, container)].memory = [
+                MemoryBlock(type=b.type, size=b.size, numa=list(b.numa_affinity)) for b in blocks
+            ]
+    for e in devices.entries if devices else ():
+        ids = [dev for _, group in sorted(e.devices.items()) for dev in group]
+        held[(e.pod_uid, e.container)].devices.append(DeviceAllocation(resource=e.resource, ids=ids))
+    return cpu, held, devices
+
+
+def _devices(root: Path, checkpoint: DeviceCheckpoint | None, issues: _Issues) -> list[Device]:
+    """Registered devices; NUMA from allocated entries or PCI sysfs (otherwise it is not on disk)."""
+    if checkpoint is None:
+        return []
+    numa: dict[str, list[int]] = defaultdict(list)
+    for e in checkpoint.entries:
+        for node, group in e.devices.items():
+            for dev in group:
+                if node >= 0:
+                    numa[dev].append(node)
+    devices = [
+        Device(resource=resource, id=dev, numa=numa.get(dev) or _pci_numa(root, dev))
+        for resource, ids in checkpoint.registered.items()
+        for dev in ids
+    ]
+    unplaced = sum(d.numa is None for d in devices)
+    if unplaced:
+        issues.append(
+            Issue(
+                source="device checkpoint",
+                severity="warning",
+                message=f"NUMA affinity of {unplaced} device(s) is not on disk (device plugins report it at run "
+                "time); they are treated as having no topology",
+            )
+        )
+    return devices
+
+
+def read_node_root(root: str | Path, *, name: str) -> Node:
+    """Build a Node from ``root`` laid out as a node's file system."""
+    root = Path(root)
+    if not (root / NODE_SYSFS).is_dir():
+        raise InputError(f"no {NODE_SYSFS} here: expected a copy of a node's files", source=str(root))
+    issues = _Issues()
+    zones = _zones(root)
+    cpus = issues.attempt("cpu topology", lambda: _cpus(root, zones)) or []
+    kubelet = _kubelet(root, issues)
+    cpu_state, held, checkpoint = _state(root, issues)
+    numa_of = {c.cpu: c.numa for c in cpus}
+    allocations = [
+        Allocation(
+            pod_uid=uid,
+            namespace="",
+            pod="",
+            container=container,
+            cpuset=h.cpuset,
+            exclusive=bool(h.cpuset),
+            numa=sorted({numa_of[c] for c in CPUSet.parse(h.cpuset) if c in numa_of}),
+            memory=h.memory,
+            devices=h.devices,
+        )
+        for (uid, container), h in sorted(held.items())
+    ]
+    return Node(
+        name=name,
+        kubelet=kubelet,
+        cpus=cpus,
+        numa=zones,
+        devices=_devices(root, checkpoint, issues),
+        shared_pool=str(cpu_state.default_cpuset) if cpu_state else None,
+        allocations=allocations,
+        issues=list(issues),
+    )
