@@ -1,0 +1,67 @@
+"""Committed notebooks are clean (no outputs, one parameters cell, thin) and really run."""
+
+import json
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+from tmnb.params import declared_parameters
+from tmnb.runner import run
+from tmnb.snapshot import load
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+MAX_CELL_LINES = 15
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_committed_clean(path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.outputs and c.execution_count is None for c in code), "strip outputs before committing"
+    assert sum("parameters" in c.metadata.get("tags", []) for c in nb.cells) == 1
+    for cell in code:
+        assert len(cell.source.splitlines()) <= MAX_CELL_LINES, f"move logic into tmnb: {cell.source[:60]!r}"
+    assert declared_parameters(path), "the parameters cell declares nothing"
+
+
+@pytest.mark.notebook
+def test_inventory_on_the_sample(tmp_path):
+    result = run(ROOT / "notebooks" / "01-inventory.ipynb", out=tmp_path / "run")
+    assert result.status == "ok"
+    checklist = result.results["checklist"]
+    assert len(checklist) == 7
+    assert checklist["Inventory stored in versioned form"] == "done"
+    assert checklist["NUMA layout captured for every node type"] == "done"
+    snap = load(result.results["snapshot"])
+    assert len(snap.nodes) == result.results["nodes"] >= 12
+    assert len(snap.pods) == result.results["pods"] >= 150
+    manifest = json.loads(result.manifest.read_text())
+    assert "snapshot.json.gz" in manifest["files"]
+    html = result.html.read_text()
+    assert "Effective kubelet settings" in html and "⚑flag" in html
+
+
+@pytest.mark.notebook
+def test_inventory_with_a_node_selector_and_a_snapshot_file(tmp_path):
+    from tmnb.sources.sample import load_sample
+
+    from tmnb.snapshot import save
+
+    sample = load_sample()
+    pool_key = "tmnb.dev/pool"
+    pool = sample.nodes[0].labels[pool_key]
+    save(sample, tmp_path / "in.json.gz")
+    result = run(
+        ROOT / "notebooks" / "01-inventory.ipynb",
+        [("source", str(tmp_path / "in.json.gz")), ("node_selector", f"{pool_key}={pool}")],
+        out=tmp_path / "run",
+    )
+    expected = sum(n.labels.get(pool_key) == pool for n in sample.nodes)
+    assert result.results["nodes"] == expected < len(sample.nodes)
