@@ -50,9 +50,8 @@ def test_inventory_on_the_sample(tmp_path):
 
 @pytest.mark.notebook
 def test_inventory_with_a_node_selector_and_a_snapshot_file(tmp_path):
-    from tmnb.sources.sample import load_sample
-
     from tmnb.snapshot import save
+    from tmnb.sources.sample import load_sample
 
     sample = load_sample()
     pool_key = "tmnb.dev/pool"
@@ -65,3 +64,41 @@ def test_inventory_with_a_node_selector_and_a_snapshot_file(tmp_path):
     )
     expected = sum(n.labels.get(pool_key) == pool for n in sample.nodes)
     assert result.results["nodes"] == expected < len(sample.nodes)
+
+
+@pytest.mark.notebook
+def test_occupancy_on_the_sample(tmp_path):
+    result = run(ROOT / "notebooks" / "02-numa-occupancy.ipynb", [("nodes", "[tel-epyc-01]")], out=tmp_path / "run")
+    assert result.results["detail_nodes"] == ["tel-epyc-01"]
+    pngs = sorted(p.name for p in tmp_path.joinpath("run").glob("*.png"))
+    assert (
+        pngs
+        == sorted(result.results["figures"])
+        == ["fleet-cpu.png", "fleet-memory.png", "tel-epyc-01-cpu-map.png", "tel-epyc-01-numa.png"]
+    )
+    assert "tmnb.dev/pool" not in result.results["pools"] and len(result.results["pools"]) >= 4
+
+
+@pytest.mark.notebook
+def test_readiness_alerts_on_the_sample(tmp_path):
+    from tmnb.cli import main
+
+    code = main(
+        [
+            "run",
+            str(ROOT / "notebooks" / "03-readiness.ipynb"),
+            "--out",
+            str(tmp_path / "run"),
+            "-p",
+            "target",
+            "{topologyManagerPolicy: single-numa-node, topologyManagerScope: pod}",
+        ]
+    )
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    results = manifest["results"]
+    assert code == 3 and manifest["status"] == "alert"
+    assert "the kubelet would not start" in results["alert"]["why"]  # the GB200 (34 NUMA nodes) refuses
+    assert results["verdicts"]["gb200-01"] == "needs action"
+    assert results["blockers"] >= 1
+    assert all(results["canary"].values()), results["canary"]
+    assert (tmp_path / "run" / "03-readiness.html").exists()

@@ -180,3 +180,20 @@ def test_only_active_pods_replay_in_creation_order():
     ]
     frame, _ = whatif(snapshot([SMT_NODE], pods), {"topologyManagerPolicy": "single-numa-node"}, with_headroom=False)
     assert list(frame["pod"]) == ["early", "late"]
+
+
+def test_headroom_is_capped_by_allocatable_without_pinning():
+    # CPU manager none: the Topology Manager admits anything, so allocatable decides:
+    # 15 allocatable CPUs - 4 requested = 11 left -> two more 4-CPU pods.
+    _, nodes = whatif(snapshot([node("w1")], pods_of(["4"])), {"topologyManagerPolicy": "best-effort"})
+    assert nodes.loc[0, "headroom 4 CPU / 1Gi"] == 2
+
+
+def test_headroom_is_skipped_beyond_eight_numa_nodes():
+    cpus = [Cpu(cpu=i, core=i, socket=0, numa=i // 2) for i in range(32)]
+    zones = [NumaZone(id=z, cpus=f"{2 * z}-{2 * z + 1}", memory_total=8 * GIB) for z in range(16)]
+    big = node("w1", cpus=cpus, numa=zones, kubelet=static(reservedSystemCPUs="0"))
+    target = {"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": "16"}}
+    frame, nodes = whatif(snapshot([big], pods_of(["2"])), target)
+    assert frame.loc[0, "admitted"]
+    assert "2^16" in nodes.loc[0, "headroom note"]

@@ -41,6 +41,8 @@ from tmnb.versions import MODELLED_KUBELET, KubeVersion
 Mode = Literal["drain", "restart"]
 ACTIVE_PHASES = {"Running", "Pending"}
 HEADROOM_LIMIT = 256
+#: Headroom probes many admissions; beyond this many NUMA nodes each one enumerates 2^n masks.
+HEADROOM_MAX_NUMA = 8
 POD_COLUMNS = ["node", "namespace", "pod", "uid", "admitted", "reason", "message", "numa", "cpuset"]
 
 
@@ -137,6 +139,7 @@ class NodeReplay:
     results: list[PodResult]
     refused: str = ""
     headroom: dict[str, int | None] | None = None
+    headroom_note: str = ""
 
 
 def _row(node: str, r: PodResult) -> dict[str, Any]:
@@ -177,18 +180,33 @@ def _probe(cpu: str, memory: str, i: int) -> ModelPod:
     )
 
 
-def headroom(model: NodeModel, admitted: Iterable[ModelPod], sizes: list[tuple[str, str]]) -> dict[str, int | None]:
-    """How many more Guaranteed pods of each size the node admits after the replay (None = at least the limit)."""
+def _fits(node: Node, admitted: Iterable[Pod], cpu: str, memory: str) -> int | None:
+    """Pods of this size that still fit the node's allocatable (the kubelet's resource-fit check)."""
+    left = {}
+    for resource in ("cpu", "memory"):
+        if resource not in node.allocatable:
+            return None
+        used = sum(parse_quantity(c.requests.get(resource, "0")) for p in admitted for c in p.containers)
+        left[resource] = parse_quantity(node.allocatable[resource]) - used
+    return max(int(min(left["cpu"] / parse_quantity(cpu), left["memory"] / parse_quantity(memory))), 0)
+
+
+def headroom(
+    node: Node, model: NodeModel, admitted: list[tuple[Pod, ModelPod]], sizes: list[tuple[str, str]]
+) -> dict[str, int | None]:
+    """How many more Guaranteed pods of each size the node admits after the replay: the Topology
+    Manager's answer capped by allocatable (None = at least HEADROOM_LIMIT, allocatable unknown)."""
     out: dict[str, int | None] = {}
-    admitted = list(admitted)
     for cpu, memory in sizes:
+        fit = _fits(node, (p for p, _ in admitted), cpu, memory)
+        limit = HEADROOM_LIMIT if fit is None else min(fit, HEADROOM_LIMIT)
         sim = NodeSimulator(model)
-        for p in admitted:
+        for _, p in admitted:
             sim.admit(p)
         n = 0
-        while n < HEADROOM_LIMIT and sim.admit(_probe(cpu, memory, n)).admitted:
+        while n < limit and sim.admit(_probe(cpu, memory, n)).admitted:
             n += 1
-        out[f"{cpu} CPU / {memory}"] = n if n < HEADROOM_LIMIT else None
+        out[f"{cpu} CPU / {memory}"] = None if n == HEADROOM_LIMIT else n
     return out
 
 
@@ -201,16 +219,21 @@ def replay_node(
     sizes: list[tuple[str, str]] | None = None,
 ) -> NodeReplay:
     model = node_model(node, target, mode)
-    ordered = [model_pod(p) for p in replay_order(pods)]
+    ordered = replay_order(pods)
+    models = [model_pod(p) for p in ordered]
     try:
         sim = NodeSimulator(model)
     except ConfigRejected as err:
         return NodeReplay(node.name, [], refused=err.message)
-    results = [sim.admit(p) for p in ordered]
+    results = [sim.admit(p) for p in models]
     replay = NodeReplay(node.name, results)
-    if sizes:
-        kept = [p for p, r in zip(ordered, results, strict=True) if r.admitted]
-        replay.headroom = headroom(model, kept, sizes)
+    if sizes and len(node.numa) > HEADROOM_MAX_NUMA:
+        replay.headroom_note = (
+            f"not computed: with {len(node.numa)} NUMA nodes every admission enumerates 2^{len(node.numa)} NUMA masks"
+        )
+    elif sizes:
+        kept = [(p, m) for p, m, r in zip(ordered, models, results, strict=True) if r.admitted]
+        replay.headroom = headroom(node, model, kept, sizes)
     return replay
 
 
@@ -236,6 +259,7 @@ def whatif(
                 if rejected
                 else "",
                 **{f"headroom {k}": v for k, v in (replay.headroom or {}).items()},
+                "headroom note": replay.headroom_note,
             }
         )
     return pd.DataFrame(pod_rows, columns=POD_COLUMNS), pd.DataFrame(node_rows)
