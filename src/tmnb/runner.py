@@ -61,6 +61,9 @@ def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float) -
     from papermill.exceptions import PapermillExecutionError
 
     logging.getLogger("papermill").setLevel(logging.WARNING)
+    # papermill's own parameter inspection cannot read annotated defaults with comments and says so
+    # for every line; tmnb types parameters itself (tmnb.params), so that noise is dropped.
+    logging.getLogger("papermill.translators").setLevel(logging.ERROR)
     try:
         pm.execute_notebook(
             str(src),
@@ -77,6 +80,8 @@ def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float) -
         return f"a cell ran longer than the {timeout:g}s cell timeout and was interrupted"
     except DeadKernelError:
         return "the kernel died during the run"
+    except (RuntimeError, OSError, TimeoutError) as exc:  # kernel start-up and protocol failures
+        return f"the kernel could not run the notebook: {type(exc).__name__}: {exc}"
     return None
 
 

@@ -18,10 +18,10 @@ def save(fig: Figure, out_dir: str | Path, name: str) -> Path:
 
 
 def show(fig: Figure, out_dir: str | Path, name: str) -> Path:
-    """Save, display once (no double rendering by the inline backend), and release the figure."""
-    from IPython.display import display
+    """Save as PNG, display that same PNG (rendering once, not twice), and release the figure."""
+    from IPython.display import Image, display
 
     path = save(fig, out_dir, name)
-    display(fig)
     plt.close(fig)
+    display(Image(filename=str(path)))
     return path

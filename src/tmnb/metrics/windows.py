@@ -1,0 +1,112 @@
+"""The before and after windows of a comparison, and the change markers between them.
+
+The change is either a rollout journal (JSONL, one record per line with ``time`` and ``event``;
+the change runs from the first record to the last) or a single ``change_at`` timestamp. Each
+window is ``length`` long; the after window starts ``margin`` after the change so that no
+``rate()`` in it reaches back to samples taken before the change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from tmnb.errors import InputError
+
+_DURATION = re.compile(r"(\d+)(ms|s|m|h|d|w|y)")
+_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
+MARKER_COLUMNS = ["time", "event", "detail"]
+
+
+def parse_duration(text: str, *, where: str) -> float:
+    """Prometheus duration syntax ("90s", "5m", "1h30m", "2d") → seconds."""
+    body = text.strip() if isinstance(text, str) else ""
+    parts = list(_DURATION.finditer(body))
+    if not body or "".join(p.group(0) for p in parts) != body:
+        raise InputError(f"invalid duration {text!r}: expected e.g. 30s, 5m, 2h, 1d", where=where)
+    seconds = sum(int(p.group(1)) * _UNIT_S[p.group(2)] for p in parts)
+    if seconds <= 0:
+        raise InputError(f"duration {text!r} must be longer than zero", where=where)
+    return seconds
+
+
+def parse_time(text: str, *, where: str, source: str | None = None, line: int | None = None) -> pd.Timestamp:
+    """An RFC 3339 timestamp as a UTC Timestamp; a time without an offset is taken as UTC."""
+    stamp = None
+    if isinstance(text, str):
+        try:
+            stamp = pd.Timestamp(text.strip())
+        except ValueError:
+            stamp = None
+    if stamp is None or pd.isna(stamp):
+        raise InputError(
+            f"invalid time {text!r}: expected RFC 3339, e.g. 2026-12-01T10:00:00Z",
+            where=where,
+            source=source,
+            line=line,
+        )
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def read_journal(path: str | Path) -> pd.DataFrame:
+    """Change markers from a rollout journal: JSONL records with ``time`` and ``event``.
+
+    Other fields of a record are kept as compact JSON in ``detail``; records are sorted by time.
+    """
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the journal: {exc.strerror or exc}", source=source) from None
+    rows = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not a JSON object: {exc.msg}", source=source, line=number) from None
+        if not isinstance(record, dict) or not isinstance(record.get("event"), str) or "time" not in record:
+            raise InputError("expected a JSON object with 'time' and 'event' (string)", source=source, line=number)
+        when = parse_time(record.pop("time"), where="time", source=source, line=number)
+        event = record.pop("event")
+        rows.append({"time": when, "event": event, "detail": json.dumps(record, sort_keys=True) if record else ""})
+    if not rows:
+        raise InputError("the journal has no records", source=source)
+    return pd.DataFrame(rows, columns=MARKER_COLUMNS).sort_values("time", ignore_index=True)
+
+
+@dataclass(frozen=True)
+class Windows:
+    """Closed time intervals (UTC) compared, the change between them, and its markers."""
+
+    before: tuple[pd.Timestamp, pd.Timestamp]
+    after: tuple[pd.Timestamp, pd.Timestamp]
+    change: tuple[pd.Timestamp, pd.Timestamp]
+    markers: pd.DataFrame
+
+    def describe(self) -> str:
+        def span(a: pd.Timestamp, b: pd.Timestamp) -> str:
+            return f"{a:%Y-%m-%d %H:%M} – {b:%Y-%m-%d %H:%M} UTC"
+
+        return f"before {span(*self.before)}; after {span(*self.after)}"
+
+
+def resolve(*, change_at: str = "", journal: str = "", length: str = "2h", margin: str = "5m") -> Windows:
+    """The window before the journal's first record (or ``change_at``) and the one after its last."""
+    if journal:
+        markers = read_journal(journal)
+        change = (markers["time"].iloc[0], markers["time"].iloc[-1])
+    elif change_at:
+        at = parse_time(change_at, where="change_at")
+        markers = pd.DataFrame([{"time": at, "event": "change", "detail": ""}], columns=MARKER_COLUMNS)
+        change = (at, at)
+    else:
+        raise InputError("cannot place the change: set change_at or a journal", where="change_at")
+    span = pd.Timedelta(seconds=parse_duration(length, where="window"))
+    settle = pd.Timedelta(seconds=parse_duration(margin, where="rate_window"))
+    return Windows((change[0] - span, change[0]), (change[1] + settle, change[1] + settle + span), change, markers)

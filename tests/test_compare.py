@@ -1,0 +1,324 @@
+"""Before/after comparison of snapshots: settings, containers matched across renamed pods,
+alignment, verdicts, confounders, the fleet figure, and the notebook on a metrics file."""
+
+import dataclasses
+
+import pandas as pd
+import pytest
+
+from compare_factories import (
+    Timeline,
+    before_fleet,
+    derive_after,
+    fleet,
+    latency_csv,
+    same_versions,
+    workloads,
+)
+from conftest import ROOT
+from factories import node, pod, settings, snapshot
+from tmnb import plots
+from tmnb.analysis import compare as cmp
+from tmnb.runner import run
+from tmnb.snapshot import Allocation, Device, DeviceAllocation, KubeletInfo, MemoryBlock, OwnerRef, Setting, save
+
+GIB = 1 << 30
+
+
+@pytest.fixture(scope="module")
+def pair():
+    before = before_fleet()
+    return before, derive_after(before)
+
+
+@pytest.fixture(scope="module")
+def table(pair):
+    return cmp.containers(*pair)
+
+
+def by_owner(table):
+    return {(r.owner, r.pod_before or r.pod_after): r for r in table.itertuples()}
+
+
+# --- alignment of one allocation ----------------------------------------------------------------
+
+
+def alloc(cpuset, exclusive=True, **kw):
+    return Allocation(pod_uid="u", namespace="app", pod="p", container="main", cpuset=cpuset, exclusive=exclusive, **kw)
+
+
+GPUS = [Device(resource="nvidia.com/gpu", id=f"gpu{i}", numa=[i]) for i in (0, 1)]
+
+
+@pytest.mark.parametrize(
+    ("allocation", "state", "why"),
+    [
+        (alloc("1-2,9"), "aligned", "CPUs on NUMA 0"),
+        (alloc("3,4"), "cross-NUMA", "2 CPUs span NUMA 0,1 but fit in one zone"),
+        (
+            alloc("4,12", memory=[MemoryBlock(type="memory", size=GIB, numa=[0])]),
+            "cross-NUMA",
+            "memory on NUMA 0, CPUs on NUMA 1",
+        ),
+        (
+            alloc("4,12", devices=[DeviceAllocation(resource="nvidia.com/gpu", ids=["gpu0"])]),
+            "cross-NUMA",
+            "nvidia.com/gpu on NUMA 0, CPUs on NUMA 1",
+        ),
+        (
+            alloc(
+                "4,12",
+                memory=[MemoryBlock(type="hugepages-1Gi", size=GIB, numa=[1])],
+                devices=[DeviceAllocation(resource="nvidia.com/gpu", ids=["gpu1"])],
+            ),
+            "aligned",
+            "CPUs, hugepages-1Gi, nvidia.com/gpu on NUMA 1",
+        ),
+        (alloc("0-9"), "aligned", "CPUs on NUMA 0,1 (10 CPUs need 2 zones)"),
+        (alloc("0-15", exclusive=False), "shared", "shared pool"),
+    ],
+)
+def test_alignment(allocation, state, why):
+    assert cmp.alignment(allocation, node(devices=GPUS))[:2] == (state, why)
+
+
+def test_owner_of_pods():
+    assert cmp.owner_of(pod("web-5d8c9-x")) == "Deployment/web-5d8c9-x"
+    bare = pod("debug", owner=None)
+    assert cmp.owner_of(bare) == "Pod/debug"
+    rs = pod("api-6f7c-x", owner=OwnerRef(kind="ReplicaSet", name="api-6f7c"), labels={"pod-template-hash": "6f7c"})
+    assert cmp.owner_of(rs) == "Deployment/api"
+    assert cmp.owner_of(pod("pg-0", owner=OwnerRef(kind="StatefulSet", name="pg"))) == "StatefulSet/pg"
+
+
+# --- the derived fleet: every verdict it should produce -------------------------------------------
+
+
+def test_verdicts_across_a_single_numa_node_rollout(table):
+    verdicts = {(r.namespace, r.owner, r.node_before): r.verdict for r in table.itertuples()}
+    assert verdicts == {
+        ("app", "Deployment/api", "w1"): "unchanged",
+        ("app", "Deployment/api", "w2"): "unchanged",
+        ("app", "Deployment/web", "w1"): "newly aligned",
+        ("app", "Deployment/web", "w2"): "newly aligned",
+        ("batch", "Job/report", "w3"): "gone",
+        ("db", "StatefulSet/pg", "w3"): "unchanged",
+        ("ml", "Deployment/big", "w3"): "now rejected",
+        ("ml", "Deployment/train", "w2"): "newly aligned",
+        ("web", "Deployment/nginx", "w1"): "unchanged",
+    }
+
+
+def test_renamed_replicas_are_paired_on_their_node(table):
+    web = table[table["owner"] == "Deployment/web"].set_index("pod_before")
+    assert web.loc["web-5d8c9-aaaaa", "node_after"] == "w1"
+    assert web.loc["web-5d8c9-bbbbb", "node_after"] == "w2"
+    assert web.loc["web-5d8c9-aaaaa", "pod_after"] != "web-5d8c9-aaaaa"
+    assert web.loc["web-5d8c9-aaaaa", ["cpuset_before", "cpuset_after"]].tolist() == ["3,4", "4,12"]
+    assert web.loc["web-5d8c9-aaaaa", ["numa_before", "numa_after"]].tolist() == ["0,1", "1"]
+    train = table[table["owner"] == "Deployment/train"].iloc[0]
+    assert train["why_after"] == "CPUs, memory, nvidia.com/gpu on NUMA 1"
+    big = table[table["owner"] == "Deployment/big"].iloc[0]
+    assert big["alignment_after"] == "rejected" and big["why_after"].startswith("TopologyAffinityError: Resources")
+
+
+def test_lost_alignment_moved_and_flapping_rejections(pair):
+    before, after = pair
+    w1 = after.node("w1")
+    api = next(a for a in w1.allocations if a.namespace == "app" and a.container == "api")
+    spread = dataclasses.replace(api, cpuset="2-3,4", numa=[0, 1])
+    nginx = next(p for p in after.pods if p.namespace == "web")
+    big = next(p for p in after.pods if p.namespace == "ml" and p.phase == "Failed")
+    replacements = [dataclasses.replace(big, name=f"big-5d8c9-r{i}", uid=f"r{i}") for i in range(3)]
+    after = dataclasses.replace(
+        after,
+        nodes=[
+            dataclasses.replace(w1, allocations=[spread if a is api else a for a in w1.allocations]),
+            *after.nodes[1:],
+        ],
+        pods=[*(dataclasses.replace(p, node="w2") if p is nginx else p for p in after.pods), *replacements],
+    )
+    table = cmp.containers(before, after)
+    verdict = {(r.owner, r.node_before, r.pod_after): r.verdict for r in table.itertuples()}
+    assert verdict[("Deployment/api", "w1", api.pod)] == "lost alignment"
+    assert verdict[("Deployment/nginx", "w1", nginx.name)] == "moved"
+    summary = cmp.summary(table).set_index("verdict")
+    assert summary.loc["now rejected", "containers"] == 4 and summary.loc["now rejected", "owners"] == 1
+    assert list(summary.index) == list(cmp.VERDICTS)
+    assert cmp.attention(table)["verdict"].tolist()[:5] == ["now rejected"] * 4 + ["lost alignment"]
+
+
+def test_statefulset_pods_keep_their_name_across_nodes():
+    sts = OwnerRef(kind="StatefulSet", name="pg")
+    before = snapshot([node("a"), node("b")], [pod("pg-0", "a", owner=sts), pod("pg-1", "b", owner=sts)])
+    after = snapshot([node("a"), node("b")], [pod("pg-0", "b", owner=sts, uid="x0"), pod("pg-1", "a", owner=sts)])
+    pairs = cmp.containers(before, after)
+    assert (pairs["pod_before"] == pairs["pod_after"]).all()
+    assert pairs["verdict"].tolist() == ["moved", "moved"]  # no allocations recorded: alignment unknown
+
+
+def test_replicas_on_one_node_pair_by_their_cpus_and_idle_pods_stay_unchanged():
+    def replica(name, created, phase="Running"):
+        return pod(
+            name,
+            uid=name,
+            created=created,
+            phase=phase,
+            owner=OwnerRef(kind="ReplicaSet", name="w-1", controller_kind="Deployment", controller_name="w"),
+        )
+
+    def fleet_of(names, created, cpusets):
+        allocs = [dataclasses.replace(alloc(c), pod_uid=n, pod=n) for n, c in zip(names, cpusets, strict=True)]
+        pods = [replica(n, t) for n, t in zip(names, created, strict=True)]
+        return snapshot([node(allocations=allocs)], [*pods, replica(f"{names[0]}-job", created[0], "Succeeded")])
+
+    before = fleet_of(["w-a", "w-b"], ["2026-12-01T10:00:00Z", "2026-12-01T10:01:00Z"], ["1-2", "3,9"])
+    after = fleet_of(["w-c", "w-d"], ["2026-12-01T12:00:00Z", "2026-12-01T12:01:00Z"], ["3,9", "1-2"])
+    table = cmp.containers(before, after)
+    assert table["verdict"].tolist() == ["unchanged"] * 3
+    assert dict(zip(table["pod_before"], table["pod_after"], strict=True))["w-a"] == "w-d"
+
+
+def test_fleet_views(pair, table):
+    matrix = cmp.alignment_matrix(table)
+    assert matrix.loc["cross-NUMA", "aligned"] == 3 and matrix.loc["aligned", "rejected"] == 1
+    assert matrix.loc["shared", "(none)"] == 1 and int(matrix.to_numpy().sum()) == len(table) == 9
+    headline = cmp.headline(*pair, cmp.settings_diff(*pair), table)
+    assert "Settings changed on 3 node(s); 9 containers compared: 1 now rejected, 1 gone, 3 newly aligned" in headline
+    assert cmp.alert(table, ["latency regression"]) == {
+        "why": "1 container(s) now rejected; latency regression",
+        "items": ["1 container(s) now rejected", "latency regression"],
+    }
+    assert cmp.alert(table[table["verdict"] == "unchanged"], []) is None
+
+
+def test_alignment_figure(table):
+    fig = plots.alignment_changes(table)
+    bars, grid = fig.axes[:2]
+    assert [t.get_text() for t in bars.get_yticklabels()] == list(cmp.VERDICTS)
+    assert [p.get_width() for p in bars.patches] == [1, 0, 1, 3, 0, 0, 4]
+    assert (bars.get_xlabel(), grid.get_xlabel(), grid.get_ylabel()) == (
+        "containers",
+        "alignment after",
+        "alignment before",
+    )
+    assert "(9 containers)" in fig._suptitle.get_text()
+
+
+# --- settings --------------------------------------------------------------------------------------
+
+
+def test_settings_diff_values_sources_and_nodes():
+    flag = Setting(value="single-numa-node", source="flag", detail="--topology-manager-policy")
+    before = snapshot([node("a"), node("b"), node("gone")])
+    b_after = node("b", kubelet=KubeletInfo(settings={**settings(), "topologyManagerPolicy": flag}))
+    a_after = node("a", kubelet=KubeletInfo(settings=settings(topologyManagerPolicy="none")))
+    after = snapshot([a_after, b_after, node("new", version="v1.36.2")])
+    diff = cmp.settings_diff(before, after)
+    rows = {(r.node, r.setting): r for r in diff.itertuples()}
+    assert rows[("a", "topologyManagerPolicy")].change == "source only"
+    assert (rows[("a", "topologyManagerPolicy")].source_before, rows[("a", "topologyManagerPolicy")].source_after) == (
+        "default",
+        "file",
+    )
+    b = rows[("b", "topologyManagerPolicy")]
+    assert (b.before, b.after, b.source_after, b.change) == ("none", "single-numa-node", "flag", "value")
+    assert rows[("gone", "(node)")].change == "node removed" and rows[("new", "(node)")].change == "node added"
+    changes = cmp.settings_changes(diff)
+    assert changes.iloc[0][["setting", "nodes"]].tolist() in (["(node)", 1], ["topologyManagerPolicy", 1])
+    assert set(changes["change"]) == {"source only", "value", "node added", "node removed"}
+
+
+def test_settings_changes_group_the_fleet(pair):
+    changes = cmp.settings_changes(cmp.settings_diff(*pair))
+    assert changes[["setting", "before", "after", "nodes", "examples"]].values.tolist() == [
+        ["kubelet version", "v1.32.4", "v1.33.2", 3, "w1, w2, w3"],
+        ["topologyManagerPolicy", "none", "single-numa-node", 3, "w1, w2, w3"],
+    ]
+    assert cmp.settings_changes(pd.DataFrame(columns=cmp.DIFF_COLUMNS)).empty
+
+
+# --- confounders -----------------------------------------------------------------------------------
+
+
+def confounders(before, after):
+    return cmp.confounders(before, after, cmp.containers(before, after)).set_index("confounder")
+
+
+def test_the_133_upgrade_removes_the_cfs_quota(pair):
+    found = confounders(*pair)
+    assert list(found.index) == ["CFS quota removed", "kubelet version changed", "running replicas changed"]
+    quota = found.loc["CFS quota removed"]
+    assert quota["detail"].startswith("6 container(s) lost their CFS quota: from kubelet 1.33")
+    assert quota["affects"] == ["throttling", "latency"]
+    assert {"namespace": "app", "container": "web"} in quota["scope"]
+    assert {"namespace": "web", "container": "nginx"} not in quota["scope"]  # shared: keeps its quota
+    assert "v1.32.4 → v1.33.2" in found.loc["kubelet version changed", "detail"]
+    assert found.loc["running replicas changed", "scope"] == [
+        {"namespace": "batch", "container": "main"},
+        {"namespace": "ml", "container": "main"},
+    ]
+
+
+def test_no_quota_confounder_without_an_upgrade_or_with_the_gate_off():
+    before = same_versions(before_fleet(), "v1.33.2")
+    assert "CFS quota removed" not in confounders(before, derive_after(before)).index
+    old = before_fleet()
+    gate = Setting(value={"DisableCPUQuotaWithExclusiveCPUs": False}, source="file")
+    after = derive_after(old)
+    after = dataclasses.replace(
+        after,
+        nodes=[
+            dataclasses.replace(n, kubelet=KubeletInfo(settings={**n.kubelet.settings, "featureGates": gate}))
+            for n in after.nodes
+        ],
+    )
+    assert "CFS quota removed" not in confounders(old, after).index
+
+
+def test_becoming_exclusive_on_a_new_kubelet_is_a_confounder_too():
+    shared = snapshot([node(allocations=[alloc("0-15", exclusive=False)])], [pod("p", uid="u", qos="Guaranteed")])
+    pinned = snapshot([node(allocations=[alloc("1-2", exclusive=True)])], [pod("p", uid="u", qos="Guaranteed")])
+    found = confounders(shared, pinned)
+    assert {"CFS quota removed", "exclusive CPUs changed"} <= set(found.index)
+
+
+# --- the notebook on a metrics file ------------------------------------------------------------------
+
+
+@pytest.mark.notebook
+def test_notebook_with_a_metrics_file(tmp_path):
+    before = fleet()
+    after = derive_after(before, kubelet=None)
+    save(before, tmp_path / "before.json")
+    save(after, tmp_path / "after.json")
+    timeline = Timeline.recent()
+    loads = workloads(before, after)
+    csv = latency_csv(tmp_path / "latency.csv", timeline, loads)
+    result = run(
+        ROOT / "notebooks" / "05-compare.ipynb",
+        [
+            ("before", str(tmp_path / "before.json")),
+            ("after", str(tmp_path / "after.json")),
+            ("metrics_file", str(csv)),
+            ("change_at", f"{timeline.rollout[1]:%Y-%m-%dT%H:%M:%SZ}"),
+        ],
+        out=tmp_path / "run",
+    )
+    glued = result.results
+    expected = cmp.summary(cmp.containers(before, after)).set_index("verdict")["containers"].to_dict()
+    assert glued["verdicts"] == expected
+    assert glued["metrics_source"] == f"file {csv}"
+    assert glued["metrics_problems"] == []
+    latency = {r["group"]: r for r in glued["statistics"]}
+    slower, faster = (f"namespace={w.namespace} container={w.container}" for w in loads[:2])
+    assert latency[slower]["verdict"] == "regression" and 25 < latency[slower]["change_pct"] < 35
+    assert latency[faster]["verdict"] == "improvement"
+    assert len(glued["regressions"]) == 1 and glued["regressions"][0].startswith(f"latency_p99 {slower}: +")
+    assert result.status == "alert" and slower in result.message
+    assert set(glued["figures"]) == {
+        "alignment-changes.png",
+        "latency_p99-over-time.png",
+        "latency_p99-distribution.png",
+    }
+    assert all((result.folder / f).stat().st_size > 5000 for f in glued["figures"])

@@ -1,0 +1,204 @@
+"""Against a real Prometheus: series backfilled with promtool, the client, and the compare notebook.
+
+The session fixture writes OpenMetrics for workloads of a before/after fleet (a 1.32 → 1.33 upgrade
+with single-numa-node, so the CFS quota confounder is real), turns it into TSDB blocks with
+``promtool tsdb create-blocks-from openmetrics``, and serves them on a free loopback port.
+"""
+
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pandas as pd
+import pytest
+
+from compare_factories import (
+    Timeline,
+    Workload,
+    derive_after,
+    fleet,
+    free_port,
+    same_versions,
+    workloads,
+    write_openmetrics,
+)
+from conftest import ROOT, require_tool
+from tmnb.analysis import compare as cmp
+from tmnb.errors import InputError
+from tmnb.metrics.prometheus import Prometheus
+from tmnb.metrics.queries import build
+from tmnb.runner import run
+from tmnb.snapshot import load, save
+
+CONFIG = "global:\n  scrape_interval: 1m\nscrape_configs: []\n"
+
+
+@dataclass(frozen=True)
+class Backfilled:
+    url: str
+    folder: Path  # before.json and after.json
+    journal: Path
+    timeline: Timeline
+    loads: tuple[Workload, ...]
+    seconds: float
+
+
+def _wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"prometheus exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/-/ready", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"prometheus not ready after {timeout}s:\n{log.read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="session")
+def fleet_files(tmp_path_factory) -> tuple[Path, tuple[Workload, ...]]:
+    """Before and after snapshots of a 1.32 → 1.33 single-numa-node rollout, and their workloads."""
+    root = tmp_path_factory.mktemp("fleet")
+    before = same_versions(fleet(), "v1.32.4")
+    after = derive_after(before, kubelet="v1.33.2")
+    save(before, root / "before.json")
+    save(after, root / "after.json")
+    return root, workloads(before, after)
+
+
+@pytest.fixture(scope="session")
+def prometheus(tmp_path_factory, fleet_files) -> Iterator[Backfilled]:
+    server, promtool = require_tool("prometheus"), require_tool("promtool")
+    started = time.monotonic()
+    root = tmp_path_factory.mktemp("prometheus")
+    folder, loads = fleet_files
+    timeline = Timeline.recent()
+    timeline.journal(root / "journal.jsonl")
+    backfill = write_openmetrics(root / "backfill.om", timeline, loads)
+    made = subprocess.run(
+        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(backfill), str(root / "tsdb")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if made.returncode:
+        pytest.fail(f"promtool could not backfill:\n{made.stderr[-2000:]}")
+    (root / "prometheus.yml").write_text(CONFIG)
+    url = f"http://127.0.0.1:{free_port()}"
+    log = root / "prometheus.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [
+                server,
+                f"--config.file={root / 'prometheus.yml'}",
+                f"--storage.tsdb.path={root / 'tsdb'}",
+                "--storage.tsdb.retention.time=3650d",
+                f"--web.listen-address={url.removeprefix('http://')}",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_ready(url, proc, log)
+        yield Backfilled(url, folder, root / "journal.jsonl", timeline, loads, time.monotonic() - started)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def group(w: Workload) -> str:
+    return f"namespace={w.namespace} container={w.container}"
+
+
+def test_backfilled_cpu_usage_per_pod(prometheus):
+    (cpu,) = build(["cpu_usage"])
+    first, last = prometheus.timeline.rollout
+    with Prometheus(prometheus.url) as prom:
+        before, _ = prom.query_range("cpu_usage", cpu.promql, first - pd.Timedelta("1h"), first, 60)
+        after, _ = prom.query_range("cpu_usage", cpu.promql, last + pd.Timedelta("10m"), last + pd.Timedelta("1h"), 60)
+    faster = prometheus.loads[1]
+    assert set(before.loc[before["container"] == faster.container, "pod"]) == set(faster.pods_before)
+    assert set(after.loc[after["container"] == faster.container, "pod"]) == set(faster.pods_after)
+    medians = before.groupby("container")["value"].median()
+    assert medians[faster.container] == pytest.approx(faster.cpu[0], rel=0.05)
+    assert len(before) == 61 * sum(len(w.pods_before) for w in prometheus.loads)
+
+
+def test_malformed_promql_and_empty_results(prometheus):
+    end = prometheus.timeline.end
+    with Prometheus(prometheus.url) as prom:
+        with pytest.raises(InputError, match=r"^query bad: Prometheus rejected the query: 1:\d+: parse error"):
+            prom.query_range("bad", "sum(rate(x[5m])", end - pd.Timedelta("1h"), end, 60)
+        empty, warnings = prom.query_range("none", "no_such_metric_total", end - pd.Timedelta("1h"), end, 60)
+    assert empty.empty and warnings == []
+
+
+@pytest.mark.notebook
+def test_notebook_against_prometheus(prometheus, tmp_path):
+    folder = prometheus.folder
+    result = run(
+        ROOT / "notebooks" / "05-compare.ipynb",
+        [
+            ("before", str(folder / "before.json")),
+            ("after", str(folder / "after.json")),
+            ("prometheus_url", prometheus.url),
+            ("journal", str(prometheus.journal)),
+            ("queries", '{"broken": "sum(rate(x[5m])", "nothing": "no_such_metric_total"}'),
+        ],
+        out=tmp_path / "run",
+    )
+    glued = result.results
+    slower, faster, steady = prometheus.loads
+    stats = {(r["query"], r["group"]): r for r in glued["statistics"]}
+    assert stats[("latency_p99", group(slower))]["verdict"] == "regression"
+    assert stats[("latency_p99", group(faster))]["verdict"] == "improvement"
+    assert stats[("cpu_usage", group(slower))]["verdict"] in {"no significant change", "within threshold"}
+    assert [line.split(":")[0] for line in glued["regressions"]] == [f"latency_p99 {group(slower)}"]
+    for w in prometheus.loads:  # throttling ends with the quota, and the report says why
+        row = stats[("cpu_throttling", group(w))]
+        assert row["median_after"] == 0 and row["verdict"] == "improvement"
+        assert "CFS quota removed" in row["notes"]
+    assert "CFS quota removed" not in stats[("cpu_usage", group(steady))]["notes"]
+    assert {"CFS quota removed", "kubelet version changed"} <= set(glued["confounders"])
+    problems = {(p["query"], p["window"]): p for p in glued["metrics_problems"]}
+    assert problems[("broken", "")]["message"].startswith("Prometheus rejected the query: 1:16: parse error")
+    assert problems[("nothing", "before")]["message"] == "no data: the query returned no series"
+    assert glued["metrics_source"] == f"Prometheus at {prometheus.url}"
+    assert result.status == "alert" and f"latency_p99 {group(slower)}" in result.message
+    assert "latency_p99-over-time.png" in glued["figures"] and "broken-over-time.png" not in glued["figures"]
+    html = result.html.read_text()
+    assert "unclosed left parenthesis" in html and "Confounders" in html
+    matched = cmp.containers(load(folder / "before.json"), load(folder / "after.json"))
+    assert glued["verdicts"] == cmp.summary(matched).set_index("verdict")["containers"].to_dict()
+
+
+@pytest.mark.notebook
+def test_notebook_when_prometheus_is_unreachable(fleet_files, tmp_path, monkeypatch):
+    url = f"http://sre:hunter2@127.0.0.1:{free_port()}/"
+    monkeypatch.setenv("TMNB_TEST_PROM_URL", url)
+    result = run(
+        ROOT / "notebooks" / "05-compare.ipynb",
+        [
+            ("before", str(fleet_files[0] / "before.json")),
+            ("after", str(fleet_files[0] / "after.json")),
+            ("prometheus_url", "env:TMNB_TEST_PROM_URL"),
+            ("change_at", "2026-12-01T10:00:00Z"),
+        ],
+        out=tmp_path / "run",
+    )
+    (problem,) = result.results["metrics_problems"]
+    assert problem["message"].startswith("Prometheus at http://<redacted>@127.0.0.1:")
+    assert "is unreachable" in problem["message"] and "no metrics were compared" in problem["message"]
+    assert result.status == "alert" and "metrics unavailable: Prometheus at http://<redacted>@" in result.message
+    assert "is unreachable" in result.html.read_text()
+    leaked = [p.name for p in result.folder.rglob("*") if p.is_file() and "hunter2" in p.read_text(errors="ignore")]
+    assert leaked == []
