@@ -8,7 +8,6 @@ each, so the list reads like the runbook's "known issues" section.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -19,25 +18,16 @@ from kubernetes.utils import parse_quantity
 
 from tmnb.analysis.inventory import is_integer_cpu, shape_of, skew_note
 from tmnb.analysis.occupancy import pool_of
+from tmnb.analysis.plan import DEFAULTS, NodePlan, plan_for, show_value
 from tmnb.cpuset import CPUSet
-from tmnb.errors import InputError
 from tmnb.kubelet.options import gate_for, option_maturity
 from tmnb.settings import KubeletSettings, validate_settings
-from tmnb.snapshot import Node, Setting, Snapshot
+from tmnb.snapshot import Setting, Snapshot
 from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
 Severity = Literal["blocker", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "blocker": 2}
 STRICT_POLICIES = {"restricted", "single-numa-node"}
-DEFAULTS: dict[str, Any] = {
-    "topologyManagerPolicy": "none",
-    "topologyManagerScope": "container",
-    "topologyManagerPolicyOptions": {},
-    "cpuManagerPolicy": "none",
-    "cpuManagerPolicyOptions": {},
-    "memoryManagerPolicy": "None",
-    "featureGates": {},
-}
 _SEVERITY: dict[str, Severity] = {"error": "blocker", "warning": "warning", "info": "info"}
 #: Validator findings a plan-aware rule here reports better (with the plan in mind).
 COVERED_BY_PLAN_RULES = {"flag.overrides-config", "topology.no-cpu-memory-hints"}
@@ -71,37 +61,6 @@ class Finding:
     remedy: str
 
 
-@dataclass(frozen=True)
-class NodePlan:
-    """One node's current and planned settings; the rules read only this."""
-
-    node: Node
-    current: Mapping[str, Any]
-    planned: Mapping[str, Any]
-    target: Mapping[str, Any]
-    version: KubeVersion | None
-
-    def changes(self, name: str) -> bool:
-        return _show(self.current.get(name)) != _show(self.planned.get(name))
-
-
-def _show(value: Any) -> str:
-    if value is None:
-        return "(unset)"
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-
-
-def plan_for(node: Node, target: Mapping[str, Any]) -> NodePlan:
-    current = {**DEFAULTS, **{k: s.value for k, s in node.kubelet.settings.items()}}
-    version = None
-    if node.versions.kubelet:
-        try:
-            version = KubeVersion.parse(node.versions.kubelet)
-        except InputError:
-            version = None
-    return NodePlan(node, current, {**current, **target}, target, version)
-
-
 Rule = Callable[[NodePlan], Iterator[Finding]]
 
 
@@ -116,7 +75,7 @@ def flag_overrides_file(p: NodePlan) -> Iterator[Finding]:
             "kubelet configuration",
             name,
             "set in the config file or a drop-in",
-            f"set by {setting.detail or 'a command-line flag'} = {_show(setting.value)}",
+            f"set by {setting.detail or 'a command-line flag'} = {show_value(setting.value)}",
             "blocker" if planned_change else "info",
             "Command-line flags beat the config file and its drop-ins: an edit of the file will not take effect"
             + (" and this plan changes the field." if planned_change else "."),
@@ -159,7 +118,7 @@ def cpu_none_with_strict_policy(p: NodePlan) -> Iterator[Finding]:
             "cpu manager",
             "cpuManagerPolicy",
             "static",
-            _show(p.planned.get("cpuManagerPolicy")),
+            show_value(p.planned.get("cpuManagerPolicy")),
             "warning",
             f"With topologyManagerPolicy {policy} but cpuManagerPolicy none, CPUs give no NUMA hints: only devices "
             "(and memory with the Static memory manager) are aligned, and CPUs still float across NUMA nodes.",
@@ -175,8 +134,8 @@ def manager_policy_change(p: NodePlan) -> Iterator[Finding]:
                 p.node.name,
                 "kubelet restart",
                 field,
-                _show(p.planned.get(field)),
-                _show(p.current.get(field)),
+                show_value(p.planned.get(field)),
+                show_value(p.current.get(field)),
                 "warning",
                 f"Changing {field} makes the kubelet refuse to start while {state} holds the old policy "
                 '("could not restore state from checkpoint: configured policy ... differs from state checkpoint '
@@ -308,7 +267,7 @@ def kubelet_config(p: NodePlan) -> Iterator[Finding]:
             f.code.split(".")[0],
             f.field,
             f"a configuration kubelet {version} accepts" if f.severity == "error" else "",
-            _show(p.planned.get(f.field)),
+            show_value(p.planned.get(f.field)),
             _SEVERITY[f.severity],
             ("The kubelet would refuse to start: " if refused else "") + f.message,
             REMEDIES.get(f.code, f"Correct {f.field} in the plan before rolling it out."),

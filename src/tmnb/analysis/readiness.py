@@ -7,7 +7,6 @@ doing, ``needs action`` when findings at or above ``fail_on`` or manual steps ex
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,8 +15,9 @@ from typing import Any
 import pandas as pd
 
 from tmnb.analysis.inventory import shape_of
-from tmnb.analysis.lint import SEVERITY_ORDER, Finding, Severity, at_or_above, lint, plan_for, to_frame
+from tmnb.analysis.lint import SEVERITY_ORDER, Finding, Severity, at_or_above, lint, to_frame
 from tmnb.analysis.occupancy import pool_of
+from tmnb.analysis.plan import plan_for, show_value
 from tmnb.analysis.whatif import whatif
 from tmnb.errors import InputError
 from tmnb.snapshot import Snapshot
@@ -25,12 +25,6 @@ from tmnb.snapshot import Snapshot
 #: Findings whose remedy is a manual step during the rollout, not a change of plan.
 MANUAL_ACTION_RULES = {"manager-policy-change", "flag-overrides-file", "kubeadm-overwrites", "version-skew"}
 VERDICTS = ("ready", "needs action", "will reject pods")
-
-
-def _show(value: Any) -> str:
-    if value is None:
-        return "(unset)"
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
 def plan_table(snapshot: Snapshot, target: Mapping[str, Any], findings: Sequence[Finding]) -> pd.DataFrame:
@@ -47,8 +41,8 @@ def plan_table(snapshot: Snapshot, target: Mapping[str, Any], findings: Sequence
                 {
                     "node": node.name,
                     "setting": field,
-                    "current": _show(plan.current.get(field)),
-                    "target": _show(plan.planned.get(field)),
+                    "current": show_value(plan.current.get(field)),
+                    "target": show_value(plan.planned.get(field)),
                     "change": "yes" if plan.changes(field) else "no",
                     "manual action required": " ".join(dict.fromkeys(manual.get(node.name, []))) or "",
                 }
@@ -201,6 +195,6 @@ def rejected_first(pods: pd.DataFrame) -> pd.DataFrame:
 def summary(report: Readiness) -> str:
     counts = Counter(report.verdicts["verdict"])
     verdict = ", ".join(f"**{counts[v]}** {v}" for v in VERDICTS)
-    target = ", ".join(f"`{k}: {_show(v)}`" for k, v in report.target.items())
+    target = ", ".join(f"`{k}: {show_value(v)}`" for k, v in report.target.items())
     alert = f" **Alert:** {report.alert}." if report.alert else " No alert."
     return f"Target {target}. Nodes: {verdict}.{alert}"

@@ -1,0 +1,110 @@
+"""Snapshot records as the kubelet model's inputs (hardware, settings, allocations, pods).
+
+Pandas-free: the what-if replay, the sample generator and the sandbox's kubelets all build their
+``NodeSimulator`` from here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from tmnb.analysis.plan import kubelet_version, plan_for
+from tmnb.kubelet.cpu_topology import CPUInfo
+from tmnb.kubelet.devices import Device as ModelDevice
+from tmnb.kubelet.memory_static import MemoryBlock as ModelBlock
+from tmnb.kubelet.node import ExistingAllocation, KubeletSettings, Machine, NodeModel, NUMANode
+from tmnb.kubelet.options import OLDEST_MODELLED
+from tmnb.kubelet.pod import Container as ModelContainer
+from tmnb.kubelet.pod import Pod as ModelPod
+from tmnb.kubelet.pod import quantity
+from tmnb.snapshot import Node, Pod
+from tmnb.versions import MODELLED_KUBELET, KubeVersion
+
+Mode = Literal["drain", "restart"]
+
+
+def _bytes(text: str) -> int:
+    return int(quantity(text, "hugepage size"))
+
+
+def machine_of(node: Node) -> Machine:
+    """The node's hardware as the kubelet's cadvisor would describe it (online CPUs only)."""
+    hugepages: dict[int, dict[str, int]] = {}
+    for zone in node.numa:
+        hugepages[zone.id] = {f"hugepages-{h.size}": h.total * _bytes(h.size) for h in zone.hugepages}
+    devices: dict[str, list[ModelDevice]] = {}
+    for d in node.devices:
+        devices.setdefault(d.resource, []).append(
+            ModelDevice(id=d.id, numa=None if d.numa is None else tuple(d.numa), healthy=d.healthy)
+        )
+    return Machine(
+        cpus=tuple(CPUInfo(c.cpu, c.core, c.socket, c.numa) for c in node.cpus if c.online),
+        numa_nodes=tuple(
+            NUMANode(z.id, z.memory_total, hugepages[z.id], tuple(z.distances) or None)
+            for z in sorted(node.numa, key=lambda z: z.id)
+        ),
+        devices={r: tuple(ds) for r, ds in devices.items()},
+    )
+
+
+def _version(node: Node) -> KubeVersion:
+    """The node's kubelet version when the model covers it, else the modelled release."""
+    version = kubelet_version(node)
+    if version is None or not OLDEST_MODELLED <= version <= MODELLED_KUBELET:
+        return MODELLED_KUBELET
+    return version
+
+
+def settings_of(node: Node, target: Mapping[str, Any]) -> KubeletSettings:
+    s = plan_for(node, target).planned
+    reserved_memory = {int(e["numaNode"]): dict(e.get("limits", {})) for e in (s.get("reservedMemory") or [])}
+    cpu_reserved = sum(
+        quantity((s.get(k) or {}).get("cpu", "0"), f"{k}.cpu") for k in ("kubeReserved", "systemReserved")
+    )
+    return KubeletSettings(
+        topology_manager_policy=s["topologyManagerPolicy"],
+        topology_manager_scope=s["topologyManagerScope"],
+        topology_manager_policy_options=dict(s.get("topologyManagerPolicyOptions") or {}),
+        cpu_manager_policy=s["cpuManagerPolicy"],
+        cpu_manager_policy_options=dict(s.get("cpuManagerPolicyOptions") or {}),
+        reserved_system_cpus=s.get("reservedSystemCPUs") or None,
+        reserved_cpu_count=math.ceil(cpu_reserved),
+        memory_manager_policy=s["memoryManagerPolicy"],
+        reserved_memory=reserved_memory,
+        version=_version(node),
+        feature_gates=dict(s.get("featureGates") or {}),
+    )
+
+
+def existing_allocations(node: Node) -> tuple[ExistingAllocation, ...]:
+    return tuple(
+        ExistingAllocation(
+            pod_uid=a.pod_uid,
+            container=a.container,
+            cpus=a.cpuset if a.exclusive else "",
+            memory=tuple(ModelBlock(tuple(b.numa), b.size, b.type) for b in a.memory),
+            devices={d.resource: tuple(d.ids) for d in a.devices},
+        )
+        for a in node.allocations
+    )
+
+
+def node_model(node: Node, target: Mapping[str, Any], mode: Mode = "drain") -> NodeModel:
+    allocations = existing_allocations(node) if mode == "restart" else ()
+    return NodeModel(node.name, machine_of(node), settings_of(node, target), allocations)
+
+
+def model_pod(pod: Pod) -> ModelPod:
+    def containers(items: Iterable[Any]) -> tuple[ModelContainer, ...]:
+        return tuple(ModelContainer(c.name, dict(c.requests), dict(c.limits), c.restart_policy) for c in items)
+
+    return ModelPod(
+        uid=pod.uid,
+        name=pod.name,
+        namespace=pod.namespace,
+        containers=containers(pod.containers),
+        init_containers=containers(pod.init_containers),
+        qos_class=pod.qos_class,
+    )

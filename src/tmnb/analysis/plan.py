@@ -1,0 +1,58 @@
+"""A node's current kubelet settings and the same settings with a planned change applied.
+
+Pandas-free, because the kubelet model's inputs (``model_input``), the lint rules, the readiness
+report and the sandbox all start from it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tmnb.errors import InputError
+from tmnb.settings.defaults import defaults_for
+from tmnb.snapshot import Node
+from tmnb.versions import KubeVersion
+
+#: Fields the kubelet leaves empty unless set (omitempty maps): absent means empty, not unknown.
+EMPTY_BY_DEFAULT: dict[str, Any] = {
+    "topologyManagerPolicyOptions": {},
+    "cpuManagerPolicyOptions": {},
+    "featureGates": {},
+}
+DEFAULTS: dict[str, Any] = {**defaults_for(None), **EMPTY_BY_DEFAULT}
+
+
+def show_value(value: Any) -> str:
+    if value is None:
+        return "(unset)"
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    """One node's current and planned settings; lint rules and the replay read only this."""
+
+    node: Node
+    current: Mapping[str, Any]
+    planned: Mapping[str, Any]
+    target: Mapping[str, Any]
+    version: KubeVersion | None
+
+    def changes(self, name: str) -> bool:
+        return show_value(self.current.get(name)) != show_value(self.planned.get(name))
+
+
+def kubelet_version(node: Node) -> KubeVersion | None:
+    try:
+        return KubeVersion.parse(node.versions.kubelet or "")
+    except InputError:
+        return None
+
+
+def plan_for(node: Node, target: Mapping[str, Any]) -> NodePlan:
+    version = kubelet_version(node)
+    current = {**defaults_for(version), **EMPTY_BY_DEFAULT, **{k: s.value for k, s in node.kubelet.settings.items()}}
+    return NodePlan(node, current, {**current, **target}, target, version)

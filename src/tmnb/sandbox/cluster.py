@@ -1,0 +1,528 @@
+"""The simulated cluster: API objects built from a snapshot, per-node kubelets, and the few
+controllers a rollout meets (scheduler, ReplicaSet/StatefulSet replacements, eviction).
+
+All mutation goes through one lock; every write bumps a cluster-wide resourceVersion. Pods are
+deleted at once (no graceful termination). Replacements are created by ``reconcile()`` (a tick of
+the controllers), so a PDB sees the gap an eviction leaves until the replacement runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from kubernetes.utils import parse_quantity
+
+from tmnb.cpuset import CPUSet
+from tmnb.errors import InputError
+from tmnb.sandbox import objects
+from tmnb.sandbox.budgets import budget, check_eviction
+from tmnb.sandbox.errors import ApiError, not_found
+from tmnb.sandbox.kubelet import KubeletDown, SimKubelet
+from tmnb.sandbox.objects import Obj
+from tmnb.snapshot import Snapshot
+from tmnb.sources.kube_objects import pod_from_api
+
+ACTIVE = ("Pending", "Running")
+REPLACED_KINDS = ("ReplicaSet", "StatefulSet")
+#: Bound on rejected pods kept per owner: the real controller creates them without end (#84869).
+MAX_FAILED_PER_OWNER = 20
+OWNER_RESOURCES = {"ReplicaSet": "replicasets", "DaemonSet": "daemonsets", "StatefulSet": "statefulsets"}
+#: Where an admitted pod shows the CPUs its containers got (sandbox-only; real clusters keep it on the node).
+CPUSET_ANNOTATION = "sandbox.tmnb.dev/cpuset"
+
+
+def _merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386; a strategic merge patch of scalar fields (cordon, labels) means the same."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merge_patch(out.get(key), value)
+    return out
+
+
+def _requests(pod: Obj) -> Counter[str]:
+    total: Counter[str] = Counter()
+    for c in pod["spec"].get("containers") or []:
+        for name, q in ((c.get("resources") or {}).get("requests") or {}).items():
+            total[name] += float(parse_quantity(q))
+    return total
+
+
+def _default_requests(spec: Obj) -> None:
+    """API defaulting: a container's unset requests take its limits."""
+    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        resources = c.setdefault("resources", {})
+        for name, q in (resources.get("limits") or {}).items():
+            resources.setdefault("requests", {}).setdefault(name, q)
+
+
+class Cluster:
+    """Objects by resource, then (namespace, name); ``nodes_dir`` holds one directory per node."""
+
+    def __init__(self, snapshot: Snapshot, nodes_dir: Path, *, seed: int = 0) -> None:
+        self.lock = threading.RLock()
+        self.rv = 1
+        self.rng = random.Random(seed)
+        self.store: dict[str, dict[tuple[str, str], Obj]] = {
+            r: {}
+            for r in ("nodes", "pods", "events", "poddisruptionbudgets", "replicasets", "daemonsets", "statefulsets")
+        }
+        self.kubelets: dict[str, SimKubelet] = {}
+        created = snapshot.captured_at
+        for node in snapshot.nodes:
+            self._put("nodes", objects.node_object(node, created))
+            self.kubelets[node.name] = SimKubelet(node, nodes_dir / node.name)
+        self._owners(snapshot, created)
+        for pod in snapshot.pods:
+            owner_uid = self._owner_uid(pod.namespace, pod.owner.kind, pod.owner.name) if pod.owner else None
+            self._put("pods", objects.pod_object(pod, owner_uid))
+        for pdb in snapshot.disruption_budgets:
+            self._put("poddisruptionbudgets", objects.pdb_object(pdb, created))
+        for event in snapshot.events:
+            self._put("events", objects.snapshot_event(event))
+        for name in self.kubelets:
+            self._start(name)
+
+    # ------------------------------------------------------------------ store
+    def _put(self, resource: str, obj: Obj) -> Obj:
+        self.rv += 1
+        meta = obj["metadata"]
+        meta["resourceVersion"] = str(self.rv)
+        meta.setdefault("uid", objects.new_uid())
+        meta.setdefault("creationTimestamp", objects.now_rfc3339())
+        self.store[resource][(meta.get("namespace", ""), meta["name"])] = obj
+        return obj
+
+    def _view(self, resource: str, obj: Obj) -> Obj:
+        """A copy for a client; PDB status is computed when read, as the disruption controller keeps it current."""
+        out = copy.deepcopy(obj)
+        if resource == "poddisruptionbudgets":
+            out["status"] = budget(obj, list(self.store["pods"].values()), self._replicas_of).status()
+        return out
+
+    def items(self, resource: str, namespace: str | None = None) -> list[Obj]:
+        with self.lock:
+            return [self._view(resource, o) for (ns, _), o in self.store[resource].items() if namespace in (None, ns)]
+
+    def get(self, resource: str, namespace: str, name: str) -> Obj:
+        with self.lock:
+            obj = self.store[resource].get((namespace, name))
+            if obj is None:
+                raise not_found(resource, name)
+            return self._view(resource, obj)
+
+    def _owners(self, snapshot: Snapshot, created: str) -> None:
+        groups: dict[tuple[str, str, str], list[Any]] = {}
+        for pod in snapshot.pods:
+            if pod.owner and pod.owner.kind in OWNER_RESOURCES:
+                groups.setdefault((pod.owner.kind, pod.namespace, pod.owner.name), []).append(pod)
+        for (kind, ns, name), pods in groups.items():
+            template = objects.pod_object(pods[0], None)
+            replicas = sum(p.phase in ACTIVE for p in pods)
+            uid = pods[0].owner.uid or objects.new_uid()
+            self._put(
+                OWNER_RESOURCES[kind], objects.controller_object(kind, ns, name, uid, template, replicas, created)
+            )
+
+    def _owner_uid(self, namespace: str, kind: str, name: str) -> str | None:
+        resource = OWNER_RESOURCES.get(kind)
+        owner = self.store[resource].get((namespace, name)) if resource else None
+        return owner["metadata"]["uid"] if owner else None
+
+    def _controller(self, pod: Obj) -> Obj | None:
+        ref = next((r for r in pod["metadata"].get("ownerReferences") or [] if r.get("controller")), None)
+        if ref is None:
+            return None
+        resource = OWNER_RESOURCES.get(ref["kind"])
+        return self.store[resource].get((pod["metadata"]["namespace"], ref["name"])) if resource else None
+
+    def _replicas_of(self, pod: Obj) -> int | None:
+        owner = self._controller(pod)
+        return None if owner is None or "replicas" not in owner["spec"] else int(owner["spec"]["replicas"])
+
+    # ------------------------------------------------------------------ nodes
+    def _set_ready(self, name: str, error: str | None) -> None:
+        node = self.store["nodes"][("", name)]
+        stamp = objects.now_rfc3339()
+        if error is None:
+            ready = {
+                "type": "Ready",
+                "status": "True",
+                "reason": "KubeletReady",
+                "message": "kubelet is posting ready status",
+            }
+        else:  # the kubelet crash-loops, so it stops posting status and the node controller marks it Unknown
+            ready = {
+                "type": "Ready",
+                "status": "Unknown",
+                "reason": "NodeStatusUnknown",
+                "message": "Kubelet stopped posting node status.",
+            }
+        node["status"]["conditions"] = [{**ready, "lastHeartbeatTime": stamp, "lastTransitionTime": stamp}]
+        self._put("nodes", node)
+
+    def _start(self, name: str) -> str | None:
+        kubelet = self.kubelets[name]
+        try:
+            kubelet.restart()
+        except KubeletDown as down:
+            self._set_ready(name, down.message)
+            return down.message
+        self._set_ready(name, None)
+        for pod in self._bound(name):  # re-admission after a restart keeps checkpointed resources, or rejects
+            if pod["status"].get("phase") in ACTIVE:
+                self._admit(pod, name)
+        return None
+
+    def restart_kubelet(self, name: str) -> str | None:
+        """``systemctl restart kubelet`` on the node: None when it came up, else the error it logged."""
+        with self.lock:
+            if name not in self.kubelets:
+                raise not_found("nodes", name)
+            return self._start(name)
+
+    def is_ready(self, node: Obj) -> bool:
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"].get("conditions") or [])
+
+    def patch_node(self, name: str, patch: Obj) -> Obj:
+        with self.lock:
+            node = self.store["nodes"].get(("", name))
+            if node is None:
+                raise not_found("nodes", name)
+            node["spec"] = _merge_patch(node["spec"], patch.get("spec") or {})
+            meta = _merge_patch(
+                node["metadata"],
+                {k: v for k, v in (patch.get("metadata") or {}).items() if k in ("labels", "annotations")},
+            )
+            node["metadata"] = meta
+            return copy.deepcopy(self._put("nodes", node))
+
+    def configz(self, name: str) -> Obj:
+        with self.lock:
+            kubelet = self.kubelets.get(name)
+            if kubelet is None:
+                raise not_found("nodes", name)
+            if not kubelet.running:
+                raise ApiError(
+                    503,
+                    "ServiceUnavailable",
+                    f"error trying to reach service: dial tcp 127.0.0.1:10250: connect: connection refused ({name})",
+                )
+            node = kubelet.read_node()
+            return {"kubeletconfig": {k: s.value for k, s in sorted(node.kubelet.settings.items())}}
+
+    # ------------------------------------------------------------------ pods
+    def _bound(self, node: str) -> list[Obj]:
+        pods = [p for p in self.store["pods"].values() if p["spec"].get("nodeName") == node]
+        return sorted(pods, key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]))
+
+    def _event(self, pod: Obj, reason: str, message: str, type_: str, component: str, host: str | None = None) -> None:
+        m = pod["metadata"]
+        self._put(
+            "events",
+            objects.event_object(
+                m["namespace"], "Pod", m["name"], m["uid"], reason, message, type_, component=component, host=host
+            ),
+        )
+
+    def _admit(self, pod: Obj, node: str) -> None:
+        """The node's kubelet decides; a rejection is final (Failed), as in rejectPod."""
+        kubelet = self.kubelets[node]
+        if not kubelet.running:
+            return
+        result = kubelet.admit(pod)
+        status = pod["status"]
+        if result.admitted:
+            if status.get("phase") != "Running":  # a re-admitted running pod keeps its start time
+                stamp = objects.now_rfc3339()
+                status.update(phase="Running", **objects.running_status(pod["spec"]["containers"], stamp))
+            status.pop("reason", None)
+            status.pop("message", None)
+            cpusets = {c.name: str(c.cpuset) for c in result.containers if c.cpuset}
+            if cpusets:
+                pod["metadata"].setdefault("annotations", {})[CPUSET_ANNOTATION] = ",".join(
+                    f"{k}={v}" for k, v in cpusets.items()
+                )
+        else:
+            status.update(phase="Failed", reason=result.reason, message=result.pod_status_message)
+            status.pop("conditions", None)
+            status.pop("containerStatuses", None)
+            self._event(pod, result.reason, result.message, "Warning", "kubelet", node)
+        self._put("pods", pod)
+
+    def _fits(self, node: Obj, pod: Obj) -> str | None:
+        """Why the scheduler cannot place ``pod`` on ``node`` (None: it fits)."""
+        if node["spec"].get("unschedulable"):
+            return "node(s) were unschedulable"
+        if not self.is_ready(node):
+            return "node(s) had untolerated taint {node.kubernetes.io/unreachable: }"
+        name = node["metadata"]["name"]
+        used: Counter[str] = Counter()
+        bound = [p for p in self._bound(name) if p["status"].get("phase") in ACTIVE]
+        for p in bound:
+            used.update(_requests(p))
+        allocatable = node["status"].get("allocatable") or {}
+        if len(bound) + 1 > int(allocatable.get("pods", "110")):
+            return "Too many pods"
+        for resource, want in _requests(pod).items():
+            have = float(parse_quantity(allocatable.get(resource, "0")))
+            if used[resource] + want > have:
+                return f"Insufficient {resource}"
+        return None
+
+    def _schedule(self, pod: Obj) -> None:
+        nodes = sorted(self.store["nodes"].values(), key=lambda n: n["metadata"]["name"])
+        reasons: Counter[str] = Counter()
+        fits = []
+        for node in nodes:
+            why = self._fits(node, pod)
+            if why:
+                reasons[why] += 1
+            else:
+                fits.append(node)
+        if not fits:
+            detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
+            message = f"0/{len(nodes)} nodes are available: {detail}."
+            pod["status"]["conditions"] = [
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+            ]
+            self._put("pods", pod)
+            self._event(pod, "FailedScheduling", message, "Warning", "default-scheduler")
+            return
+
+        def load(node: Obj) -> float:  # least allocated CPU first, as NodeResourcesFit scores by default
+            cpu = float(parse_quantity(node["status"].get("allocatable", {}).get("cpu", "1")))
+            used = sum(
+                _requests(p)["cpu"] for p in self._bound(node["metadata"]["name"]) if p["status"].get("phase") in ACTIVE
+            )
+            return used / cpu if cpu else 1.0
+
+        target = min(fits, key=load)["metadata"]["name"]
+        pod["spec"]["nodeName"] = target
+        m = pod["metadata"]
+        self._event(
+            pod,
+            "Scheduled",
+            f"Successfully assigned {m['namespace']}/{m['name']} to {target}",
+            "Normal",
+            "default-scheduler",
+        )
+        self._admit(pod, target)
+
+    def create_pod(self, namespace: str, body: Obj) -> Obj:
+        with self.lock:
+            meta = body.setdefault("metadata", {})
+            if not meta.get("name") and meta.get("generateName"):
+                meta["name"] = meta["generateName"] + self._suffix()
+            if not meta.get("name"):
+                raise ApiError(
+                    422, "Invalid", 'Pod "" is invalid: metadata.name: Required value: name or generateName is required'
+                )
+            meta["namespace"] = namespace
+            if (namespace, meta["name"]) in self.store["pods"]:
+                raise ApiError(
+                    409,
+                    "AlreadyExists",
+                    f'pods "{meta["name"]}" already exists',
+                    {"name": meta["name"], "kind": "pods"},
+                )
+            meta.pop("resourceVersion", None)
+            meta["uid"] = objects.new_uid()
+            meta["creationTimestamp"] = objects.now_rfc3339()
+            body.update(apiVersion="v1", kind="Pod")
+            _default_requests(body.setdefault("spec", {}))
+            try:
+                qos = pod_from_api(body).qos_class
+            except InputError as exc:
+                raise ApiError(422, "Invalid", f'Pod "{meta["name"]}" is invalid: {exc}') from None
+            body["status"] = {"phase": "Pending", "qosClass": qos}
+            self._put("pods", body)
+            self._place(body)
+            return copy.deepcopy(body)
+
+    def _place(self, pod: Obj) -> None:
+        node = pod["spec"].get("nodeName")
+        if node:
+            if node in self.kubelets:
+                self._admit(pod, node)
+        else:
+            self._schedule(pod)
+
+    def _suffix(self, n: int = 5) -> str:
+        return "".join(self.rng.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(n))
+
+    def delete_pod(self, namespace: str, name: str) -> Obj:
+        with self.lock:
+            pod = self.store["pods"].pop((namespace, name), None)
+            if pod is None:
+                raise not_found("pods", name)
+            node = pod["spec"].get("nodeName")
+            if node in self.kubelets and pod["status"].get("phase") in ACTIVE:
+                self.kubelets[node].release(pod)
+            self.rv += 1
+            pod["metadata"]["deletionTimestamp"] = objects.now_rfc3339()
+            return copy.deepcopy(pod)
+
+    def evict(self, namespace: str, name: str) -> None:
+        """The eviction subresource: refuse (429/500) or delete the pod."""
+        with self.lock:
+            pod = self.store["pods"].get((namespace, name))
+            if pod is None:
+                raise not_found("pods", name)
+            check_eviction(
+                pod,
+                list(self.store["poddisruptionbudgets"].values()),
+                list(self.store["pods"].values()),
+                self._replicas_of,
+            )
+            self.delete_pod(namespace, name)
+
+    # ------------------------------------------------------------------ controllers
+    def reconcile(self) -> int:
+        """One controller tick: each short ReplicaSet/StatefulSet gets one replacement. Returns pods created."""
+        created = 0
+        with self.lock:
+            for resource in ("replicasets", "statefulsets"):
+                for owner in list(self.store[resource].values()):
+                    created += self._replace(owner)
+        return created
+
+    def _owned(self, owner: Obj) -> list[Obj]:
+        uid = owner["metadata"]["uid"]
+        return [
+            p
+            for p in self.store["pods"].values()
+            if any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or [])
+        ]
+
+    def _replace(self, owner: Obj) -> int:
+        owned = self._owned(owner)
+        active = [p for p in owned if p["status"].get("phase") in ACTIVE]
+        failed = [p for p in owned if p["status"].get("phase") == "Failed"]
+        if len(active) >= int(owner["spec"].get("replicas", 0)) or len(failed) >= MAX_FAILED_PER_OWNER:
+            return 0
+        m = owner["metadata"]
+        if owner["kind"] == "StatefulSet":
+            names = {p["metadata"]["name"] for p in active}
+            missing = [
+                f"{m['name']}-{i}" for i in range(int(owner["spec"]["replicas"])) if f"{m['name']}-{i}" not in names
+            ]
+            if not missing:
+                return 0
+            name = missing[0]
+            stale = self.store["pods"].pop((m["namespace"], name), None)  # a rejected ordinal is replaced in place
+            if stale is not None:
+                self.rv += 1
+        else:
+            name = f"{m['name']}-{self._suffix()}"
+        template = owner["spec"]["template"]
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": m["namespace"],
+                "labels": dict(template["metadata"].get("labels") or {}),
+                "ownerReferences": [objects.owner_reference(owner["kind"], m["name"], m["uid"])],
+                "uid": objects.new_uid(),
+                "creationTimestamp": objects.now_rfc3339(),
+            },
+            "spec": copy.deepcopy(template["spec"]),
+            "status": {"phase": "Pending"},
+        }
+        pod["status"]["qosClass"] = pod_from_api(pod).qos_class
+        self._put("pods", pod)
+        self._put(
+            "events",
+            objects.event_object(
+                m["namespace"],
+                owner["kind"],
+                m["name"],
+                m["uid"],
+                "SuccessfulCreate",
+                f"Created pod: {name}",
+                "Normal",
+                component="replicaset-controller" if owner["kind"] == "ReplicaSet" else "statefulset-controller",
+            ),
+        )
+        self._schedule(pod)
+        return 1
+
+    # ------------------------------------------------------------------ NodeResourceTopology
+    def nrt_objects(self) -> list[Obj]:
+        """What an RTE would publish per node: zones, costs and free CPUs from the kubelet model."""
+        with self.lock:
+            return [self._nrt(k) for k in self.kubelets.values()]
+
+    def _nrt(self, kubelet: SimKubelet) -> Obj:
+        node = kubelet.node
+        settings = {k: s.value for k, s in node.kubelet.settings.items()}
+        free = kubelet.free_cpus() if kubelet.running else None
+        zones = []
+        for z in sorted(node.numa, key=lambda z: z.id):
+            cpus = CPUSet.parse(z.cpus)
+            available = (
+                len(cpus & free) if free is not None and settings.get("cpuManagerPolicy") == "static" else len(cpus)
+            )
+            devices = Counter(d.resource for d in node.devices if d.numa and z.id in d.numa)
+            resources = [
+                {"name": "cpu", "capacity": str(len(cpus)), "allocatable": str(len(cpus)), "available": str(available)}
+            ]
+            resources.append(
+                {
+                    "name": "memory",
+                    "capacity": str(z.memory_total),
+                    "allocatable": str(z.memory_total),
+                    "available": str(z.memory_free or z.memory_total),
+                }
+            )
+            resources += [
+                {"name": r, "capacity": str(n), "allocatable": str(n), "available": str(n)}
+                for r, n in sorted(devices.items())
+            ]
+            zones.append(
+                {
+                    "name": f"node-{z.id}",
+                    "type": "Node",
+                    "costs": [{"name": f"node-{i}", "value": d} for i, d in enumerate(z.distances)],
+                    "resources": resources,
+                }
+            )
+        node_obj = self.store["nodes"][("", node.name)]
+        return {
+            "apiVersion": "topology.node.k8s.io/v1alpha2",
+            "kind": "NodeResourceTopology",
+            "metadata": {
+                "name": node.name,
+                "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"nrt/{node.name}")),
+                "resourceVersion": str(self.rv),
+                "creationTimestamp": node_obj["metadata"]["creationTimestamp"],
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Node", "name": node.name, "uid": node_obj["metadata"]["uid"]}
+                ],
+            },
+            "attributes": [
+                {"name": "topologyManagerScope", "value": str(settings.get("topologyManagerScope", "container"))},
+                {"name": "topologyManagerPolicy", "value": str(settings.get("topologyManagerPolicy", "none"))},
+            ],
+            "zones": zones,
+        }
+
+
+def namespaces(cluster: Cluster) -> Iterable[str]:
+    with cluster.lock:
+        return sorted({ns for (ns, _) in cluster.store["pods"]} | {"default", "kube-system"})
+
+
+__all__ = ["Cluster", "namespaces"]

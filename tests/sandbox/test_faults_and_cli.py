@@ -1,0 +1,100 @@
+"""Fault injection, and ``tmnb sandbox up --background`` / ``down`` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from twin import call, kubeconfig_fixture, kubectl_fixture, sandbox_fixture, twin  # noqa: F401  (fixtures)
+
+from conftest import require_tool
+from tmnb.cli import main
+from tmnb.errors import InputError, TmnbError
+from tmnb.sandbox import Faults, Sandbox
+from tmnb.sandbox.process import load_snapshot, parse_rates, stop
+from tmnb.snapshot import save
+from tmnb.sources.sample import generate_fleet
+
+
+def test_error_rate_by_path_and_throttling(sandbox: Sandbox, kubeconfig: Path) -> None:
+    status, _ = call(sandbox, kubeconfig, "PUT", "/sandbox/v1/faults", {"errorRates": {"/api/v1/nodes": 1.0}})
+    assert status == 200
+    code, body = call(sandbox, kubeconfig, "GET", "/api/v1/nodes")
+    assert code == 500 and json.loads(body)["reason"] == "InternalError"
+    assert call(sandbox, kubeconfig, "GET", "/api/v1/pods")[0] == 200
+    call(sandbox, kubeconfig, "PUT", "/sandbox/v1/faults", {"throttleRate": 1.0})
+    code, body = call(sandbox, kubeconfig, "GET", "/api/v1/pods")
+    assert code == 429 and json.loads(body)["details"] == {"retryAfterSeconds": 1}
+    call(sandbox, kubeconfig, "PUT", "/sandbox/v1/faults", {"latency": 0.3})
+    started = time.monotonic()
+    assert call(sandbox, kubeconfig, "GET", "/api/v1/pods")[0] == 200
+    assert time.monotonic() - started >= 0.3
+
+
+def test_kubectl_retries_throttled_requests(sandbox: Sandbox, kubectl) -> None:  # type: ignore[no-untyped-def]
+    sandbox.api.set_faults(Faults(throttle_rate=0.2, seed=3))
+    assert kubectl("get", "nodes", "-o", "name").stdout.split() == ["node/w1", "node/w2"]
+    assert " 429\n" in (sandbox.run_dir / "access.log").read_text()
+
+
+def test_a_node_that_never_comes_back(sandbox: Sandbox, kubeconfig: Path) -> None:
+    call(sandbox, kubeconfig, "PUT", "/sandbox/v1/faults", {"neverReady": ["w2"]})
+    code, body = call(sandbox, kubeconfig, "POST", "/sandbox/v1/nodes/w2/restart")
+    assert code == 200 and json.loads(body)["ready"] is False
+    node = json.loads(call(sandbox, kubeconfig, "GET", "/api/v1/nodes/w2")[1])
+    assert [c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready"] == ["Unknown"]
+
+
+def test_fault_rates_are_validated() -> None:
+    with pytest.raises(InputError):
+        Faults(throttle_rate=1.5)
+    assert parse_rates(["/api/v1/pods=0.25"]) == {"/api/v1/pods": 0.25}
+    with pytest.raises(InputError):
+        parse_rates(["pods=x"])
+
+
+def test_cli_up_background_then_down(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kubectl_bin = require_tool("kubectl")
+    run_dir, kubeconfig_file = tmp_path / "run", tmp_path / "kc"
+    snapshot = tmp_path / "twin.json"
+    save(twin(), snapshot)
+    argv = ["sandbox", "up", "--from", str(snapshot), "--kubeconfig", str(kubeconfig_file), "--run-dir", str(run_dir)]
+    assert main([*argv, "--background"]) == 0
+    state = json.loads((run_dir / "sandbox.json").read_text())
+    try:
+        assert f"pid {state['pid']}" in capsys.readouterr().out
+        got = subprocess.run(
+            [kubectl_bin, "--kubeconfig", str(kubeconfig_file), "get", "nodes", "-o", "name"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+        assert got.stdout.split() == ["node/w1", "node/w2"]
+        assert main(["sandbox", "down", "--run-dir", str(run_dir)]) == 0
+        assert not (run_dir / "sandbox.json").exists()
+    finally:
+        if (run_dir / "sandbox.json").exists():
+            stop(run_dir)
+    assert main(["sandbox", "down", "--run-dir", str(run_dir)]) == 2  # nothing left to stop
+
+
+def test_cli_rejects_a_bad_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["sandbox", "up", "--from", "nope", "--kubeconfig", str(tmp_path / "kc"), "--run-dir", str(tmp_path)]
+    assert main(argv) == 2
+    assert "unknown source 'nope'" in capsys.readouterr().err
+    assert not (tmp_path / "kc").exists()
+
+
+def test_a_busy_port_is_a_clear_error(sandbox: Sandbox, tmp_path: Path) -> None:
+    with pytest.raises(TmnbError, match=f"cannot listen on 127.0.0.1:{sandbox.port}"):
+        Sandbox(twin(), tmp_path / "second", port=sandbox.port).start()
+
+
+def test_generated_nodes_source() -> None:
+    assert [n.name for n in load_snapshot("ignored", 7).nodes] == [n.name for n in generate_fleet(7).nodes]
+    with pytest.raises(InputError, match="at least 7 nodes"):
+        load_snapshot("sample", 3)
