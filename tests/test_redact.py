@@ -1,6 +1,6 @@
 import pytest
 
-from tmnb.redact import PLACEHOLDER, redact_argv
+from tmnb.redact import PLACEHOLDER, redact_argv, secret_in
 
 
 @pytest.mark.parametrize(
@@ -19,3 +19,19 @@ from tmnb.redact import PLACEHOLDER, redact_argv
 )
 def test_redact_argv(argv, expected):
     assert redact_argv(argv) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "secret"),
+    [
+        ("prometheus_url", "https://admin:hunter2@prom.example:9090", True),
+        ("prometheus_url", "https://prom.example:9090", False),
+        ("prometheus_url", "env:PROM_URL", False),
+        ("api_token", "abc", True),
+        ("api_token", "env:TOKEN", False),
+        ("queries", ["up", "http://u:p@x/"], True),
+        ("target", {"topologyManagerPolicy": "restricted"}, False),
+    ],
+)
+def test_secret_in(name, value, secret):
+    assert secret_in(name, value) is secret

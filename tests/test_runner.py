@@ -89,3 +89,10 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert main([*base, str(ok), "-p", "count", "many"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"tmnb: error: {ok}: parameter count: expected int, got 'many'"]
+
+
+def test_credentials_are_refused_as_parameters(tmp_path):
+    nb = write_notebook(tmp_path / "p.ipynb", 'url: str = ""\nout_dir: str = "."', "pass")
+    with pytest.raises(InputError, match="pass secrets through the environment"):
+        run(nb, [("url", "https://me:s3cret@prom.example")], reports_dir=tmp_path / "r")
+    assert not (tmp_path / "r").exists()

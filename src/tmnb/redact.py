@@ -38,3 +38,18 @@ def redact_argv(argv: Iterable[str]) -> list[str]:
         else:
             out.append(arg)
     return out
+
+
+_URL_USERINFO = re.compile(r"://[^/@\s:]+:[^/@\s]+@")
+
+
+def secret_in(name: str, value: object) -> bool:
+    """True for a value that would put a credential into evidence: a secret-named parameter, or a URL
+    with a password in it, anywhere inside lists and maps."""
+    if isinstance(value, dict):
+        return any(secret_in(str(k), v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(secret_in(name, v) for v in value)
+    if isinstance(value, str):
+        return bool(_URL_USERINFO.search(value)) or (is_secret_name(name) and not value.startswith("env:"))
+    return False

@@ -21,6 +21,7 @@ from tmnb import __version__
 from tmnb.errors import InputError, RunError
 from tmnb.glue import read_glued
 from tmnb.params import declared_parameters, typed_parameters
+from tmnb.redact import secret_in
 
 Status = Literal["ok", "failed", "alert"]
 
@@ -128,6 +129,13 @@ def run(
         if name not in declared:
             raise InputError(f"unknown parameter {name!r}", source=str(src))
         typed[name] = value
+    for name, value in typed.items():
+        if secret_in(name, value):
+            raise InputError(
+                "looks like a credential: parameters are written into the notebook, the HTML and the manifest; "
+                "pass secrets through the environment (e.g. env:VAR) instead",
+                where=f"parameter {name}",
+            )
     folder = _run_folder(src, Path(out) if out else None, Path(reports_dir))
     if "out_dir" in declared and "out_dir" not in typed:
         typed["out_dir"] = str(folder)

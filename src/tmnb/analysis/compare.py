@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from tmnb.analysis.inventory import ADMISSION_REJECTIONS
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.snapshot import Allocation, Container, Node, Pod, Snapshot
@@ -40,7 +41,6 @@ from tmnb.versions import KubeVersion
 
 VERDICTS = ("now rejected", "lost alignment", "gone", "newly aligned", "moved", "new", "unchanged")
 ALIGNMENTS = ("aligned", "cross-NUMA", "shared", "rejected", "not running", "unknown")
-REJECTED_REASONS = {"TopologyAffinityError", "Topology Affinity Error", "SMTAlignmentError", "UnexpectedAdmissionError"}
 #: From this kubelet on, DisableCPUQuotaWithExclusiveCPUs (default on) drops the CFS quota of exclusive CPUs.
 QUOTA_GATE, QUOTA_GATE_SINCE = "DisableCPUQuotaWithExclusiveCPUs", KubeVersion(1, 33)
 SIDE_FIELDS = ("pod", "node", "cpuset", "numa", "exclusive", "alignment", "why", "cfs_quota")
@@ -226,7 +226,7 @@ def _sides(snapshot: Snapshot) -> dict[tuple[str, str, str], list[Side]]:
         for spec in specs:
             alloc = allocs.get((pod.uid, spec.name))
             cpuset, numa, exclusive = None, "", None
-            if pod.phase == "Failed" and pod.reason in REJECTED_REASONS:
+            if pod.phase == "Failed" and pod.reason in ADMISSION_REJECTIONS:
                 state, why = "rejected", f"{pod.reason}: {pod.message or ''}".rstrip(": ")
             elif pod.phase != "Running" or node is None:
                 state, why = "not running", f"pod is {pod.phase}" + ("" if pod.node else ", not bound to a node")

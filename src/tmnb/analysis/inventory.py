@@ -31,6 +31,10 @@ KEY_SETTINGS = (
 )
 #: kubelets may lag the API server by this many minors (1.28+ skew policy); never lead it.
 MAX_KUBELET_LAG = 3
+#: Reasons of pods the kubelet refused at admission (with the 1.16-era spelling of the first).
+ADMISSION_REJECTIONS = frozenset(
+    {"TopologyAffinityError", "Topology Affinity Error", "SMTAlignmentError", "UnexpectedAdmissionError"}
+)
 _CORE_RESOURCES = {"cpu", "memory", "pods", "ephemeral-storage"}
 GIB = 1 << 30
 
@@ -282,7 +286,6 @@ def qos_summary(snapshot: Snapshot) -> pd.DataFrame:
 
 def admission_failures(snapshot: Snapshot) -> pd.DataFrame:
     """Pods the kubelet rejected at admission (both the modern and the 1.16-era reason spelling)."""
-    reasons = {"TopologyAffinityError", "Topology Affinity Error", "SMTAlignmentError", "UnexpectedAdmissionError"}
     rows = [
         {
             "namespace": p.namespace,
@@ -293,7 +296,7 @@ def admission_failures(snapshot: Snapshot) -> pd.DataFrame:
             "owner": f"{p.owner.kind}/{p.owner.name}" if p.owner else "",
         }
         for p in snapshot.pods
-        if p.phase == "Failed" and p.reason in reasons
+        if p.phase == "Failed" and p.reason in ADMISSION_REJECTIONS
     ]
     return pd.DataFrame(rows, columns=["namespace", "pod", "node", "reason", "message", "owner"])
 

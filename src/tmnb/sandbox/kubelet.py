@@ -25,9 +25,9 @@ from tmnb.kubelet.cpu_topology import to_cpuset
 from tmnb.kubelet.node import NodeSimulator, PodResult
 from tmnb.parse.state_files import parse_cpu_manager_state, parse_memory_manager_state
 from tmnb.settings import KubeletSettings, validate_checkpoints, validate_settings
-from tmnb.snapshot import Node, Setting
+from tmnb.snapshot import Node
 from tmnb.sources.kube_objects import pod_from_api
-from tmnb.sources.node_render import KUBELET_CONFIG, write_node_root
+from tmnb.sources.node_render import write_node_root
 from tmnb.sources.node_root import read_node_root
 from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
@@ -43,17 +43,6 @@ def _klog(level: str, source: str, message: str, err: str | None = None) -> str:
     stamp = datetime.now(UTC).strftime("%m%d %H:%M:%S.%f")
     line = f"{level}{stamp} {os.getpid():>7} {source}] {json.dumps(message)}"
     return line + (f" err={json.dumps(err)}" if err is not None else "")
-
-
-def _configz_as_file(node: Node) -> Node:
-    """Settings known only from /configz (no node agent) become config-file lines, so the rendered
-    node starts with the configuration it runs today (write_node_root renders file layers only)."""
-    path = node.kubelet.config_file or f"/{KUBELET_CONFIG}"
-    settings = {
-        name: s if s.source in ("default", "file", "dropin", "flag") else Setting(s.value, "file", path, s.overridden)
-        for name, s in node.kubelet.settings.items()
-    }
-    return dataclasses.replace(node, kubelet=dataclasses.replace(node.kubelet, settings=settings))
 
 
 class KubeletDown(ConfigRejected):
@@ -72,7 +61,7 @@ class SimKubelet:
         #: the node as its files said at the last start
         self.node = node
         self.root = root
-        write_node_root(_configz_as_file(node), root)
+        write_node_root(node, root)
         self.sim: NodeSimulator | None = None
         self.error: str | None = None
         self.never_ready = False

@@ -60,9 +60,13 @@ def _layers(node: Node) -> dict[tuple[str, str | None], dict[str, Any]]:
     """Field values per configuration layer (source, detail), every layer a field passed through."""
     out: dict[tuple[str, str | None], dict[str, Any]] = defaultdict(dict)
     for name, setting in node.kubelet.settings.items():
-        for layer in (*setting.overridden, setting.as_layer()):
+        layers = (*setting.overridden, setting.as_layer())
+        for layer in layers:
             if layer.source in ("file", "dropin"):
                 out[(layer.source, layer.detail)][name] = layer.value
+        if setting.source == "configz" and not any(x.source in ("file", "dropin", "flag") for x in layers):
+            # Known only from the running kubelet: what it runs is what its config file must say.
+            out[("file", node.kubelet.config_file)][name] = setting.value
     return out
 
 
@@ -73,7 +77,8 @@ def _config_doc(fields: dict[str, Any]) -> str:
 
 def render_kubelet(node: Node, root: Path) -> None:
     layers = _layers(node)
-    _write(root, KUBELET_CONFIG, _config_doc(next((v for (s, _), v in layers.items() if s == "file"), {})))
+    files = [fields for (source, _), fields in layers.items() if source == "file"]
+    _write(root, KUBELET_CONFIG, _config_doc({k: v for fields in files for k, v in fields.items()}))
     for (source, detail), fields in layers.items():
         if source == "dropin":
             _write(root, f"{DROPIN_DIR}/{Path(detail or '50-tmnb.conf').name}", _config_doc(fields))
