@@ -161,7 +161,7 @@ def test_config_the_kubelet_refuses_is_reported_per_node():
     frame, nodes = whatif(snapshot([node("w1")], pods_of(["2"])), {"cpuManagerPolicy": "static"})
     assert frame.empty
     assert not nodes.loc[0, "kubelet starts"]
-    assert "requires systemreserved.cpu + kubereserved.cpu" in nodes.loc[0, "refusal"]
+    assert nodes.loc[0, "refusal"] == "[cpumanager] unable to determine reserved CPU resources for static policy"
 
 
 def test_headroom_counts_more_pods_of_common_sizes():

@@ -180,10 +180,7 @@ def test_existing_allocations_are_respected():
 @pytest.mark.parametrize(
     ("kw", "text"),
     [
-        (
-            {"reserved_cpu_count": 0},
-            "[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero",
-        ),
+        ({"reserved_cpu_count": 0}, "[cpumanager] unable to determine reserved CPU resources for static policy"),
         ({"reserved_memory": {}}, "[memorymanager] you should specify the system reserved memory"),
         ({"memory_manager_policy": "static"}, 'unknown policy: "static"'),
         (

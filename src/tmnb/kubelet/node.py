@@ -200,9 +200,9 @@ class NodeSimulator:
         reserved = mask_of_cpus(CPUSet.parse(s.reserved_system_cpus)) if s.reserved_system_cpus else 0
         count = reserved.bit_count() if reserved else s.reserved_cpu_count
         if count <= 0:
-            raise ConfigRejected(
-                "[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero"
-            )
+            # GetNodeAllocatableReservation leaves zero quantities out, so with no CPU reservation the
+            # cpu key is missing and NewManager fails on its first check, not on the "> 0" one.
+            raise ConfigRejected("[cpumanager] unable to determine reserved CPU resources for static policy")
         return CPUStaticPolicy(
             self.cpu_topology,
             options=options,
