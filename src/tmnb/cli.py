@@ -35,7 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--show-code", action="store_true", help="keep code cells in the HTML report")
 
     snap = sub.add_parser("snapshot", help="write a snapshot file from a source")
-    snap.add_argument("--source", default="sample", help="'sample' or a snapshot file")
+    snap.add_argument("--source", default="sample", help="'sample', 'live' (a cluster) or a snapshot file")
+    snap.add_argument("--context", help="kube context for --source live (default: the current context)")
+    snap.add_argument("--kubeconfig", help="kubeconfig file for --source live (default: $KUBECONFIG, ~/.kube/config)")
     snap.add_argument("--out", required=True, help="output file (.json or .json.gz)")
     what = sub.add_parser("whatif", help="predict which pods each node admits under target kubelet settings")
     src = what.add_mutually_exclusive_group(required=True)
@@ -60,7 +62,61 @@ def _parser() -> argparse.ArgumentParser:
         help="drain: re-admit from empty manager state (default); restart: keep today's allocations",
     )
     what.add_argument("--format", choices=["table", "json"], default="table")
+    _sandbox_parser(sub)
     return parser
+
+
+def _sandbox_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    box = sub.add_parser("sandbox", help="a simulated cluster on 127.0.0.1 for kubectl and rollout rehearsals")
+    verbs = box.add_subparsers(dest="verb", required=True, metavar="VERB")
+    up = verbs.add_parser("up", help="start a sandbox built from a snapshot (the sample fleet by default)")
+    up.add_argument("--from", dest="source", default="sample", help="'sample' or a snapshot file")
+    up.add_argument("--nodes", type=int, help="generate N sample nodes instead of --from")
+    up.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    up.add_argument("--kubeconfig", required=True, help="kubeconfig to write for the sandbox (mode 0600)")
+    up.add_argument("--background", action="store_true", help="detach; return once the API answers")
+    up.add_argument(
+        "--run-dir", help="state, node files and logs (default: $TMNB_SANDBOX_DIR or ~/.cache/tmnb/sandbox)"
+    )
+    up.add_argument("--latency", type=float, default=0.0, help="seconds added to every API request")
+    up.add_argument(
+        "--error-rate", action="append", default=[], metavar="PATH=RATE", help="HTTP 500 rate by path prefix"
+    )
+    up.add_argument("--throttle-rate", type=float, default=0.0, help="rate of HTTP 429 (Retry-After: 1) answers")
+    up.add_argument(
+        "--never-ready", action="append", default=[], metavar="NODE", help="node that never comes back Ready"
+    )
+    down = verbs.add_parser("down", help="stop a background sandbox")
+    down.add_argument("--run-dir", help="as given to 'up' (default: $TMNB_SANDBOX_DIR or ~/.cache/tmnb/sandbox)")
+
+
+def _cmd_sandbox(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tmnb.sandbox import Faults, process
+
+    run_dir = Path(args.run_dir) if args.run_dir else process.default_run_dir()
+    if args.verb == "down":
+        print(f"sandbox stopped (pid {process.stop(run_dir)})")
+        return EXIT_OK
+    faults = Faults(
+        latency=args.latency,
+        error_rates=process.parse_rates(args.error_rate),
+        throttle_rate=args.throttle_rate,
+        never_ready=set(args.never_ready),
+    )
+    if args.background:
+        child = ["sandbox", "up", "--from", args.source, "--port", str(args.port), "--kubeconfig", args.kubeconfig]
+        child += ["--run-dir", str(run_dir), "--latency", str(args.latency), "--throttle-rate", str(args.throttle_rate)]
+        child += ["--nodes", str(args.nodes)] if args.nodes is not None else []
+        child += [a for rate in args.error_rate for a in ("--error-rate", rate)]
+        child += [a for node in args.never_ready for a in ("--never-ready", node)]
+        state = process.start_background(child, run_dir)
+        print(f"sandbox up at {state['url']} (pid {state['pid']}); kubeconfig {state['kubeconfig']}")
+        return EXIT_OK
+    snapshot = process.load_snapshot(args.source, args.nodes)
+    process.serve(snapshot, run_dir, Path(args.kubeconfig), args.port, faults)
+    return EXIT_OK
 
 
 def _cmd_whatif(args: argparse.Namespace) -> int:
@@ -105,17 +161,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
+    from tmnb.errors import InputError
     from tmnb.snapshot import save
     from tmnb.sources.resolve import open_snapshot
 
-    manifest = save(open_snapshot(args.source), args.out)
+    if args.source != "live" and (args.context or args.kubeconfig):
+        raise InputError("--context and --kubeconfig apply to --source live only", where="--source")
+    manifest = save(open_snapshot(args.source, context=args.context, kubeconfig=args.kubeconfig), args.out)
     print(f"wrote {args.out}: {manifest['nodes']} nodes, {manifest['pods']} pods, sha256 {manifest['sha256']}")
     return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handler = {"run": _cmd_run, "snapshot": _cmd_snapshot, "whatif": _cmd_whatif}[args.command]
+    handler = {"run": _cmd_run, "snapshot": _cmd_snapshot, "whatif": _cmd_whatif, "sandbox": _cmd_sandbox}[args.command]
     try:
         return handler(args)
     except RunError as exc:

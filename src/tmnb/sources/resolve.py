@@ -8,12 +8,22 @@ from tmnb.errors import InputError
 from tmnb.snapshot import Snapshot, load, save
 from tmnb.snapshot.select import select_nodes
 
-SOURCES_HELP = "'sample' (the embedded fleet) or the path of a snapshot file (.json or .json.gz)"
+SOURCES_HELP = (
+    "'sample' (the embedded fleet), 'live' (the cluster of a kube context) "
+    "or the path of a snapshot file (.json or .json.gz)"
+)
 
 
-def open_snapshot(source: str, node_selector: str | None = None) -> Snapshot:
-    """``sample`` or a snapshot file, narrowed to ``node_selector``; anything else is an input error."""
-    if source == "sample":
+def open_snapshot(
+    source: str, node_selector: str | None = None, *, context: str | None = None, kubeconfig: str | None = None
+) -> Snapshot:
+    """``sample``, ``live`` (``context`` of ``kubeconfig``; default the current context, or the
+    in-cluster service account) or a snapshot file, narrowed to ``node_selector``."""
+    if source == "live":
+        from tmnb.sources.cluster import collect_cluster
+
+        snapshot = collect_cluster(context or None, kubeconfig or None, node_selector=node_selector)
+    elif source == "sample":
         from tmnb.sources.sample import load_sample
 
         snapshot = load_sample()

@@ -1,0 +1,242 @@
+#!/bin/sh
+# tmnb node collector: read-only, POSIX sh, no Python needed on the node.
+#
+# Copies the files the Topology Manager inventory needs under their node paths and adds command
+# outputs under tmnb/, then writes one gzip tar to stdout (base64 between marker lines with -b).
+# It never reads credentials: PKI directories, kubeconfigs, keys, tokens, secret volumes and
+# process environments are refused even when asked for (-p, --config, --config-dir).
+#
+# usage: collect_node.sh [-r ROOT] [-c] [-s SINCE] [-m MAX_BYTES] [-j LINES] [-b] [-p PATH]...
+#   -r ROOT   read the node's files under ROOT (a copy of a node, or /host in a node pod)
+#   -c        run host tools (lscpu, journalctl, crictl) chrooted into ROOT
+#   -s SINCE  kubelet journal since this time (journalctl --since syntax; default -24h)
+#   -m BYTES  bundle size cap (default 8 MiB); optional outputs are dropped first, then it fails
+#   -j LINES  at most this many journal lines (default 5000)
+#   -b        base64 between "--- tmnb bundle begin/end ---" lines (for pod logs)
+#   -p PATH   also copy this file
+set -u
+ROOT="" SINCE="-24h" MAX=8388608 LINES=5000 CHROOT=0 B64=0 EXTRA=""
+while getopts r:cs:m:j:bp: opt; do
+	case $opt in
+	r) ROOT=${OPTARG%/} ;;
+	c) CHROOT=1 ;;
+	s) SINCE=$OPTARG ;;
+	m) MAX=$OPTARG ;;
+	j) LINES=$OPTARG ;;
+	b) B64=1 ;;
+	p) EXTRA="$EXTRA $OPTARG" ;;
+	*) echo "usage: collect_node.sh [-r ROOT] [-c] [-s SINCE] [-m MAX_BYTES] [-j LINES] [-b] [-p PATH]..." >&2; exit 2 ;;
+	esac
+done
+case $MAX$LINES in *[!0-9]*) echo "collect_node.sh: -m and -j take numbers" >&2; exit 2 ;; esac
+export LC_ALL=C
+umask 077
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tmnb-node.XXXXXX") || { echo "collect_node.sh: no temporary directory" >&2; exit 1; }
+trap 'rm -rf "$WORK"' EXIT
+trap 'exit 1' INT TERM
+OUT=$WORK/bundle
+mkdir -p "$OUT/tmnb"
+ERRORS=$OUT/tmnb/errors.txt
+: >"$ERRORS"
+KROOT=/var/lib/kubelet
+
+note() { printf '%s\t%s\n' "$1" "$2" >>"$ERRORS"; }
+
+# 0 when a node path must never be read.
+denied() {
+	case $1 in
+	/etc/kubernetes/*/*) ;;
+	/etc/kubernetes/*.conf) return 0 ;; # admin.conf, kubelet.conf, bootstrap-kubelet.conf: kubeconfigs
+	esac
+	case $1 in
+	*/pki | */pki/* | *kubeconfig* | */environ | *.key | *.pem | *.crt | *.p12 | *token* | *secret* | \
+		*/var/lib/kubelet/pods/* | *kubernetes.io~* | */.ssh/* | */shadow | *..*) return 0 ;;
+	esac
+	return 1
+}
+
+# copy NODE_PATH [required]: $ROOT$NODE_PATH to $OUT$NODE_PATH, refusing credentials and symlinks out of them.
+copy() {
+	src=$ROOT$1
+	if denied "$1"; then
+		note "$1" "refused: credentials are never read"
+		return 1
+	fi
+	if [ ! -f "$src" ]; then
+		[ -n "${2:-}" ] && note "$1" "missing"
+		return 1
+	fi
+	if [ -h "$src" ] && command -v readlink >/dev/null 2>&1; then
+		real=$(readlink -f "$src") && rroot=$(readlink -f "${ROOT:-/}") || real=/..
+		[ "$rroot" = / ] && rroot=""
+		case $real in "$rroot"/*) real=${real#"$rroot"} ;; *) real=/.. ;; esac
+		if [ "$real" = /.. ]; then
+			note "$1" "refused: a link out of the node root"
+			return 1
+		elif denied "$real"; then
+			note "$1" "refused: links to $real"
+			return 1
+		fi
+	fi
+	size=$(wc -c <"$src" 2>/dev/null) || size=0
+	if [ "$size" -gt "$MAX" ]; then
+		note "$1" "skipped: $size bytes is over the bundle cap"
+		return 1
+	fi
+	mkdir -p "$OUT${1%/*}" && cat "$src" >"$OUT$1" 2>/dev/null || { note "$1" "unreadable"; rm -f "$OUT$1"; return 1; }
+}
+
+# copy_glob PATTERN...: every existing match (node paths).
+copy_glob() {
+	for f in "$@"; do
+		[ -e "$f" ] && copy "${f#"$ROOT"}"
+	done
+	return 0
+}
+
+tool() { if [ "$CHROOT" = 1 ]; then chroot "${ROOT:-/}" "$@"; else "$@"; fi; }
+has() {
+	if [ "$CHROOT" = 1 ]; then
+		chroot "${ROOT:-/}" /bin/sh -c "command -v $1" >/dev/null 2>&1
+	else
+		command -v "$1" >/dev/null 2>&1
+	fi
+}
+live() { [ "$CHROOT" = 1 ] || [ -z "$ROOT" ]; }
+
+# Distinct values of flag $1 in whitespace/quote/=-separated words on stdin ("--f v", "--f=v").
+flag_values() { tr -s ' \t"\047=' '\n\n\n\n\n' | awk -v f="--$1" '$0 == f && (getline v) > 0 && !seen[v]++ { print v }'; }
+
+# --- NUMA and CPU topology (sysfs) ---------------------------------------------------------
+S=$ROOT/sys/devices/system
+copy_glob "$S"/node/online "$S"/node/possible "$S"/node/has_cpu "$S"/node/has_memory
+copy_glob "$S"/node/node*/cpulist "$S"/node/node*/meminfo "$S"/node/node*/distance
+copy_glob "$S"/node/node*/hugepages/hugepages-*/nr_hugepages "$S"/node/node*/hugepages/hugepages-*/free_hugepages \
+	"$S"/node/node*/hugepages/hugepages-*/surplus_hugepages
+copy_glob "$S"/cpu/online "$S"/cpu/possible
+copy_glob "$S"/cpu/cpu*/topology/physical_package_id "$S"/cpu/cpu*/topology/core_id \
+	"$S"/cpu/cpu*/topology/thread_siblings_list
+copy_glob "$ROOT"/sys/bus/pci/devices/*/numa_node
+[ -d "$S/node" ] || note /sys/devices/system/node "missing: no NUMA information in sysfs"
+
+# --- the kubelet: running command line, systemd unit, config file, drop-ins -----------------
+KPID=$(grep -l -x kubelet "$ROOT"/proc/[0-9]*/comm 2>/dev/null | head -n 1)
+KPID=${KPID%/comm}
+KPID=${KPID##*/}
+WORDS=$WORK/words
+: >"$WORDS"
+if [ -n "$KPID" ] && [ -r "$ROOT/proc/$KPID/cmdline" ]; then
+	cat "$ROOT/proc/$KPID/cmdline" >"$OUT/tmnb/kubelet.cmdline"
+	tr '\0' '\n' <"$OUT/tmnb/kubelet.cmdline" >>"$WORDS"
+else
+	note /proc "no running kubelet process found"
+fi
+for d in /etc/systemd/system /run/systemd/system /usr/lib/systemd/system /lib/systemd/system; do
+	copy_glob "$ROOT$d"/kubelet.service "$ROOT$d"/kubelet.service.d/*.conf
+	for f in "$ROOT$d"/kubelet.service "$ROOT$d"/kubelet.service.d/*.conf; do
+		[ -f "$f" ] || continue
+		cat "$f" >>"$WORDS"
+		sed -n 's/^[[:space:]]*EnvironmentFile[[:space:]]*=[[:space:]]*-\{0,1\}//p' "$f" >>"$WORK/envfiles"
+	done
+done
+if [ -f "$WORK/envfiles" ]; then
+	while IFS= read -r env; do
+		copy "$env" && cat "$OUT$env" >>"$WORDS"
+	done <"$WORK/envfiles"
+fi
+configs=$(flag_values config <"$WORDS")
+for c in $configs; do [ "$c" = $KROOT/config.yaml ] || copy "$c"; done
+copy $KROOT/config.yaml
+for dir in $(flag_values config-dir <"$WORDS"); do
+	if denied "$dir/"; then
+		note "$dir" "refused: credentials are never read"
+		continue
+	fi
+	find "$ROOT$dir" \( -type f -o -type l \) -name '*.conf' 2>/dev/null | sort >"$WORK/dropins"
+	while IFS= read -r f; do copy "${f#"$ROOT"}"; done <"$WORK/dropins"
+done
+for r in $KROOT $(flag_values root-dir <"$WORDS" | grep -v -x "$KROOT"); do
+	copy "$r/cpu_manager_state"
+	copy "$r/memory_manager_state"
+	copy "$r/device-plugins/kubelet_internal_checkpoint"
+done
+for p in $EXTRA; do copy "$p" required; done
+
+# --- container cpusets: cgroup v2, then v1 -------------------------------------------------
+CG=$ROOT/sys/fs/cgroup
+if [ -f "$CG/cgroup.controllers" ]; then
+	find "$CG" -path '*kubepods*' -name cpuset.cpus.effective -exec grep -H '' {} + 2>/dev/null |
+		sed "s#^$CG##" >"$OUT/tmnb/cpusets-v2.txt"
+elif [ -d "$CG/cpuset" ]; then
+	find "$CG/cpuset" -path '*kubepods*' -name cpuset.effective_cpus -exec grep -H '' {} + 2>/dev/null |
+		sed "s#^$CG/cpuset##" >"$OUT/tmnb/cpusets-v1.txt"
+else
+	note /sys/fs/cgroup "no cgroup v2 or v1 cpuset hierarchy"
+fi
+
+# --- command outputs -------------------------------------------------------------------------
+if has lscpu; then
+	sysroot=""
+	live || sysroot="--sysroot=$ROOT"
+	tool lscpu $sysroot >"$OUT/tmnb/lscpu.txt" 2>>"$WORK/stderr" &&
+		tool lscpu $sysroot -J >"$OUT/tmnb/lscpu.json" 2>>"$WORK/stderr" &&
+		tool lscpu $sysroot -a --parse=CPU,CORE,SOCKET,NODE,ONLINE >"$OUT/tmnb/lscpu-p.csv" 2>>"$WORK/stderr" ||
+		{ note lscpu "failed: $(tail -n 1 "$WORK/stderr" 2>/dev/null)"; rm -f "$OUT"/tmnb/lscpu*; }
+else
+	note lscpu "not installed"
+fi
+if has journalctl; then
+	if live; then
+		set -- tool journalctl
+	elif [ -d "$ROOT/var/log/journal" ]; then
+		set -- journalctl -D "$ROOT/var/log/journal"
+	else
+		set --
+	fi
+	if [ $# -gt 0 ]; then
+		"$@" -u kubelet --since "$SINCE" --no-pager -o short-iso 2>>"$WORK/stderr" |
+			grep -i -E 'topology|cpu_?manager|memory_?manager|device_?manager|policy_static|numa|SMTAlignment|AdmissionError' |
+			tail -n "$LINES" >"$OUT/tmnb/journal.txt"
+	else
+		note journal "no journal under $ROOT/var/log/journal"
+	fi
+else
+	note journal "journalctl not installed"
+fi
+if has crictl && live; then
+	ids=$(tool crictl ps -q 2>>"$WORK/stderr")
+	if [ -n "$ids" ]; then
+		# shellcheck disable=SC2086 # one argument per container id
+		tool crictl inspect $ids >"$OUT/tmnb/crictl.json" 2>>"$WORK/stderr" || note crictl "inspect failed"
+	fi
+else
+	note crictl "not available (not installed, or not a live root)"
+fi
+{
+	echo "collector=tmnb collect_node.sh 1"
+	echo "captured_at=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "kernel=$(uname -r)"
+	echo "kubelet_pid=$KPID"
+} >"$OUT/tmnb/meta.txt"
+
+# --- one bounded bundle -----------------------------------------------------------------------
+pack() { tar -C "$OUT" -czf "$WORK/bundle.tgz" . && size=$(wc -c <"$WORK/bundle.tgz"); }
+pack || { echo "collect_node.sh: tar failed" >&2; exit 1; }
+for optional in journal.txt crictl.json lscpu.json; do
+	[ "$size" -le "$MAX" ] && break
+	[ -f "$OUT/tmnb/$optional" ] || continue
+	rm -f "$OUT/tmnb/$optional"
+	note "tmnb/$optional" "dropped: the bundle was over the $MAX-byte cap"
+	pack || exit 1
+done
+if [ "$size" -gt "$MAX" ]; then
+	echo "collect_node.sh: bundle is $size bytes, over the $MAX-byte cap (-m)" >&2
+	exit 3
+fi
+if [ "$B64" = 1 ]; then
+	echo "--- tmnb bundle begin ---"
+	base64 <"$WORK/bundle.tgz"
+	echo "--- tmnb bundle end ---"
+else
+	cat "$WORK/bundle.tgz"
+fi
