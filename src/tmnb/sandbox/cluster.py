@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import random
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable
@@ -70,8 +71,11 @@ def _default_requests(spec: Obj) -> None:
 class Cluster:
     """Objects by resource, then (namespace, name); ``nodes_dir`` holds one directory per node."""
 
-    def __init__(self, snapshot: Snapshot, nodes_dir: Path, *, seed: int = 0) -> None:
+    def __init__(self, snapshot: Snapshot, nodes_dir: Path, *, seed: int = 0, ready_after: float = 2.0) -> None:
         self.lock = threading.RLock()
+        #: seconds a newly started pod takes to turn Ready (PodDisruptionBudgets count Ready pods)
+        self.ready_after = ready_after
+        self._warming: dict[tuple[str, str], float] = {}
         self.rv = 1
         self.rng = random.Random(seed)
         self.store: dict[str, dict[tuple[str, str], Obj]] = {
@@ -246,7 +250,12 @@ class Cluster:
         if result.admitted:
             if status.get("phase") != "Running":  # a re-admitted running pod keeps its start time
                 stamp = objects.now_rfc3339()
-                status.update(phase="Running", **objects.running_status(pod["spec"]["containers"], stamp))
+                ready = self.ready_after <= 0
+                status.update(phase="Running", **objects.running_status(pod["spec"]["containers"], stamp, ready=ready))
+                if not ready:
+                    self._warming[(pod["metadata"]["namespace"], pod["metadata"]["name"])] = (
+                        time.monotonic() + self.ready_after
+                    )
             status.pop("reason", None)
             status.pop("message", None)
             cpusets = {c.name: str(c.cpuset) for c in result.containers if c.cpuset}
@@ -393,10 +402,24 @@ class Cluster:
         """One controller tick: each short ReplicaSet/StatefulSet gets one replacement. Returns pods created."""
         created = 0
         with self.lock:
+            self._become_ready()
             for resource in ("replicasets", "statefulsets"):
                 for owner in list(self.store[resource].values()):
                     created += self._replace(owner)
         return created
+
+    def _become_ready(self) -> None:
+        now = time.monotonic()
+        for key, due in list(self._warming.items()):
+            pod = self.store["pods"].get(key)
+            if pod is None or pod["status"].get("phase") != "Running":
+                del self._warming[key]
+            elif due <= now:
+                del self._warming[key]
+                pod["status"].update(
+                    objects.running_status(pod["spec"]["containers"], pod["status"]["startTime"], ready=True)
+                )
+                self._put("pods", pod)
 
     def _owned(self, owner: Obj) -> list[Obj]:
         uid = owner["metadata"]["uid"]

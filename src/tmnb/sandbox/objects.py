@@ -95,12 +95,18 @@ def pod_object(pod: Pod, owner_uid: str | None) -> Obj:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
 
 
-def running_status(containers: list[Obj], started: str) -> Obj:
-    """Ready conditions and container statuses of a pod whose containers (spec entries) all run."""
+def running_status(containers: list[Obj], started: str, *, ready: bool = True) -> Obj:
+    """Conditions and container statuses of a pod whose containers (spec entries) all run; a
+    just-started pod is not Ready yet (as while its readiness probe has not passed)."""
+    flag = "True" if ready else "False"
     return {
         "startTime": started,
         "conditions": [
-            {"type": t, "status": "True", "lastTransitionTime": started}
+            {
+                "type": t,
+                "status": "True" if t in ("PodScheduled", "Initialized") else flag,
+                "lastTransitionTime": started,
+            }
             for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
         ],
         "containerStatuses": [
@@ -108,7 +114,7 @@ def running_status(containers: list[Obj], started: str) -> Obj:
                 "name": c["name"],
                 "image": c.get("image", ""),
                 "imageID": "",
-                "ready": True,
+                "ready": ready,
                 "started": True,
                 "restartCount": 0,
                 "state": {"running": {"startedAt": started}},
