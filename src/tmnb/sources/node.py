@@ -25,12 +25,8 @@ from tqdm.auto import tqdm
 from tmnb.cpuset import CPUSet
 from tmnb.errors import CollectError, InputError
 from tmnb.parse.cgroup import parse_kube_cgroup_path
-from tmnb.parse.kubelet_config import parse_kubelet_config, read_dropin_dir
-from tmnb.parse.kubelet_flags import DEFAULT_ROOT_DIR, parse_kubelet_args, split_proc_cmdline
 from tmnb.parse.lscpu import parse_lscpu_summary
-from tmnb.redact import redact_argv
-from tmnb.settings import effective_settings
-from tmnb.snapshot import Allocation, Issue, KubeletInfo, Node, Pod, Setting
+from tmnb.snapshot import Allocation, Issue, Node, Pod, Setting
 from tmnb.sources.node_root import read_node_root
 
 if TYPE_CHECKING:
@@ -39,7 +35,6 @@ if TYPE_CHECKING:
 DEFAULT_MAX_BYTES = 8 << 20
 CMDLINE = "tmnb/kubelet.cmdline"
 #: Steps of read_node_root that the running command line supersedes.
-_UNIT_STEPS = ("kubelet unit", "kubelet flags", "kubelet config", "kubelet drop-ins")
 
 
 @dataclass(frozen=True)
@@ -114,22 +109,13 @@ def read_bundle(raw: bytes, *, name: str) -> NodeBundle:
                 tar.extractall(root, filter="data")
         except (tarfile.TarError, OSError, EOFError) as exc:
             raise CollectError(f"{name}: the node bundle is not a readable gzip tar: {exc}") from exc
+        cmdline = root / CMDLINE
         try:
-            node = read_node_root(root, name=name)
+            node = read_node_root(root, name=name, running=cmdline.read_bytes() if cmdline.is_file() else None)
         except InputError as exc:
             notes = _notes(root)
             raise CollectError(f"{name}: {exc}" + (f" (collector notes: {notes[0].message})" if notes else "")) from exc
         issues = [*node.issues, *_notes(root)]
-        cmdline = root / CMDLINE
-        if cmdline.is_file():
-            try:
-                kubelet, more = _running_kubelet(root, cmdline.read_bytes(), node.kubelet)
-            except InputError as exc:  # keep what the systemd unit says
-                issues.append(Issue(source="kubelet command line", message=str(exc)))
-            else:
-                issues = [i for i in issues if i.source not in _UNIT_STEPS] + more
-                node = dataclasses.replace(node, kubelet=kubelet)
-        node = dataclasses.replace(node, kubelet=_node_paths(node.kubelet, root))
         issues += _lscpu_check(root, node)
         allocations, more = _cgroup_allocations(root, node)
         node = dataclasses.replace(node, allocations=allocations, issues=issues + more)
@@ -148,57 +134,6 @@ def _notes(root: Path) -> list[Issue]:
         severity = "error" if message.startswith(("refused", "unreadable", "missing")) else "info"
         issues.append(Issue(source=what, message=message, severity=severity))
     return issues
-
-
-def _running_kubelet(root: Path, data: bytes, on_disk: KubeletInfo) -> tuple[KubeletInfo, list[Issue]]:
-    """Settings from the running kubelet's command line: what it runs with now, even if its
-    systemd unit was edited since it started."""
-    issues: list[Issue] = []
-    source = "/proc/<kubelet>/cmdline"
-    argv = split_proc_cmdline(data, source=source)
-    flags = parse_kubelet_args(argv, source=source)
-    config_path = flags.config_file or f"{DEFAULT_ROOT_DIR}/config.yaml"
-    file_doc = dropins = None
-    try:
-        file_doc = parse_kubelet_config((root / config_path.lstrip("/")).read_text(), source=config_path)
-    except (InputError, OSError) as exc:
-        issues.append(Issue(source="kubelet config", message=str(exc)))
-    if flags.config_dir:
-        try:
-            dropins = read_dropin_dir(root / flags.config_dir.lstrip("/"))
-        except (InputError, OSError) as exc:
-            issues.append(Issue(source="kubelet drop-ins", message=str(exc)))
-    settings = effective_settings(file=file_doc, dropins=dropins or (), flags=flags)
-    running = redact_argv(argv)
-    if on_disk.flags and on_disk.flags != running:
-        issues.append(
-            Issue(
-                source="kubelet unit",
-                severity="warning",
-                message="the running kubelet's command line differs from its systemd unit: the unit changed "
-                "and the kubelet has not been restarted since",
-            )
-        )
-    info = KubeletInfo(settings=settings.fields, config_file=config_path, config_dir=flags.config_dir, flags=running)
-    return info, issues
-
-
-def _node_paths(kubelet: KubeletInfo, root: Path) -> KubeletInfo:
-    """Name drop-ins by their path on the node, not in the temporary extraction directory."""
-    prefix = str(root)
-
-    def strip(detail: str | None) -> str | None:
-        return detail.removeprefix(prefix) if detail and detail.startswith(prefix + "/") else detail
-
-    settings = {
-        key: dataclasses.replace(
-            s,
-            detail=strip(s.detail),
-            overridden=tuple(dataclasses.replace(o, detail=strip(o.detail)) for o in s.overridden),
-        )
-        for key, s in kubelet.settings.items()
-    }
-    return dataclasses.replace(kubelet, settings=settings)
 
 
 def _lscpu_check(root: Path, node: Node) -> list[Issue]:

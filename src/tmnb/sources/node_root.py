@@ -6,6 +6,7 @@ without NUMA information is unusable (nothing downstream can reason about it), w
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import defaultdict
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from typing import TypeVar
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.parse.kubelet_config import parse_kubelet_config, read_dropin_dir
-from tmnb.parse.kubelet_flags import DEFAULT_ROOT_DIR, parse_kubelet_args
+from tmnb.parse.kubelet_flags import DEFAULT_ROOT_DIR, KubeletFlags, parse_kubelet_args, split_proc_cmdline
 from tmnb.parse.state_files import (
     CpuManagerState,
     DeviceCheckpoint,
@@ -39,6 +40,7 @@ from tmnb.snapshot import (
     MemoryBlock,
     Node,
     NumaZone,
+    Setting,
 )
 from tmnb.sources.node_render import CPU_SYSFS, NODE_SYSFS, PCI_SYSFS
 
@@ -119,12 +121,55 @@ def _pci_numa(root: Path, device_id: str) -> list[int] | None:
     return None if value < 0 else [value]
 
 
-def _kubelet(root: Path, issues: _Issues) -> KubeletInfo:
-    argv_info = issues.attempt("kubelet unit", lambda: _kubelet_argv(root))
-    flags = None
-    if argv_info:
-        argv, origins, unit = argv_info
-        flags = issues.attempt("kubelet flags", lambda: parse_kubelet_args(argv, source=unit, origins=origins))
+def _parsed_flags(
+    argv_info: tuple[list[str], list[str] | None, str], issues: _Issues, step: str
+) -> KubeletFlags | None:
+    argv, origins, source = argv_info
+    return issues.attempt(step, lambda: parse_kubelet_args(argv, source=source, origins=origins))
+
+
+def _flags(root: Path, issues: _Issues, running: bytes | None) -> tuple[KubeletFlags | None, list[str]]:
+    """The kubelet's flags: from its running command line when collected (the unit may have changed
+    since it started), else from its systemd unit; an unreadable command line falls back to the unit."""
+    unit = issues.attempt("kubelet unit", lambda: _kubelet_argv(root))
+    unit_flags = _parsed_flags(unit, issues, "kubelet flags") if unit else None
+    if running is not None:
+        source = "/proc/<kubelet>/cmdline"
+        argv = issues.attempt("kubelet command line", lambda: split_proc_cmdline(running, source=source))
+        flags = _parsed_flags((argv, None, source), issues, "kubelet command line") if argv else None
+        if flags is not None:
+            if unit and redact_argv(unit[0]) != redact_argv(argv):
+                issues.append(
+                    Issue(
+                        source="kubelet unit",
+                        severity="warning",
+                        message="the running kubelet's command line differs from its systemd unit: the unit "
+                        "changed and the kubelet has not been restarted since",
+                    )
+                )
+            return flags, argv
+    return unit_flags, unit[0] if unit else []
+
+
+def _node_paths(settings: dict[str, Setting], root: Path) -> dict[str, Setting]:
+    """Name files by their path on the node, not in the copy being read."""
+    prefix = str(root)
+
+    def strip(detail: str | None) -> str | None:
+        return detail.removeprefix(prefix) if detail and detail.startswith(prefix + "/") else detail
+
+    return {
+        key: dataclasses.replace(
+            s,
+            detail=strip(s.detail),
+            overridden=tuple(dataclasses.replace(o, detail=strip(o.detail)) for o in s.overridden),
+        )
+        for key, s in settings.items()
+    }
+
+
+def _kubelet(root: Path, issues: _Issues, running: bytes | None) -> KubeletInfo:
+    flags, argv = _flags(root, issues, running)
     config_path = (flags.config_file if flags else None) or f"{DEFAULT_ROOT_DIR}/config.yaml"
     config_file = root / config_path.lstrip("/")
     file_doc = issues.attempt(
@@ -136,10 +181,10 @@ def _kubelet(root: Path, issues: _Issues) -> KubeletInfo:
         dropins = issues.attempt("kubelet drop-ins", lambda: read_dropin_dir(dropin_root))
     settings = effective_settings(file=file_doc, dropins=dropins or (), flags=flags)
     return KubeletInfo(
-        settings=settings.fields,
+        settings=_node_paths(settings.fields, root),
         config_file=config_path,
         config_dir=flags.config_dir if flags else None,
-        flags=redact_argv(argv_info[0]) if argv_info else [],
+        flags=redact_argv(argv),
     )
 
 
@@ -205,15 +250,16 @@ def _devices(root: Path, checkpoint: DeviceCheckpoint | None, issues: _Issues) -
     return devices
 
 
-def read_node_root(root: str | Path, *, name: str) -> Node:
-    """Build a Node from ``root`` laid out as a node's file system."""
+def read_node_root(root: str | Path, *, name: str, running: bytes | None = None) -> Node:
+    """Build a Node from ``root`` laid out as a node's file system; ``running`` is the kubelet's
+    ``/proc/<pid>/cmdline`` when it was collected (it beats the systemd unit)."""
     root = Path(root)
     if not (root / NODE_SYSFS).is_dir():
         raise InputError(f"no {NODE_SYSFS} here: expected a copy of a node's files", source=str(root))
     issues = _Issues()
     zones = _zones(root)
     cpus = issues.attempt("cpu topology", lambda: _cpus(root, zones)) or []
-    kubelet = _kubelet(root, issues)
+    kubelet = _kubelet(root, issues, running)
     cpu_state, held, checkpoint = _state(root, issues)
     numa_of = {c.cpu: c.numa for c in cpus}
     allocations = [
