@@ -13,24 +13,14 @@ from typing import Any
 
 from tmnb.errors import TmnbError
 from tmnb.sandbox import discovery, tables
-from tmnb.sandbox.cluster import CPUSET_ANNOTATION, Cluster, namespaces
+from tmnb.sandbox.cluster import CPUSET_ANNOTATION, OWNER_RESOURCES, Cluster, namespaces
 from tmnb.sandbox.errors import ApiError, not_found
 from tmnb.sandbox.faults import Faults
 from tmnb.sandbox.selectors import paginate, select
+from tmnb.versions import KubeVersion
 
 Obj = dict[str, Any]
-SERVER_VERSION = {
-    "major": "1",
-    "minor": "36",
-    "gitVersion": "v1.36.2",
-    "gitCommit": "0000000000000000000000000000000000000000",
-    "gitTreeState": "clean",
-    "buildDate": "2026-11-01T00:00:00Z",
-    "goVersion": "go1.25.3",
-    "compiler": "gc",
-    "platform": "linux/amd64",
-}
-_STORED = ("nodes", "pods", "events", "poddisruptionbudgets", "replicasets", "daemonsets", "statefulsets")
+_STORED = ("nodes", "pods", "events", "poddisruptionbudgets", *OWNER_RESOURCES.values())
 
 
 @dataclass
@@ -66,6 +56,22 @@ def status_success(code: int) -> Obj:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}
 
 
+def version_info(server_version: str) -> Obj:
+    """``/version`` of the twinned cluster's API server."""
+    v = KubeVersion.parse(server_version)
+    return {
+        "major": str(v.major),
+        "minor": str(v.minor),
+        "gitVersion": server_version,
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2026-11-01T00:00:00Z",
+        "goVersion": "go1.25.3",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    }
+
+
 class Api:
     """Dispatch one authenticated request; ``faults`` is consulted for Kubernetes paths only."""
 
@@ -98,8 +104,8 @@ class Api:
         parts = [p for p in req.path.split("/") if p]
         if req.path in ("/readyz", "/livez", "/healthz"):
             return Response(200, b"ok", "text/plain")
-        if req.path == "/version":
-            return Response(200, SERVER_VERSION)
+        if req.path.rstrip("/") == "/version":
+            return Response(200, version_info(self.cluster.server_version))
         if parts == ["api"]:
             return Response(200, discovery.api_versions(self.server_address))
         if parts == ["apis"]:

@@ -34,7 +34,12 @@ ACTIVE = ("Pending", "Running")
 REPLACED_KINDS = ("ReplicaSet", "StatefulSet")
 #: Bound on rejected pods kept per owner: the real controller creates them without end (#84869).
 MAX_FAILED_PER_OWNER = 20
-OWNER_RESOURCES = {"ReplicaSet": "replicasets", "DaemonSet": "daemonsets", "StatefulSet": "statefulsets"}
+OWNER_RESOURCES = {
+    "ReplicaSet": "replicasets",
+    "DaemonSet": "daemonsets",
+    "StatefulSet": "statefulsets",
+    "Job": "jobs",
+}
 #: Where an admitted pod shows the CPUs its containers got (sandbox-only; real clusters keep it on the node).
 CPUSET_ANNOTATION = "sandbox.tmnb.dev/cpuset"
 
@@ -79,10 +84,10 @@ class Cluster:
         self.rv = 1
         self.rng = random.Random(seed)
         self.store: dict[str, dict[tuple[str, str], Obj]] = {
-            r: {}
-            for r in ("nodes", "pods", "events", "poddisruptionbudgets", "replicasets", "daemonsets", "statefulsets")
+            r: {} for r in ("nodes", "pods", "events", "poddisruptionbudgets", *OWNER_RESOURCES.values())
         }
         self.kubelets: dict[str, SimKubelet] = {}
+        self.server_version = snapshot.cluster.server_version or "v1.36.2"
         created = snapshot.captured_at
         for node in snapshot.nodes:
             self._put("nodes", objects.node_object(node, created))
@@ -134,9 +139,12 @@ class Cluster:
         for (kind, ns, name), pods in groups.items():
             template = objects.pod_object(pods[0], None)
             replicas = sum(p.phase in ACTIVE for p in pods)
-            uid = pods[0].owner.uid or objects.new_uid()
+            ref = pods[0].owner
+            uid = ref.uid or objects.new_uid()
+            owner = (ref.controller_kind, ref.controller_name) if ref.controller_kind and ref.controller_name else None
             self._put(
-                OWNER_RESOURCES[kind], objects.controller_object(kind, ns, name, uid, template, replicas, created)
+                OWNER_RESOURCES[kind],
+                objects.controller_object(kind, ns, name, uid, template, replicas, created, owner),
             )
 
     def _owner_uid(self, namespace: str, kind: str, name: str) -> str | None:

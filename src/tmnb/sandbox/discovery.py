@@ -49,6 +49,7 @@ GROUPS: dict[str, tuple[Resource, ...]] = {
         Resource("replicasets", "ReplicaSet", True, READ, ("rs",), "replicaset"),
         Resource("statefulsets", "StatefulSet", True, READ, ("sts",), "statefulset"),
     ),
+    "batch/v1": (Resource("jobs", "Job", True, READ, (), "job"),),
     "policy/v1": (
         Resource("poddisruptionbudgets", "PodDisruptionBudget", True, READ, ("pdb",), "poddisruptionbudget"),
     ),

@@ -61,7 +61,7 @@ def _container(c: Any) -> Obj:
 
 
 def owner_reference(kind: str, name: str, uid: str) -> Obj:
-    group = "v1" if kind == "Node" else ("batch/v1" if kind == "Job" else "apps/v1")
+    group = "v1" if kind == "Node" else ("batch/v1" if kind in ("Job", "CronJob") else "apps/v1")
     return {"apiVersion": group, "kind": kind, "name": name, "uid": uid, "controller": True, "blockOwnerDeletion": True}
 
 
@@ -139,9 +139,16 @@ def pdb_object(pdb: DisruptionBudget, created: str) -> Obj:
 
 
 def controller_object(
-    kind: str, namespace: str, name: str, uid: str, template: Obj, replicas: int, created: str
+    kind: str,
+    namespace: str,
+    name: str,
+    uid: str,
+    template: Obj,
+    replicas: int,
+    created: str,
+    owner: tuple[str, str] | None = None,
 ) -> Obj:
-    """A ReplicaSet, StatefulSet or DaemonSet owning snapshot pods; the template is one of its pods' spec."""
+    """A ReplicaSet, StatefulSet, DaemonSet or Job owning snapshot pods; the template is one of its pods' spec."""
     labels = dict(template["metadata"].get("labels") or {})
     spec: Obj = {
         "selector": {"matchLabels": labels},
@@ -151,7 +158,10 @@ def controller_object(
         },
     }
     status: Obj = {"replicas": replicas}
-    if kind == "DaemonSet":
+    if kind == "Job":
+        spec = {"parallelism": replicas, "template": spec["template"]}
+        status = {"active": replicas}
+    elif kind == "DaemonSet":
         status = {
             "currentNumberScheduled": replicas,
             "desiredNumberScheduled": replicas,
@@ -160,10 +170,13 @@ def controller_object(
         }
     else:
         spec["replicas"] = replicas
+    meta: Obj = {"name": name, "namespace": namespace, "uid": uid, "creationTimestamp": created, "labels": labels}
+    if owner is not None:  # e.g. the Deployment of a ReplicaSet, the CronJob of a Job
+        meta["ownerReferences"] = [owner_reference(owner[0], owner[1], new_uid())]
     return {
-        "apiVersion": "apps/v1",
+        "apiVersion": "batch/v1" if kind == "Job" else "apps/v1",
         "kind": kind,
-        "metadata": {"name": name, "namespace": namespace, "uid": uid, "creationTimestamp": created, "labels": labels},
+        "metadata": meta,
         "spec": spec,
         "status": status,
     }
