@@ -65,3 +65,11 @@ def test_bad_parameters(kwargs, where):
     with pytest.raises(InputError) as err:
         assess(fleet(), args.pop("target"), **args)
     assert err.value.where == where
+
+
+def test_nodes_without_topology_get_an_unknown_verdict():
+    snap = fleet()
+    snap = type(snap)(**{**snap.__dict__, "nodes": [*snap.nodes, node("e", cpus=[], numa=[], kubelet=STATIC)]})
+    report = assess(snap, {"topologyManagerPolicy": "restricted"})
+    assert report.verdicts.set_index("node").loc["e", "verdict"] == "unknown"
+    assert "**1** unknown" in summary(report)

@@ -197,3 +197,12 @@ def test_headroom_is_skipped_beyond_eight_numa_nodes():
     frame, nodes = whatif(snapshot([big], pods_of(["2"])), target)
     assert frame.loc[0, "admitted"]
     assert "2^16" in nodes.loc[0, "headroom note"]
+
+
+def test_nodes_without_topology_are_not_predicted():
+    bare = node("api-only", cpus=[], numa=[], kubelet=static(reservedSystemCPUs="0,8"))
+    frame, nodes = whatif(snapshot([bare], pods_of(["2"], "api-only")), {"topologyManagerPolicy": "restricted"})
+    assert frame.empty
+    row = nodes.iloc[0]
+    assert not row["modelled"] and row["kubelet starts"]
+    assert "collect the node's files" in row["refusal"]

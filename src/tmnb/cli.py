@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=600, help="per-cell timeout in seconds (default 600)")
     run.add_argument("--show-code", action="store_true", help="keep code cells in the HTML report")
 
+    demo = sub.add_parser("demo", help="the read-only pipeline on a sandbox twin of the sample fleet")
+    demo.add_argument("--reports-dir", default="reports", help="where the demo folder goes (default: reports)")
+
     snap = sub.add_parser("snapshot", help="write a snapshot file from a source")
     snap.add_argument("--source", default="sample", help="'sample', 'live' (a cluster) or a snapshot file")
     snap.add_argument("--context", help="kube context for --source live (default: the current context)")
@@ -160,6 +163,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from tmnb.demo import run_demo
+
+    for result in run_demo(args.reports_dir):
+        note = f"  (alert: {result.message})" if result.status == "alert" else ""
+        print(f"report: {result.html}{note}")
+    return EXIT_OK
+
+
 def _cmd_snapshot(args: argparse.Namespace) -> int:
     from tmnb.errors import InputError
     from tmnb.snapshot import save
@@ -174,7 +186,14 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handler = {"run": _cmd_run, "snapshot": _cmd_snapshot, "whatif": _cmd_whatif, "sandbox": _cmd_sandbox}[args.command]
+    handlers = {
+        "run": _cmd_run,
+        "demo": _cmd_demo,
+        "snapshot": _cmd_snapshot,
+        "whatif": _cmd_whatif,
+        "sandbox": _cmd_sandbox,
+    }
+    handler = handlers[args.command]
     try:
         return handler(args)
     except RunError as exc:

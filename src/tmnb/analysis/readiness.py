@@ -24,7 +24,7 @@ from tmnb.snapshot import Snapshot
 
 #: Findings whose remedy is a manual step during the rollout, not a change of plan.
 MANUAL_ACTION_RULES = {"manager-policy-change", "flag-overrides-file", "kubeadm-overwrites", "version-skew"}
-VERDICTS = ("ready", "needs action", "will reject pods")
+VERDICTS = ("ready", "needs action", "will reject pods", "unknown")
 
 
 def plan_table(snapshot: Snapshot, target: Mapping[str, Any], findings: Sequence[Finding]) -> pd.DataFrame:
@@ -173,6 +173,8 @@ def assess(
     table = verdicts(snapshot, findings, pods, fail_on)  # type: ignore[arg-type]
     refused = set(nodes.loc[~nodes["kubelet starts"], "node"]) if not nodes.empty else set()
     table.loc[table["node"].isin(refused), "verdict"] = "needs action"
+    unknown = set(nodes.loc[~nodes["modelled"], "node"]) if not nodes.empty else set()
+    table.loc[table["node"].isin(unknown) & (table["verdict"] == "ready"), "verdict"] = "unknown"
     return Readiness(
         target=dict(target),
         fail_on=fail_on,  # type: ignore[arg-type]

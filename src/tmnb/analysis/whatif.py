@@ -28,6 +28,10 @@ ACTIVE_PHASES = {"Running", "Pending"}
 HEADROOM_LIMIT = 256
 #: Headroom probes many admissions; beyond this many NUMA nodes each one enumerates 2^n masks.
 HEADROOM_MAX_NUMA = 8
+UNMODELLED = (
+    "not predicted: the snapshot has no CPU and NUMA topology for this node (an API-only collection); "
+    "collect the node's files (node collector: ssh, node pod or a copied root) to predict admission"
+)
 POD_COLUMNS = ["node", "namespace", "pod", "uid", "admitted", "reason", "message", "numa", "cpuset"]
 
 
@@ -40,6 +44,7 @@ class NodeReplay:
     node: str
     results: list[PodResult]
     refused: str = ""
+    unmodelled: str = ""
     headroom: dict[str, int | None] | None = None
     headroom_note: str = ""
 
@@ -120,6 +125,8 @@ def replay_node(
     mode: Mode = "drain",
     sizes: list[tuple[str, str]] | None = None,
 ) -> NodeReplay:
+    if not node.cpus or not node.numa:
+        return NodeReplay(node.name, [], unmodelled=UNMODELLED)
     model = node_model(node, target, mode)
     ordered = replay_order(pods)
     models = [model_pod(p) for p in ordered]
@@ -153,8 +160,9 @@ def whatif(
         node_rows.append(
             {
                 "node": node.name,
+                "modelled": not replay.unmodelled,
                 "kubelet starts": not replay.refused,
-                "refusal": replay.refused,
+                "refusal": replay.refused or replay.unmodelled,
                 "pods replayed": len(rows),
                 "rejected": len(rejected),
                 "first rejection": f"{rejected[0]['namespace']}/{rejected[0]['pod']}: {rejected[0]['reason']}"
