@@ -1,8 +1,9 @@
 """``make demo``: the whole read-only pipeline on the embedded sample, no real cluster needed.
 
 A sandbox twin of the sample fleet is started on 127.0.0.1; the inventory collects it live through
-the official client (as it would a real cluster) and writes the baseline snapshot; occupancy and
-readiness then read that snapshot. Every report lands in one demo folder.
+the official client and reads each node's files with the node collector (as it would a real
+cluster's), and writes the baseline snapshot; occupancy and readiness then read that snapshot.
+Every report lands in one demo folder.
 """
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ def run_demo(reports_dir: str | Path = "reports") -> list[RunResult]:
     with Sandbox(load_sample(), folder / "sandbox", faults=Faults()) as box:
         os.environ["KUBECONFIG"] = str(box.write_kubeconfig(folder / "sandbox" / "kubeconfig"))
         try:
-            inventory = run(_notebook("01-inventory.ipynb"), params={"source": "live"}, out=folder / "01-inventory")
+            inventory = run(
+                _notebook("01-inventory.ipynb"),
+                params={"source": "live", "node_files": f"dir:{folder / 'sandbox' / 'nodes'}"},
+                out=folder / "01-inventory",
+            )
         finally:
             if previous is None:
                 os.environ.pop("KUBECONFIG", None)
