@@ -134,3 +134,25 @@ def test_checklist_notices_a_snapshot_changed_after_writing(tmp_path):
     path = tmp_path / "s.json"
     save(snapshot([node("zzz")]), path)
     assert checklist.stored_versioned(path, snap)[0] == "partial"
+
+
+def test_configz_on_top_keeps_the_disk_view_and_shows_drift():
+    live = dict(settings())
+    live["topologyManagerPolicy"] = Setting(
+        value="single-numa-node",
+        source="configz",
+        overridden=(
+            Layer(source="default", value="none"),
+            Layer(source="file", value="restricted", detail="/c.yaml"),
+            Layer(source="flag", value="single-numa-node", detail="--topology-manager-policy"),
+        ),
+    )
+    live["topologyManagerScope"] = Setting(
+        value="pod", source="configz", overridden=(Layer(source="file", value="container", detail="/c.yaml"),)
+    )
+    snap = snapshot([node("a", kubelet=KubeletInfo(settings=live))])
+    matrix = inventory.settings_matrix(snap)
+    assert matrix.loc["a", "topologyManagerPolicy"] == "single-numa-node ⚑flag"
+    assert matrix.loc["a", "topologyManagerScope"] == "pod ≠disk"
+    table = inventory.overrides(snap).set_index("setting")
+    assert table.loc["topologyManagerPolicy", "overrides"] == "file (/c.yaml) said restricted"

@@ -13,7 +13,7 @@ from kubernetes.utils import parse_quantity
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.snapshot import Node, Pod, Snapshot
+from tmnb.snapshot import Layer, Node, Pod, Setting, Snapshot
 from tmnb.versions import KubeVersion
 
 #: Settings an SRE must see before touching the Topology Manager, in reading order.
@@ -29,6 +29,7 @@ KEY_SETTINGS = (
     "kubeReserved",
     "systemReserved",
 )
+SETTING_COLUMNS = ["node", "setting", "value", "source", "detail", "on disk", "drift", "overrides"]
 #: kubelets may lag the API server by this many minors (1.28+ skew policy); never lead it.
 MAX_KUBELET_LAG = 3
 #: Reasons of pods the kubelet refused at admission (with the 1.16-era spelling of the first).
@@ -110,14 +111,18 @@ def settings(snapshot: Snapshot, names: tuple[str, ...] = KEY_SETTINGS) -> pd.Da
                         "value": "",
                         "source": "unknown",
                         "detail": "",
+                        "on disk": "",
+                        "drift": False,
                         "overrides": "",
                     }
                 )
                 continue
+            deciding = _on_disk(setting)
+            earlier = setting.overridden[:-1] if setting.source == "configz" else setting.overridden
             overrides = "; ".join(
                 f"{layer.source}{f' ({layer.detail})' if layer.detail else ''} said {_render(layer.value)}"
-                for layer in setting.overridden
-                if layer.value != setting.value
+                for layer in earlier
+                if layer.source != "default" and deciding is not None and layer.value != deciding.value
             )
             rows.append(
                 {
@@ -126,16 +131,31 @@ def settings(snapshot: Snapshot, names: tuple[str, ...] = KEY_SETTINGS) -> pd.Da
                     "value": _render(setting.value),
                     "source": setting.source,
                     "detail": setting.detail or "",
+                    "on disk": "" if deciding is None else deciding.source,
+                    "drift": deciding is not None and setting.source == "configz" and deciding.value != setting.value,
                     "overrides": overrides,
                 }
             )
-    return pd.DataFrame(rows, columns=["node", "setting", "value", "source", "detail", "overrides"])
+    return pd.DataFrame(rows, columns=SETTING_COLUMNS)
+
+
+def _on_disk(setting: Setting) -> Layer | None:
+    """The layer that decides the value on disk: the setting itself, or, when /configz reported
+    it, the last on-disk layer (what a kubelet restart would read)."""
+    if setting.source != "configz":
+        return setting.as_layer()
+    return setting.overridden[-1] if setting.overridden else None
 
 
 def settings_matrix(snapshot: Snapshot) -> pd.DataFrame:
-    """Nodes as rows, key settings as columns; a flag marks values set on the command line."""
+    """Nodes as rows, key settings as columns; ⚑flag marks values set on the command line, ≠disk a
+    running value (/configz) that differs from what the node's files say (a restart would change it)."""
     table = settings(snapshot)
-    table["shown"] = table["value"] + table["source"].map(lambda s: " ⚑flag" if s == "flag" else "")
+    table["shown"] = (
+        table["value"]
+        + table["on disk"].map(lambda s: " ⚑flag" if s == "flag" else "")
+        + table["drift"].map(lambda d: " ≠disk" if d else "")
+    )
     return table.pivot(index="node", columns="setting", values="shown").reindex(columns=list(KEY_SETTINGS))
 
 
