@@ -172,4 +172,7 @@ def whatif(
                 "headroom note": replay.headroom_note,
             }
         )
-    return pd.DataFrame(pod_rows, columns=POD_COLUMNS), pd.DataFrame(node_rows)
+    nodes = pd.DataFrame(node_rows)
+    for column in (c for c in nodes.columns if c.startswith("headroom ") and c != "headroom note"):
+        nodes[column] = nodes[column].astype("Int64")  # whole pods; <NA> where not computed
+    return pd.DataFrame(pod_rows, columns=POD_COLUMNS), nodes
