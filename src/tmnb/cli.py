@@ -81,6 +81,11 @@ def _sandbox_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     up.add_argument(
         "--run-dir", help="state, node files and logs (default: $TMNB_SANDBOX_DIR or ~/.cache/tmnb/sandbox)"
     )
+    up.add_argument(
+        "--no-node-files",
+        action="store_true",
+        help="keep nodes in memory only (thousands of nodes; no file-level rehearsal)",
+    )
     up.add_argument("--latency", type=float, default=0.0, help="seconds added to every API request")
     up.add_argument(
         "--error-rate", action="append", default=[], metavar="PATH=RATE", help="HTTP 500 rate by path prefix"
@@ -112,13 +117,14 @@ def _cmd_sandbox(args: argparse.Namespace) -> int:
         child = ["sandbox", "up", "--from", args.source, "--port", str(args.port), "--kubeconfig", args.kubeconfig]
         child += ["--run-dir", str(run_dir), "--latency", str(args.latency), "--throttle-rate", str(args.throttle_rate)]
         child += ["--nodes", str(args.nodes)] if args.nodes is not None else []
+        child += ["--no-node-files"] if args.no_node_files else []
         child += [a for rate in args.error_rate for a in ("--error-rate", rate)]
         child += [a for node in args.never_ready for a in ("--never-ready", node)]
         state = process.start_background(child, run_dir)
         print(f"sandbox up at {state['url']} (pid {state['pid']}); kubeconfig {state['kubeconfig']}")
         return EXIT_OK
     snapshot = process.load_snapshot(args.source, args.nodes)
-    process.serve(snapshot, run_dir, Path(args.kubeconfig), args.port, faults)
+    process.serve(snapshot, run_dir, Path(args.kubeconfig), args.port, faults, node_files=not args.no_node_files)
     return EXIT_OK
 
 

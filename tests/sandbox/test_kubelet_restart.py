@@ -116,3 +116,18 @@ def test_sample_fleet_twin_starts_as_captured(tmp_path: Path) -> None:
     assert {name: k.error for name, k in cluster.kubelets.items() if k.error} == {}
     phases = {(p["metadata"]["namespace"], p["metadata"]["name"]): p["status"]["phase"] for p in cluster.items("pods")}
     assert phases == {(p.namespace, p.name): p.phase for p in sample.pods}
+
+
+def test_in_memory_kubelets_for_scale_runs(tmp_path: Path) -> None:
+    """Without node files the twin still starts as captured, admits, and restarts from the snapshot."""
+    from tmnb.sources.sample import load_sample
+
+    sample = load_sample()
+    cluster = Cluster(sample, None)
+    assert {name: k.error for name, k in cluster.kubelets.items() if k.error} == {}
+    phases = {(p["metadata"]["namespace"], p["metadata"]["name"]): p["status"]["phase"] for p in cluster.items("pods")}
+    assert phases == {(p.namespace, p.name): p.phase for p in sample.pods}
+    name = sample.nodes[0].name
+    assert cluster.restart_kubelet(name) is None
+    assert "Started kubelet" in cluster.kubelets[name].journal()
+    assert not list(tmp_path.iterdir())

@@ -74,9 +74,10 @@ def _default_requests(spec: Obj) -> None:
 
 
 class Cluster:
-    """Objects by resource, then (namespace, name); ``nodes_dir`` holds one directory per node."""
+    """Objects by resource, then (namespace, name); ``nodes_dir`` holds one directory per node
+    (None: no node files, for scale runs)."""
 
-    def __init__(self, snapshot: Snapshot, nodes_dir: Path, *, seed: int = 0, ready_after: float = 2.0) -> None:
+    def __init__(self, snapshot: Snapshot, nodes_dir: Path | None, *, seed: int = 0, ready_after: float = 2.0) -> None:
         self.lock = threading.RLock()
         #: seconds a newly started pod takes to turn Ready (PodDisruptionBudgets count Ready pods)
         self.ready_after = ready_after
@@ -91,7 +92,7 @@ class Cluster:
         created = snapshot.captured_at
         for node in snapshot.nodes:
             self._put("nodes", objects.node_object(node, created))
-            self.kubelets[node.name] = SimKubelet(node, nodes_dir / node.name)
+            self.kubelets[node.name] = SimKubelet(node, None if nodes_dir is None else nodes_dir / node.name)
         self._owners(snapshot, created)
         for pod in snapshot.pods:
             owner_uid = self._owner_uid(pod.namespace, pod.owner.kind, pod.owner.name) if pod.owner else None

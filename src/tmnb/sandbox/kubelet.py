@@ -56,12 +56,15 @@ class KubeletDown(ConfigRejected):
 class SimKubelet:
     """A node's kubelet: ``restart()`` reads its files; ``admit()`` decides a bound pod."""
 
-    def __init__(self, node: Node, root: Path) -> None:
+    def __init__(self, node: Node, root: Path | None) -> None:
+        """``root`` None: no node files (scale runs); restarts then start from the snapshot node."""
         self.snapshot_node = node
         #: the node as its files said at the last start
         self.node = node
         self.root = root
-        write_node_root(node, root)
+        self._journal: list[str] = []
+        if root is not None:
+            write_node_root(node, root)
         self.sim: NodeSimulator | None = None
         self.error: str | None = None
         self.never_ready = False
@@ -83,16 +86,23 @@ class SimKubelet:
             return MODELLED_KUBELET
 
     def journal(self) -> str:
+        if self.root is None:
+            return "".join(line + "\n" for line in self._journal)
         path = self.root / JOURNAL
         return path.read_text() if path.exists() else ""
 
     def _log(self, lines: list[str]) -> None:
+        if self.root is None:
+            self._journal += lines
+            return
         with (self.root / JOURNAL).open("a") as f:
             f.writelines(line + "\n" for line in lines)
 
     # ------------------------------------------------------------------ start-up
     def read_node(self) -> Node:
         """The node as its files describe it now, with the API-side identity of the snapshot node."""
+        if self.root is None:
+            return self.snapshot_node
         read = read_node_root(self.root, name=self.name)
         return dataclasses.replace(
             self.snapshot_node,
@@ -124,6 +134,8 @@ class SimKubelet:
         if errors:
             err = f"failed to validate kubelet configuration, error: [{', '.join(errors)}]"
             return KubeletDown(errors[0], [_klog("E", SANDBOX, "command failed", err)])
+        if self.root is None:
+            return None
         state = self.root / STATE_DIR
         cpu = state / "cpu_manager_state"
         memory = state / "memory_manager_state"
@@ -209,7 +221,7 @@ class SimKubelet:
     def _write_cpu_state(self) -> None:
         """cpu_manager_state as the static policy checkpoints it (checksum 0: accepted by the kubelet)."""
         cpu = self.sim.cpu if self.sim else None
-        if not isinstance(cpu, CPUStaticPolicy):
+        if self.root is None or not isinstance(cpu, CPUStaticPolicy):
             return
         entries: dict[str, dict[str, str]] = {}
         for (pod, container), mask in sorted(cpu.assignments.items()):

@@ -62,11 +62,13 @@ def parse_rates(items: Sequence[str]) -> dict[str, float]:
     return rates
 
 
-def serve(snapshot: Snapshot, run_dir: Path, kubeconfig: Path, port: int, faults: Faults) -> None:
+def serve(
+    snapshot: Snapshot, run_dir: Path, kubeconfig: Path, port: int, faults: Faults, *, node_files: bool = True
+) -> None:
     """Run until SIGTERM or Ctrl-C; ``sandbox.json`` exists exactly while the API answers."""
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
-    with Sandbox(snapshot, run_dir, port=port, faults=faults) as sandbox:
+    with Sandbox(snapshot, run_dir, port=port, faults=faults, node_files=node_files) as sandbox:
         sandbox.write_kubeconfig(kubeconfig)
         state = {"pid": os.getpid(), "url": sandbox.url, "kubeconfig": str(kubeconfig.resolve())}
         (run_dir / STATE_FILE).write_text(json.dumps(state))

@@ -105,11 +105,12 @@ class Sandbox:
         port: int = 0,
         faults: Faults | None = None,
         controller_interval: float = 0.5,
+        node_files: bool = True,
     ) -> None:
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(self.run_dir / "nodes", ignore_errors=True)  # node files of an earlier run
-        self.cluster = Cluster(snapshot, self.run_dir / "nodes")
+        self.cluster = Cluster(snapshot, self.run_dir / "nodes" if node_files else None)
         self.api = Api(self.cluster, faults or Faults(), f"{LOOPBACK}:{port}")
         self._port = port
         self._token = secrets.token_urlsafe(32)
