@@ -197,8 +197,10 @@ class Api:
         return found[0]
 
     def _list(self, req: Request, gv: str, resource: str, ns: str | None) -> Response:
-        items = select(self._all(resource, ns), req.query)
-        page, meta = paginate(items, req.query, self.cluster.rv)
+        if resource in _STORED:
+            page, meta = self.cluster.list_page(resource, ns, req.query)
+        else:
+            page, meta = paginate(select(self._all(resource, ns), req.query), req.query, self.cluster.rv)
         if tables.wants_table(req.headers.get("Accept", "")):
             return Response(200, tables.table(resource, page, meta, req.query.get("includeObject", "")))
         kind = discovery.resource(gv, resource).kind  # type: ignore[union-attr]

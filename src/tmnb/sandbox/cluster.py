@@ -14,7 +14,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from tmnb.sandbox.budgets import budget, check_eviction
 from tmnb.sandbox.errors import ApiError, not_found
 from tmnb.sandbox.kubelet import KubeletDown, SimKubelet
 from tmnb.sandbox.objects import Obj
+from tmnb.sandbox.selectors import paginate, select
 from tmnb.snapshot import Snapshot
 from tmnb.sources.kube_objects import pod_from_api
 
@@ -83,6 +84,7 @@ class Cluster:
         self.ready_after = ready_after
         self._warming: dict[tuple[str, str], float] = {}
         self.rv = 1
+        self._sorted: dict[str, tuple[int, list[Obj]]] = {}
         self.rng = random.Random(seed)
         self.store: dict[str, dict[tuple[str, str], Obj]] = {
             r: {} for r in ("nodes", "pods", "events", "poddisruptionbudgets", *OWNER_RESOURCES.values())
@@ -120,6 +122,21 @@ class Cluster:
         if resource == "poddisruptionbudgets":
             out["status"] = budget(obj, list(self.store["pods"].values()), self._replicas_of).status()
         return out
+
+    def list_page(self, resource: str, namespace: str | None, query: Mapping[str, str]) -> tuple[list[Obj], Obj]:
+        """Select and page on the stored objects; only the page is copied (lists of 150,000 pods)."""
+        with self.lock:
+            cached = self._sorted.get(resource)
+            if cached is None or cached[0] != self.rv:
+                cached = (self.rv, [o for _, o in sorted(self.store[resource].items(), key=lambda kv: kv[0])])
+                self._sorted[resource] = cached
+            items = cached[1]
+            if namespace is not None:
+                items = [o for o in items if o["metadata"].get("namespace") == namespace]
+            if query.get("labelSelector") or query.get("fieldSelector"):
+                items = select(items, query)
+            page, meta = paginate(items, query, self.rv, ordered=True)
+            return [self._view(resource, o) for o in page], meta
 
     def items(self, resource: str, namespace: str | None = None) -> list[Obj]:
         with self.lock:
@@ -412,9 +429,10 @@ class Cluster:
         created = 0
         with self.lock:
             self._become_ready()
+            owned = self._pods_by_owner()  # one pass over the pods, not one per owner
             for resource in ("replicasets", "statefulsets"):
                 for owner in list(self.store[resource].values()):
-                    created += self._replace(owner)
+                    created += self._replace(owner, owned.get(owner["metadata"]["uid"], []))
         return created
 
     def _become_ready(self) -> None:
@@ -430,16 +448,14 @@ class Cluster:
                 )
                 self._put("pods", pod)
 
-    def _owned(self, owner: Obj) -> list[Obj]:
-        uid = owner["metadata"]["uid"]
-        return [
-            p
-            for p in self.store["pods"].values()
-            if any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or [])
-        ]
+    def _pods_by_owner(self) -> dict[str, list[Obj]]:
+        owned: dict[str, list[Obj]] = {}
+        for pod in self.store["pods"].values():
+            for ref in pod["metadata"].get("ownerReferences") or []:
+                owned.setdefault(ref.get("uid"), []).append(pod)
+        return owned
 
-    def _replace(self, owner: Obj) -> int:
-        owned = self._owned(owner)
+    def _replace(self, owner: Obj, owned: list[Obj]) -> int:
         active = [p for p in owned if p["status"].get("phase") in ACTIVE]
         failed = [p for p in owned if p["status"].get("phase") == "Failed"]
         if len(active) >= int(owner["spec"].get("replicas", 0)) or len(failed) >= MAX_FAILED_PER_OWNER:

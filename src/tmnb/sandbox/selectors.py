@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -93,21 +94,26 @@ def _key(obj: Obj) -> tuple[str, str]:
     return obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
 
 
-def paginate(items: Sequence[Obj], query: Mapping[str, str], rv: int) -> tuple[list[Obj], Obj]:
-    """One page in (namespace, name) order and the list metadata (continue, remainingItemCount)."""
-    ordered = sorted(items, key=_key)
+def paginate(
+    items: Sequence[Obj], query: Mapping[str, str], rv: int, *, ordered: bool = False
+) -> tuple[list[Obj], Obj]:
+    """One page in (namespace, name) order and the list metadata (continue, remainingItemCount).
+    ``ordered``: ``items`` are already in that order (large lists are paged without re-sorting)."""
+    items = items if ordered else sorted(items, key=_key)
     token = query.get("continue")
+    start = 0
     if token:
         try:
             after = tuple(json.loads(base64.urlsafe_b64decode(token.encode())))
         except (binascii.Error, ValueError, TypeError):
             raise ApiError(400, "BadRequest", "continue key is not valid: invalid continue token") from None
-        ordered = [o for o in ordered if _key(o) > after]
+        start = bisect.bisect_right(items, after, key=_key)
     limit = int(query.get("limit") or 0)
     meta: Obj = {"resourceVersion": str(rv)}
-    if 0 < limit < len(ordered):
-        page, rest = ordered[:limit], len(ordered) - limit
+    left = len(items) - start
+    if 0 < limit < left:
+        page = list(items[start : start + limit])
         meta["continue"] = base64.urlsafe_b64encode(json.dumps(list(_key(page[-1]))).encode()).decode()
-        meta["remainingItemCount"] = rest
+        meta["remainingItemCount"] = left - limit
         return page, meta
-    return list(ordered), meta
+    return list(items[start:]), meta
