@@ -19,6 +19,8 @@ from tmnb.analysis.whatif import replay_node
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.policy import new_topology_manager
+from tmnb.parse.kubelet_flags import parse_kubelet_args
+from tmnb.settings.defaults import defaults_for
 from tmnb.snapshot import Container, Node, Pod, Snapshot, digest, from_dict, load, to_dict
 from tmnb.sources import sample
 from tmnb.sources.sample import DATA_FILE, POOL_LABEL, generate_fleet, load_sample
@@ -537,6 +539,25 @@ def test_a_flag_overrides_the_config_file(committed: Snapshot) -> None:
     assert found
     for node, _, s in found:
         assert f"{s.detail}={s.value}" in node.kubelet.flags
+
+
+def test_settings_are_what_the_nodes_own_files_and_flags_say(fleet: Snapshot) -> None:
+    """The command line parses as the kubelet's; it names the config file and drop-in directory the
+    settings cite, and a setting decided by a flag holds that flag's value. Every default that lost
+    to a layer is the kubelet's own default."""
+    for node in fleet.nodes:
+        version = KubeVersion.parse(node.versions.kubelet or "")
+        defaults = defaults_for(version)
+        for name, s in node.kubelet.settings.items():
+            beaten = [layer for layer in s.overridden if layer.source == "default"]
+            assert all(layer.value == defaults[name] for layer in beaten), (node.name, name)
+        if not node.kubelet.flags:
+            continue
+        flags = parse_kubelet_args(node.kubelet.flags, source=node.name)
+        assert (flags.config_file, flags.config_dir) == (node.kubelet.config_file, node.kubelet.config_dir)
+        for name, s in node.kubelet.settings.items():
+            if s.source == "flag":
+                assert (flags.field_flags[name], flags.config_fields[name]) == (s.detail, s.value)
 
 
 def test_one_kubelet_behind_the_control_plane_and_none_ahead(committed: Snapshot) -> None:

@@ -298,6 +298,11 @@ class NodeSimulator:
         """The shared pool minus reserved CPUs (what exclusive allocations can still use)."""
         return to_cpuset(self.cpu.available()) if isinstance(self.cpu, CPUStaticPolicy) else to_cpuset(0)
 
+    def shared_pool(self) -> CPUSet:
+        """The CPU manager's shared pool (``defaultCpuSet``); empty under the none policy, which keeps
+        no CPU state."""
+        return to_cpuset(self.cpu.default) if isinstance(self.cpu, CPUStaticPolicy) else to_cpuset(0)
+
     def free_memory(self) -> dict[int, dict[str, int]]:
         if not isinstance(self.memory, MemoryStaticPolicy):
             return {}

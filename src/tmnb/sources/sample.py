@@ -8,22 +8,27 @@ setting, pod, allocation and event is derived from them in these steps:
 
 1. node specs: the curated table, or the pools apportioned by weight;
 2. hardware: CPUs (real SMT numbering), NUMA zones with sysfs-style distances, devices;
-3. kubelet configuration layers (default < file < drop-ins < flags) folded into effective settings
-   with provenance;
+3. kubelet configuration: the profile's layers written as the texts a node holds (``--config``
+   YAML, ``--config-dir`` drop-ins, the command line; /configz for a node without an agent) and
+   read back by ``tmnb.parse`` and ``tmnb.settings.effective_settings``, the code that reads real
+   nodes, which gives every setting its provenance; the snapshot node (without allocations);
 4. workloads expanded into pods, each with a creation time;
 5. scheduling (fit by requests, least-allocated score, topology-unaware like the real scheduler)
    and admission by the node's resource managers, in creation order. Rejected controller-owned
    pods are replaced and rescheduled, which reproduces the TopologyAffinityError flapping;
-6. assembly into ``tmnb.snapshot`` objects. See docs/sample-fleet.md.
+6. assembly: the allocations, shared pool and free memory attached to each snapshot node. See
+   docs/sample-fleet.md.
 
-Admission and allocation (step 5) are ``tmnb.kubelet``'s node simulation (the same model the
-what-if replay uses), so every exclusive cpuset, memory block and rejection is the kubelet's answer.
+Admission and allocation (step 5) are ``tmnb.kubelet``'s node simulation, started from the snapshot
+node by ``tmnb.analysis.model_input.node_model`` exactly as the what-if replay starts it, so every
+exclusive cpuset, memory block and rejection is the kubelet's answer.
 """
 
 from __future__ import annotations
 
 import argparse
 import heapq
+import json
 import math
 import random
 import sys
@@ -37,24 +42,19 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from tmnb.analysis.model_input import node_model
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.cpu_static import CPUStaticPolicy
-from tmnb.kubelet.cpu_topology import CPUInfo, to_cpuset
-from tmnb.kubelet.devices import Device as ModelDevice
-from tmnb.kubelet.node import (
-    ContainerResult,
-    KubeletSettings,
-    Machine,
-    NodeModel,
-    NodeSimulator,
-    NUMANode,
-    PodResult,
-    reserved_cpu_count,
-)
+from tmnb.kubelet.node import ContainerResult, NodeSimulator, PodResult
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.pod import compute_qos, pod_level_request, quantity
+from tmnb.parse.kubelet_config import KubeletConfigDoc, parse_configz, parse_kubelet_config, parse_kubelet_dropin
+from tmnb.parse.kubelet_fields import API_VERSION, FIELD_TYPES, KIND
+from tmnb.parse.kubelet_flags import CONFIG_FLAGS, parse_kubelet_args
+from tmnb.settings import KubeletSettings, effective_settings
 from tmnb.snapshot import (
     Allocation,
     Cluster,
@@ -67,7 +67,6 @@ from tmnb.snapshot import (
     HugePages,
     Issue,
     KubeletInfo,
-    Layer,
     MemoryBlock,
     Node,
     NumaZone,
@@ -327,37 +326,6 @@ PROFILES: dict[str, Profile] = {
         Profile("gb200-none", {**_GPU_BASE, **_STATIC}, reserve_cores=(0, 72)),
     )
 }  # fmt: skip
-
-#: KubeletConfiguration JSON name -> command-line flag, for the settings tmnb tracks.
-FLAGS = {
-    "topologyManagerPolicy": "--topology-manager-policy",
-    "topologyManagerScope": "--topology-manager-scope",
-    "topologyManagerPolicyOptions": "--topology-manager-policy-options",
-    "cpuManagerPolicy": "--cpu-manager-policy",
-    "cpuManagerPolicyOptions": "--cpu-manager-policy-options",
-    "memoryManagerPolicy": "--memory-manager-policy",
-    "reservedSystemCPUs": "--reserved-cpus",
-    "reservedMemory": "--reserved-memory",
-    "kubeReserved": "--kube-reserved",
-    "systemReserved": "--system-reserved",
-    "evictionHard": "--eviction-hard",
-    "featureGates": "--feature-gates",
-}
-#: What the kubelet uses when no layer sets a field (omitempty maps, lists and strings are empty).
-DEFAULTS: dict[str, Any] = {
-    "topologyManagerPolicy": "none",
-    "topologyManagerScope": "container",
-    "topologyManagerPolicyOptions": {},
-    "cpuManagerPolicy": "none",
-    "cpuManagerPolicyOptions": {},
-    "memoryManagerPolicy": "None",
-    "reservedSystemCPUs": "",
-    "reservedMemory": [],
-    "kubeReserved": {},
-    "systemReserved": {},
-    "evictionHard": {},
-    "featureGates": {},
-}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -798,25 +766,49 @@ def _device_id(group: DeviceGroup, index: int, rng: random.Random) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Step 3: kubelet configuration with provenance
+# Step 3: kubelet configuration, as the files and command line a node holds, read like a real node's
 # ---------------------------------------------------------------------------------------------
+#: The fields the sample reports per node (what the inventory shows). ``effective_settings`` also
+#: yields the kubelet's other defaults (maxPods, cgroupDriver, ...); the snapshot leaves them out.
+#: A reported field no layer sets and the kubelet leaves empty (omitempty) is shown empty.
+REPORTED_FIELDS = (
+    "topologyManagerPolicy",
+    "topologyManagerScope",
+    "topologyManagerPolicyOptions",
+    "cpuManagerPolicy",
+    "cpuManagerPolicyOptions",
+    "memoryManagerPolicy",
+    "reservedSystemCPUs",
+    "reservedMemory",
+    "kubeReserved",
+    "systemReserved",
+    "evictionHard",
+    "featureGates",
+)
+DROPIN_DIR = "/etc/kubernetes/kubelet.conf.d"
+#: KubeletConfiguration JSON name -> (command-line flag, how pflag parses its value).
+_FLAG_OF = {name: (f"--{flag}", kind) for flag, (name, kind) in CONFIG_FLAGS.items()}
+#: The zero value of a field's Go type, which is what the kubelet holds when nothing sets it.
+_ZERO: dict[str, Any] = {"string": str, "[]MemoryReservation": list, "map[string]string": dict, "map[string]bool": dict}
+
+
 @dataclass(frozen=True)
-class _Layer:
-    source: SettingSource
-    detail: str
-    values: Mapping[str, Any]
+class _ConfigDocs:
+    """A profile's configuration on one shape, parsed: the --config file and the drop-ins in merge
+    order, and the extra command-line flags; or, for a node known only through /configz, that."""
+
+    file: KubeletConfigDoc | None
+    dropins: tuple[KubeletConfigDoc, ...]
+    flags: tuple[str, ...]
+    configz: KubeletConfigDoc | None = None
+
+
+def _config_file(pool: Pool) -> str:
+    return "/var/lib/kubelet/config.yaml" if pool.kubeadm else "/etc/kubernetes/kubelet-config.yaml"
 
 
 def _reserved_cpus(shape: Shape, cores: Sequence[int]) -> str:
     return str(CPUSet(c.cpu for c in _shape_cpus(shape.key) if c.core in cores))
-
-
-def _memory_reservation(layers: Sequence[_Layer]) -> int:
-    """kubeReserved + systemReserved + evictionHard memory.available, as the layers merge them."""
-    merged = _fold(layers)
-    parts = [merged.get(k, {}).get("memory", "0") for k in ("kubeReserved", "systemReserved")]
-    parts.append(merged.get("evictionHard", {}).get("memory.available", "0"))
-    return int(sum(quantity(p, "memory reservation") for p in parts))
 
 
 def _reserved_memory(total: int, numa_ids: Sequence[int]) -> list[dict[str, Any]]:
@@ -828,102 +820,140 @@ def _reserved_memory(total: int, numa_ids: Sequence[int]) -> list[dict[str, Any]
     return entries
 
 
-def _layers(profile: Profile, shape: Shape, numa_ids: Sequence[int], config_file: str) -> list[_Layer]:
-    """The profile's layers with the shape-dependent values (reserved CPUs and memory) filled in."""
-    file_values = dict(profile.file)
+def _yaml(values: Mapping[str, Any]) -> str:
+    return yaml.safe_dump({"apiVersion": API_VERSION, "kind": KIND, **values}, sort_keys=False)
+
+
+def _flag_args(values: Mapping[str, Any]) -> list[str]:
+    """Config fields as kubelet flags, written the way each flag's parser reads them back."""
+    args = []
+    for name, value in values.items():
+        flag, kind = _FLAG_OF[name]
+        if kind == "map-nosplit":  # one key=value per use
+            args += [f"{flag}={k}={v}" for k, v in value.items()]
+        elif kind == "reserved-memory":
+            entries = (f"{e['numaNode']}:" + ",".join(f"{k}={v}" for k, v in e["limits"].items()) for e in value)
+            args.append(f"{flag}={';'.join(entries)}")
+        elif kind in ("map", "langle-map", "map-bool"):
+            sep = "<" if kind == "langle-map" else "="
+            pairs = (f"{k}{sep}{str(v).lower() if isinstance(v, bool) else v}" for k, v in value.items())
+            args.append(f"{flag}={','.join(pairs)}")
+        elif kind == "string":
+            args.append(f"{flag}={value}")
+        else:
+            raise InputError(f"the sample cannot write {name} as a flag ({kind})", where=name)
+    return args
+
+
+def _render(config_file: str, layers: Sequence[Mapping[str, Any]], dropins: Sequence[str]) -> _ConfigDocs:
+    """Layers (file, drop-ins, flags) as the YAML and flags a node holds, parsed as the node agent parses them."""
+    file, *others, flags = layers
+    return _ConfigDocs(
+        parse_kubelet_config(_yaml(file), source=config_file),
+        tuple(
+            parse_kubelet_dropin(_yaml(values), source=f"{DROPIN_DIR}/{name}")
+            for name, values in zip(dropins, others, strict=True)
+        ),
+        tuple(_flag_args(flags)),
+    )
+
+
+def _layered(docs: _ConfigDocs, argv: Sequence[str], version: KubeVersion) -> KubeletSettings:
+    flags = parse_kubelet_args(argv, source="kubelet command line")
+    return effective_settings(file=docs.file, dropins=docs.dropins, flags=flags, version=version)
+
+
+@cache
+def _config_docs(profile_key: str, shape_key: str, config_file: str, version: KubeVersion) -> _ConfigDocs:
+    """Render the profile's layers as the node's texts and parse them (once per distinct text).
+
+    ``reserve_cores`` become ``reservedSystemCPUs`` in the file; a layer that turns the memory
+    manager Static also carries the ``reservedMemory`` the kubelet demands, summing to the node
+    reservation (kube + system reserved + the hard-eviction threshold) of the layers as merged."""
+    profile, shape = PROFILES[profile_key], SHAPES[shape_key]
+    layers: list[dict[str, Any]] = [dict(profile.file), *(dict(v) for _, v in profile.dropins), dict(profile.flags)]
     if profile.reserve_cores:
-        file_values["reservedSystemCPUs"] = _reserved_cpus(shape, profile.reserve_cores)
-    layers = [_Layer("file", config_file, file_values)]
-    layers += [_Layer("dropin", f"/etc/kubernetes/kubelet.conf.d/{n}", v) for n, v in profile.dropins]
-    layers += [_Layer("flag", FLAGS[k], {k: v}) for k, v in profile.flags.items()]
-    return [_with_reserved_memory(layer, layers, numa_ids) for layer in layers]
+        layers[0]["reservedSystemCPUs"] = _reserved_cpus(shape, profile.reserve_cores)
+    names = [name for name, _ in profile.dropins]
+    static = [v for v in layers if v.get("memoryManagerPolicy") == "Static"]
+    if static:
+        docs = _render(config_file, layers, names)
+        merged = _layered(docs, ["kubelet", *docs.flags], version)
+        parts = [merged.value(k, {}).get("memory", "0") for k in ("kubeReserved", "systemReserved")]
+        parts.append(merged.value("evictionHard", {}).get("memory.available", "0"))
+        total = int(sum(quantity(p, "memory reservation") for p in parts))
+        reserved = _reserved_memory(total, [z.id for z in _shape_zones(shape_key) if z.local >= 0])
+        for values in static:
+            values["reservedMemory"] = reserved
+    docs = _render(config_file, layers, names)
+    if not profile.configz_only:
+        return docs
+    # No node agent: only /configz, the running kubelet's configuration (defaults filled in, empty
+    # fields omitted as the kubelet's JSON does), which its file decides.
+    running = _layered(docs, ["kubelet", *docs.flags], version).fields
+    body = {k: s.value for k, s in running.items() if s.value not in (None, "", {}, [])}
+    return _ConfigDocs(None, (), (), parse_configz(json.dumps({"kubeletconfig": body}), source="/configz"))
 
 
-def _with_reserved_memory(layer: _Layer, layers: Sequence[_Layer], numa_ids: Sequence[int]) -> _Layer:
-    """The layer that turns the memory manager Static carries the reservedMemory it requires."""
-    if layer.values.get("memoryManagerPolicy") != "Static":
-        return layer
-    reserved = _reserved_memory(_memory_reservation(layers), numa_ids)
-    return _Layer(layer.source, layer.detail, {**layer.values, "reservedMemory": reserved})
+def _kubelet(spec: NodeSpec, pool: Pool, profile: Profile, shape: Shape) -> KubeletInfo:
+    """What the node agent reads (config file, drop-ins, command line) or, without one, /configz,
+    through the parsers and ``effective_settings`` that read real nodes."""
+    version = KubeVersion.parse(spec.kubelet)
+    config_file = _config_file(pool)
+    docs = _config_docs(profile.key, shape.key, config_file, version)
+    if docs.configz is not None:
+        fields = effective_settings(configz=docs.configz, version=version).fields
+        return KubeletInfo(settings=_reported(fields, "configz"), kubeadm_managed=pool.kubeadm)
+    config_dir = DROPIN_DIR if docs.dropins else None
+    argv = _command_line(spec, pool, docs.flags, config_dir)
+    settings = _layered(docs, argv, version)
+    return KubeletInfo(
+        settings=_reported(settings.fields, "default"),
+        config_file=settings.config_file,
+        config_dir=settings.config_dir,
+        flags=argv,
+        kubeadm_managed=pool.kubeadm,
+    )
 
 
-def _fold(layers: Sequence[_Layer]) -> dict[str, Any]:
-    """Merged values: drop-ins merge maps key by key over the file; flags and lists replace."""
-    merged: dict[str, Any] = {}
-    for layer in layers:
-        for key, value in layer.values.items():
-            if layer.source == "dropin" and isinstance(value, dict) and isinstance(merged.get(key), dict):
-                merged[key] = {**merged[key], **value}
-            else:
-                merged[key] = value
-    return merged
+def _reported(fields: Mapping[str, Setting], unset: SettingSource) -> dict[str, Setting]:
+    """``REPORTED_FIELDS`` in order. A field no layer sets and without a kubelet default holds its Go
+    zero value (``effective_settings`` leaves it out, as /configz omits it)."""
+    return {
+        name: fields.get(name) or Setting(value=_ZERO[FIELD_TYPES[name]](), source=unset) for name in REPORTED_FIELDS
+    }
 
 
-def _settings(layers: Sequence[_Layer], configz_only: bool) -> dict[str, Setting]:
-    """One Setting per tracked field: effective value, the deciding layer, and the layers it beat."""
-    merged = _fold(layers)
-    settings = {}
-    for key, default in DEFAULTS.items():
-        value = merged.get(key, default)
-        if configz_only:
-            settings[key] = Setting(value=value, source="configz", detail="/configz")
-            continue
-        setters = [ly for ly in layers if key in ly.values]
-        if not setters:
-            settings[key] = Setting(value=value, source="default")
-            continue
-        beaten = [Layer(source=ly.source, value=ly.values[key], detail=ly.detail) for ly in setters[:-1]]
-        settings[key] = Setting(value=value, source=setters[-1].source, detail=setters[-1].detail, overridden=beaten)
-    return settings
-
-
-def _flag_value(key: str, value: Any) -> str:
-    if key == "evictionHard":
-        return ",".join(f"{k}<{v}" for k, v in value.items())
-    if isinstance(value, dict):
-        return ",".join(f"{k}={v}" for k, v in value.items())
-    return str(value)
-
-
-def _command_line(spec: NodeSpec, pool: Pool, profile: Profile, ip: str, config_dir: str | None) -> list[str]:
+def _command_line(spec: NodeSpec, pool: Pool, extra: Sequence[str], config_dir: str | None) -> list[str]:
     """kubeadm's systemd drop-in (or a provisioner's unit) plus the profile's extra flags; no secrets."""
     if pool.kubeadm:
         args = [
             "/usr/bin/kubelet",
             "--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
             "--kubeconfig=/etc/kubernetes/kubelet.conf",
-            "--config=/var/lib/kubelet/config.yaml",
+            f"--config={_config_file(pool)}",
             "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock",
         ]
     else:
-        args = [
-            "/usr/local/bin/kubelet",
-            "--kubeconfig=/var/lib/kubelet/kubeconfig",
-            "--config=/etc/kubernetes/kubelet-config.yaml",
-        ]
-    args.append(f"--node-ip={ip}")
+        args = ["/usr/local/bin/kubelet", "--kubeconfig=/var/lib/kubelet/kubeconfig", f"--config={_config_file(pool)}"]
+    args.append(f"--node-ip={_node_ip(spec, pool)}")
     if config_dir:
         args.append(f"--config-dir={config_dir}")
-    args += [f"{FLAGS[k]}={_flag_value(k, v)}" for k, v in profile.flags.items()]
-    return args
+    return [*args, *extra]
 
 
 # ---------------------------------------------------------------------------------------------
-# The node under construction: hardware + kubelet + resource managers + bookkeeping
+# The node under construction: the snapshot node, its kubelet's resource managers, bookkeeping
 # ---------------------------------------------------------------------------------------------
 @dataclass
 class _Node:
-    """A node under construction: hardware, kubelet settings, resource managers and what it runs.
-    Scheduling quantities are integers in thousandths of a unit (millicores, millibytes)."""
+    """A node under construction: its snapshot record (allocations to come), the kubelet model
+    started from that record, and what it runs. Scheduling quantities are integers in thousandths
+    of a unit (millicores, millibytes)."""
 
     spec: NodeSpec
     shape: Shape
-    cpus: tuple[Cpu, ...]
-    zones: tuple[_Zone, ...]
-    devices: list[Device]
-    layers: list[_Layer]
-    settings: dict[str, Setting]
-    capacity: dict[str, str]
+    base: Node
     allocatable: dict[str, Decimal]
     sim: NodeSimulator
     requested: dict[str, int] = field(default_factory=dict)
@@ -939,7 +969,12 @@ class _Node:
         return self.spec.name
 
     def fits(self, request: Mapping[str, int]) -> bool:
-        return all(self.requested.get(r, 0) + v <= self.limit.get(r, 0) for r, v in request.items() if v)
+        requested, limit = self.requested, self.limit
+        # A loop rather than all(generator): asked 1.4 million times for 5,000 nodes, twice as fast.
+        for r, v in request.items():  # noqa: SIM110
+            if v and requested.get(r, 0) + v > limit.get(r, 0):
+                return False
+        return True
 
     def score(self) -> float:
         """The scheduler's LeastAllocated score (cpu and memory weighted equally), higher is emptier."""
@@ -949,58 +984,6 @@ class _Node:
         for r, v in request.items():
             self.requested[r] = self.requested.get(r, 0) + v
         self.version += 1
-
-
-def _effective(settings: Mapping[str, Setting], key: str) -> Any:
-    return settings[key].value
-
-
-def _kubelet_settings(settings: Mapping[str, Setting], kubelet: str) -> KubeletSettings:
-    """The effective settings as ``tmnb.kubelet`` starts the resource managers with them."""
-    reserved_memory = {e["numaNode"]: dict(e["limits"]) for e in _effective(settings, "reservedMemory")}
-    return KubeletSettings(
-        topology_manager_policy=_effective(settings, "topologyManagerPolicy"),
-        topology_manager_scope=_effective(settings, "topologyManagerScope"),
-        topology_manager_policy_options=_effective(settings, "topologyManagerPolicyOptions"),
-        cpu_manager_policy=_effective(settings, "cpuManagerPolicy"),
-        cpu_manager_policy_options=_effective(settings, "cpuManagerPolicyOptions"),
-        reserved_system_cpus=_effective(settings, "reservedSystemCPUs") or None,
-        reserved_cpu_count=reserved_cpu_count(
-            _effective(settings, "kubeReserved").get("cpu"), _effective(settings, "systemReserved").get("cpu")
-        ),
-        memory_manager_policy=_effective(settings, "memoryManagerPolicy"),
-        reserved_memory=reserved_memory,
-        version=KubeVersion.parse(kubelet),
-        feature_gates=_effective(settings, "featureGates"),
-    )
-
-
-def _machine(shape: Shape, devices: Sequence[Device]) -> Machine:
-    """The node's hardware as cadvisor and the device plugins report it to the kubelet."""
-    by_resource: dict[str, list[ModelDevice]] = {}
-    for d in devices:
-        by_resource.setdefault(d.resource, []).append(ModelDevice(d.id, tuple(d.numa or ()), d.healthy))
-    return Machine(
-        cpus=_shape_cpu_info(shape.key),
-        numa_nodes=_shape_numa_nodes(shape.key),
-        devices={r: tuple(ds) for r, ds in by_resource.items()},
-    )
-
-
-@cache
-def _shape_cpu_info(key: str) -> tuple[CPUInfo, ...]:
-    return tuple(CPUInfo(c.cpu, c.core, c.socket, c.numa) for c in _shape_cpus(key))
-
-
-@cache
-def _shape_numa_nodes(key: str) -> tuple[NUMANode, ...]:
-    shape = SHAPES[key]
-    out = []
-    for z, (_, distances) in zip(_shape_zones(key), _shape_zone_rows(key), strict=True):
-        pages = shape.hugepages_1g_per_numa if z.local >= 0 else 0
-        hugepages = {"hugepages-1Gi": pages * GIB} if pages else {}
-        out.append(NUMANode(z.id, _zone_memory(shape, z), hugepages, distances))
-    return tuple(out)
 
 
 def _capacity(shape: Shape, cpus: Sequence[Cpu], zones: Sequence[_Zone], devices: Sequence[Device]) -> dict[str, str]:
@@ -1022,9 +1005,9 @@ def _allocatable(
     capacity: Mapping[str, str], settings: Mapping[str, Setting], devices: Sequence[Device]
 ) -> dict[str, Decimal]:
     """capacity - kube/system reservations - hard eviction (memory also - pre-allocated hugepages)."""
-    reserved = [_effective(settings, "kubeReserved"), _effective(settings, "systemReserved")]
-    explicit = _effective(settings, "reservedSystemCPUs")
-    eviction = _effective(settings, "evictionHard")
+    reserved = [settings["kubeReserved"].value, settings["systemReserved"].value]
+    explicit = settings["reservedSystemCPUs"].value
+    eviction = settings["evictionHard"].value
     values = {name: quantity(text, f"capacity.{name}") for name, text in capacity.items()}
     if explicit:
         values["cpu"] -= len(CPUSet.parse(explicit))
@@ -1060,19 +1043,37 @@ def _node_ip(spec: NodeSpec, pool: Pool) -> str:
 
 
 def _build_node(spec: NodeSpec, seed: int) -> _Node:
+    """The snapshot node without allocations, and a kubelet model started from it the way the
+    what-if replay starts one (``model_input.node_model``)."""
     pool = POOLS[spec.pool]
     shape = SHAPES[pool.shape]
     profile = PROFILES[spec.profile]
     cpus = _shape_cpus(shape.key)
-    zones = _shape_zones(shape.key)
     devices = _devices(shape, spec.name, seed)
-    config_file = "/var/lib/kubelet/config.yaml" if pool.kubeadm else "/etc/kubernetes/kubelet-config.yaml"
-    layers = _layers(profile, shape, [z.id for z in zones if z.local >= 0], config_file)
-    settings = _settings(layers, profile.configz_only)
-    capacity = _capacity(shape, cpus, zones, devices)
-    sim = NodeSimulator(NodeModel(spec.name, _machine(shape, devices), _kubelet_settings(settings, spec.kubelet)))
-    return _Node(spec, shape, cpus, zones, devices, layers, settings, capacity,
-                 _allocatable(capacity, settings, devices), sim)  # fmt: skip
+    kubelet = _kubelet(spec, pool, profile, shape)
+    capacity = _capacity(shape, cpus, _shape_zones(shape.key), devices)
+    allocatable = _allocatable(capacity, kubelet.settings, devices)
+    base = Node(
+        name=spec.name,
+        labels=_labels(spec, shape),
+        uid=_uid(_rng(seed, "node", spec.name)),
+        versions=Versions(
+            kubelet=spec.kubelet,
+            container_runtime=spec.runtime,
+            kernel=spec.kernel or shape.kernel,
+            os_image=spec.os_image or shape.os_image,
+        ),
+        capacity=capacity,
+        allocatable=_allocatable_text(allocatable),
+        ready=True,
+        unschedulable=spec.cordoned,
+        kubelet=kubelet,
+        cpus=list(cpus),
+        numa=_numa_zones(shape, {}),
+        devices=devices,
+        issues=_issues(profile),
+    )
+    return _Node(spec, shape, base, allocatable, NodeSimulator(node_model(base, {})))
 
 
 def _numa_zones(shape: Shape, used: Mapping[tuple[int, str], int]) -> list[NumaZone]:
@@ -1349,24 +1350,25 @@ def _allocations(node: _Node) -> list[Allocation]:
     """Per running container: its exclusive cpuset or the shared pool, memory blocks and devices.
     Static-policy nodes list every container; other nodes only those holding devices."""
     pool = _shared_pool(node)
-    everything = CPUSet(c.cpu for c in node.cpus)
-    numa_of = {c.cpu: c.numa for c in node.cpus}
-    device_numa = {d.id: d.numa or [] for d in node.devices}
+    everything = CPUSet(c.cpu for c in node.base.cpus)
+    numa_of = {c.cpu: c.numa for c in node.base.cpus}
+    device_numa = {d.id: d.numa or [] for d in node.base.devices}
+    spans: dict[CPUSet, tuple[str, list[int]]] = {}  # cpu-list and NUMA zones; shared containers share one
     out = []
     for pod, result, _ in node.admitted:
         for got in result.containers:
             if not _long_running(pod, got.name) or (pool is None and not got.devices):
                 continue
             cpus = got.cpuset or (pool if pool is not None else everything)
-            numa = sorted({numa_of[c] for c in cpus})
-            out.append(_allocation(pod, got, cpus, numa, device_numa))
+            if cpus not in spans:
+                spans[cpus] = (str(cpus), sorted({numa_of[c] for c in cpus}))
+            out.append(_allocation(pod, got, *spans[cpus], device_numa))
     return out
 
 
 def _shared_pool(node: _Node) -> CPUSet | None:
     """The CPU manager's defaultCpuSet; None under the ``none`` policy, which keeps no CPU state."""
-    cpu = node.sim.cpu
-    return to_cpuset(cpu.default) if isinstance(cpu, CPUStaticPolicy) else None
+    return node.sim.shared_pool() if node.sim.node.settings.cpu_manager_policy == "static" else None
 
 
 def _long_running(pod: Pod, container: str) -> bool:
@@ -1377,14 +1379,14 @@ def _long_running(pod: Pod, container: str) -> bool:
 
 
 def _allocation(
-    pod: Pod, got: ContainerResult, cpus: CPUSet, numa: list[int], device_numa: Mapping[str, list[int]]
+    pod: Pod, got: ContainerResult, cpus: str, numa: list[int], device_numa: Mapping[str, list[int]]
 ) -> Allocation:
     return Allocation(
         pod_uid=pod.uid,
         namespace=pod.namespace,
         pod=pod.name,
         container=got.name,
-        cpuset=str(cpus),
+        cpuset=cpus,
         exclusive=bool(got.cpuset),
         numa=numa,
         memory=[MemoryBlock(type=b.type, size=b.size, numa=list(b.numa)) for b in got.memory],
@@ -1408,7 +1410,7 @@ def _memory_used(node: _Node, allocations: Sequence[Allocation]) -> dict[tuple[i
         for block in a.memory:
             for n in block.numa:
                 used[(n, block.type)] = used.get((n, block.type), 0) + block.size // len(block.numa)
-    memory_zones = [z.id for z in node.zones if z.local >= 0]
+    memory_zones = [z.id for z in _shape_zones(node.shape.key) if z.local >= 0]
     for pod, _, request in node.admitted:
         if pod.uid in pinned:
             continue
@@ -1418,8 +1420,7 @@ def _memory_used(node: _Node, allocations: Sequence[Allocation]) -> dict[tuple[i
     return used
 
 
-def _labels(node: _Node) -> dict[str, str]:
-    shape, spec = node.shape, node.spec
+def _labels(spec: NodeSpec, shape: Shape) -> dict[str, str]:
     labels = {
         "beta.kubernetes.io/arch": shape.arch,
         "beta.kubernetes.io/os": "linux",
@@ -1441,23 +1442,8 @@ def _labels(node: _Node) -> dict[str, str]:
     return {**labels, **shape.labels}
 
 
-def _kubelet_info(node: _Node) -> KubeletInfo:
-    profile = PROFILES[node.spec.profile]
-    pool = POOLS[node.spec.pool]
-    if profile.configz_only:
-        return KubeletInfo(settings=node.settings, kubeadm_managed=pool.kubeadm)
-    config_dir = "/etc/kubernetes/kubelet.conf.d" if profile.dropins else None
-    return KubeletInfo(
-        settings=node.settings,
-        config_file=next(ly.detail for ly in node.layers if ly.source == "file"),
-        config_dir=config_dir,
-        flags=_command_line(node.spec, pool, profile, _node_ip(node.spec, pool), config_dir),
-        kubeadm_managed=pool.kubeadm,
-    )
-
-
-def _issues(node: _Node) -> list[Issue]:
-    if not PROFILES[node.spec.profile].configz_only:
+def _issues(profile: Profile) -> list[Issue]:
+    if not profile.configz_only:
         return []
     return [
         Issue(
@@ -1468,31 +1454,15 @@ def _issues(node: _Node) -> list[Issue]:
     ]
 
 
-def _assemble_node(node: _Node, seed: int) -> Node:
-    spec = node.spec
+def _assemble_node(node: _Node) -> Node:
+    """The snapshot node with what admission gave its pods: allocations, shared pool, free memory."""
     allocations = _allocations(node)
     pool = _shared_pool(node)
-    return Node(
-        name=spec.name,
-        labels=_labels(node),
-        uid=_uid(_rng(seed, "node", spec.name)),
-        versions=Versions(
-            kubelet=spec.kubelet,
-            container_runtime=spec.runtime,
-            kernel=spec.kernel or node.shape.kernel,
-            os_image=spec.os_image or node.shape.os_image,
-        ),
-        capacity=node.capacity,
-        allocatable=_allocatable_text(node.allocatable),
-        ready=True,
-        unschedulable=spec.cordoned,
-        kubelet=_kubelet_info(node),
-        cpus=node.cpus,
+    return replace(
+        node.base,
         numa=_numa_zones(node.shape, _memory_used(node, allocations)),
-        devices=node.devices,
         shared_pool=None if pool is None else str(pool),
         allocations=allocations,
-        issues=_issues(node),
     )
 
 
@@ -1575,7 +1545,7 @@ def generate_fleet(nodes: int | None = None, *, seed: int = 7) -> Snapshot:
         captured_at=_rfc3339(CAPTURED_AT),
         source=SnapshotSource(kind="sample", context="sample", detail=f"{detail} (tmnb.sources.sample, seed {seed})"),
         cluster=Cluster(server_version=SERVER_VERSION, platform="kubeadm on bare metal"),
-        nodes=[_assemble_node(n, seed) for n in built],
+        nodes=[_assemble_node(n) for n in built],
         pods=pods,
         events=_events(outcome.rejected),
         disruption_budgets=_disruption_budgets(pods),
