@@ -73,3 +73,14 @@ def test_nodes_without_topology_get_an_unknown_verdict():
     report = assess(snap, {"topologyManagerPolicy": "restricted"})
     assert report.verdicts.set_index("node").loc["e", "verdict"] == "unknown"
     assert "**1** unknown" in summary(report)
+
+
+def test_the_canary_is_a_node_the_change_changes():
+    already = KubeletInfo(
+        settings=settings(cpuManagerPolicy="static", reservedSystemCPUs="0,8", topologyManagerPolicy="restricted")
+    )
+    snap = snapshot([node("done", kubelet=already), node("todo", kubelet=STATIC)], [pod("x", "todo", cpu="2")])
+    report = assess(snap, {"topologyManagerPolicy": "restricted"})
+    assert report.canary.loc[0, "canary"] == "todo"  # "done" has fewer Guaranteed pods but nothing to change
+    report = assess(snapshot([node("done", kubelet=already)]), {"topologyManagerPolicy": "restricted"})
+    assert report.canary.loc[0, "canary"] == "" and "does not change" in report.canary.loc[0, "why"]

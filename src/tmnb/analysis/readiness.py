@@ -80,9 +80,12 @@ def verdicts(
     return pd.DataFrame(rows)
 
 
-def recommend_canary(snapshot: Snapshot, verdict_table: pd.DataFrame, pool_label: str | None = None) -> pd.DataFrame:
-    """Per pool: a Ready, schedulable node of the pool's most common hardware shape with the fewest
-    Guaranteed pods; nodes that would reject pods are never proposed."""
+def recommend_canary(
+    snapshot: Snapshot, verdict_table: pd.DataFrame, changing: set[str], pool_label: str | None = None
+) -> pd.DataFrame:
+    """Per pool: a Ready, schedulable node that the change actually changes, of the pool's most
+    common hardware shape, with the fewest Guaranteed pods; nodes that would reject pods are never
+    proposed (a canary must tell whether the change works, not demonstrate a known failure)."""
     bad = set(verdict_table.loc[verdict_table["verdict"] == "will reject pods", "node"])
     guaranteed = Counter(p.node for p in snapshot.pods if p.qos_class == "Guaranteed" and p.phase == "Running")
     by_pool: dict[str, list] = {}
@@ -95,8 +98,24 @@ def recommend_canary(snapshot: Snapshot, verdict_table: pd.DataFrame, pool_label
         candidates = [
             n
             for n in nodes
-            if shape_of(n).label == common and n.ready is not False and not n.unschedulable and n.name not in bad
+            if shape_of(n).label == common
+            and n.name in changing
+            and n.ready is not False
+            and not n.unschedulable
+            and n.name not in bad
         ]
+        if not any(n.name in changing for n in nodes):
+            rows.append(
+                {
+                    "pool": pool,
+                    "canary": "",
+                    "guaranteed pods": None,
+                    "shape": common,
+                    "nodes in pool": len(nodes),
+                    "why": "the change does not change any node of this pool",
+                }
+            )
+            continue
         if not candidates:
             rows.append(
                 {
@@ -105,7 +124,7 @@ def recommend_canary(snapshot: Snapshot, verdict_table: pd.DataFrame, pool_label
                     "guaranteed pods": None,
                     "shape": common,
                     "nodes in pool": len(nodes),
-                    "why": "no Ready, schedulable node of the common shape avoids rejections",
+                    "why": "no Ready, schedulable node of the common shape that the change affects avoids rejections",
                 }
             )
             continue
@@ -175,6 +194,8 @@ def assess(
     table.loc[table["node"].isin(refused), "verdict"] = "needs action"
     unknown = set(nodes.loc[~nodes["modelled"], "node"]) if not nodes.empty else set()
     table.loc[table["node"].isin(unknown) & (table["verdict"] == "ready"), "verdict"] = "unknown"
+    plan = plan_table(snapshot, target, findings)
+    changing = set(plan.loc[plan["change"] == "yes", "node"])
     return Readiness(
         target=dict(target),
         fail_on=fail_on,  # type: ignore[arg-type]
@@ -183,8 +204,8 @@ def assess(
         pods=pods,
         nodes=nodes,
         verdicts=table,
-        plan=plan_table(snapshot, target, findings),
-        canary=recommend_canary(snapshot, table, pool_label),
+        plan=plan,
+        canary=recommend_canary(snapshot, table, changing, pool_label),
     )
 
 
