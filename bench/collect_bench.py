@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -24,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tmnb.snapshot import Pod, Snapshot, save
+from tmnb.sandbox import Faults, Sandbox
+from tmnb.snapshot import Pod, Snapshot
 from tmnb.sources.sample import generate_fleet
 
 CHILD = """
@@ -72,34 +72,20 @@ def main() -> None:
     parser.add_argument("--naive-nodes", type=int, default=300, help="nodes in the timed kubectl loop (0 = all)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tmnb-collect-bench-"))
-    tmnb = [sys.executable, "-m", "tmnb.cli"]
 
     t = time.monotonic()
     fleet = padded(generate_fleet(args.nodes), args.pods)
-    save(fleet, work / "fleet.json.gz")
     print(f"fleet: {len(fleet.nodes)} nodes, {len(fleet.pods)} pods, generated in {time.monotonic() - t:.0f} s")
-    kubeconfig = work / "kubeconfig"
-    up = [
-        *tmnb,
-        "sandbox",
-        "up",
-        "--from",
-        str(work / "fleet.json.gz"),
-        "--no-node-files",
-        "--background",
-        "--run-dir",
-        str(work / "sandbox"),
-        "--kubeconfig",
-        str(kubeconfig),
-    ]
-    seconds, _ = timed(up)
-    print(f"sandbox up in {seconds:.0f} s")
-    try:
+    t = time.monotonic()
+    # Served from this process; the collector and kubectl run in their own processes.
+    with Sandbox(fleet, work / "sandbox", faults=Faults(), node_files=False, controller_interval=3600) as box:
+        kubeconfig = box.write_kubeconfig(work / "kubeconfig")
+        print(f"sandbox up in {time.monotonic() - t:.0f} s")
         wall, done = timed([sys.executable, "-c", CHILD, str(kubeconfig)])
         got = json.loads(done.stdout)
         rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB -> MiB, largest child so far
         kubectl = ["kubectl", "--kubeconfig", str(kubeconfig)]
-        pods_s, _ = timed([*kubectl, "get", "pods", "-A", "-o", "json"], env={**os.environ})
+        pods_s, _ = timed([*kubectl, "get", "pods", "-A", "-o", "json"])
         sample = [n.name for n in fleet.nodes][: args.naive_nodes or None]
         start = time.monotonic()
         for name in sample:
@@ -115,8 +101,6 @@ def main() -> None:
         )
         print(f"naive kubectl: {naive:.1f} s = get pods -A {pods_s:.1f} s + configz loop {loop:.1f} s{scaled}")
         print(f"ratio naive / tmnb: {naive / wall:.1f}x")
-    finally:
-        subprocess.run([*tmnb, "sandbox", "down", "--run-dir", str(work / "sandbox")], check=False)
 
 
 if __name__ == "__main__":
