@@ -2,8 +2,10 @@
 
 A sandbox twin of the sample fleet is started on 127.0.0.1; the inventory collects it live through
 the official client and reads each node's files with the node collector (as it would a real
-cluster's), and writes the baseline snapshot; occupancy and readiness then read that snapshot.
-Every report lands in one demo folder.
+cluster's), and writes the baseline snapshot; occupancy and readiness then read that snapshot. The
+readiness report's canary then gets the change (config file edited, kubelet restarted), a second
+collection captures the result, and the comparison report puts the two side by side. Every report
+lands in one demo folder.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from tmnb.errors import InputError
 from tmnb.runner import RunResult, run
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+#: The change the demo rehearses on the canary (the readiness report's default target).
+DEMO_CHANGE = {"topologyManagerPolicy": "single-numa-node"}
 
 
 def _notebook(name: str) -> Path:
@@ -27,25 +31,35 @@ def _notebook(name: str) -> Path:
 
 def run_demo(reports_dir: str | Path = "reports") -> list[RunResult]:
     from tmnb.sandbox import Faults, Sandbox
+    from tmnb.sandbox.rehearse import apply_kubelet_change
     from tmnb.sources.sample import load_sample
 
     folder = Path(reports_dir) / f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-demo"
     previous = os.environ.get("KUBECONFIG")
     with Sandbox(load_sample(), folder / "sandbox", faults=Faults()) as box:
         os.environ["KUBECONFIG"] = str(box.write_kubeconfig(folder / "sandbox" / "kubeconfig"))
+        live = {"source": "live", "node_files": f"dir:{folder / 'sandbox' / 'nodes'}"}
         try:
-            inventory = run(
-                _notebook("01-inventory.ipynb"),
-                params={"source": "live", "node_files": f"dir:{folder / 'sandbox' / 'nodes'}"},
-                out=folder / "01-inventory",
-            )
+            results = [run(_notebook("01-inventory.ipynb"), params=live, out=folder / "01-inventory")]
+            baseline = results[0].results["snapshot"]
+            for name in ("02-numa-occupancy.ipynb", "03-readiness.ipynb"):
+                results.append(run(_notebook(name), params={"source": baseline}, out=folder / Path(name).stem))
+            canary = _canary(results[-1].results.get("canary") or {})
+            apply_kubelet_change(box.cluster, canary, DEMO_CHANGE)
+            after = run(_notebook("01-inventory.ipynb"), params=live, out=folder / "after-change-inventory")
+            params = {"before": baseline, "after": after.results["snapshot"]}
+            results.append(run(_notebook("05-compare.ipynb"), params=params, out=folder / "05-compare"))
         finally:
             if previous is None:
                 os.environ.pop("KUBECONFIG", None)
             else:
                 os.environ["KUBECONFIG"] = previous
-    baseline = inventory.results["snapshot"]
-    results = [inventory]
-    for name in ("02-numa-occupancy.ipynb", "03-readiness.ipynb"):
-        results.append(run(_notebook(name), params={"source": baseline}, out=folder / Path(name).stem))
     return results
+
+
+def _canary(by_pool: dict[str, str]) -> str:
+    """The latency pool's canary when there is one (its pods care most about NUMA), else any."""
+    picks = [node for node in by_pool.values() if node]
+    if not picks:
+        raise InputError("the readiness report proposed no canary")
+    return by_pool.get("latency") or picks[0]

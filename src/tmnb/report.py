@@ -22,7 +22,6 @@ def _tag_hidden_inputs(nb: Any) -> None:
 def render_html(executed: Path, target: Path, *, show_code: bool = False, title: str | None = None) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
-
     from traitlets.config import Config
 
     nb = nbformat.read(executed, as_version=4)

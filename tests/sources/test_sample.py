@@ -19,6 +19,7 @@ from tmnb.analysis.whatif import replay_node
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.policy import new_topology_manager
+from tmnb.parse.kubelet_fields import RESOURCE_MANAGER_FIELDS
 from tmnb.parse.kubelet_flags import parse_kubelet_args
 from tmnb.settings.defaults import defaults_for
 from tmnb.snapshot import Container, Node, Pod, Snapshot, digest, from_dict, load, to_dict
@@ -29,20 +30,7 @@ from tmnb.versions import KubeVersion
 TAE = "TopologyAffinityError"
 TAE_MESSAGE = "Resources cannot be allocated with Topology locality"
 EVENT_TTL = timedelta(hours=1)
-TRACKED = (
-    "topologyManagerPolicy",
-    "topologyManagerScope",
-    "topologyManagerPolicyOptions",
-    "cpuManagerPolicy",
-    "cpuManagerPolicyOptions",
-    "memoryManagerPolicy",
-    "reservedSystemCPUs",
-    "reservedMemory",
-    "kubeReserved",
-    "systemReserved",
-    "evictionHard",
-    "featureGates",
-)
+TRACKED = RESOURCE_MANAGER_FIELDS
 
 
 @pytest.fixture(scope="module")

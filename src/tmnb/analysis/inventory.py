@@ -13,22 +13,12 @@ from kubernetes.utils import parse_quantity
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
+from tmnb.parse.kubelet_fields import RESOURCE_MANAGER_FIELDS
 from tmnb.snapshot import Layer, Node, Pod, Setting, Snapshot
 from tmnb.versions import KubeVersion
 
 #: Settings an SRE must see before touching the Topology Manager, in reading order.
-KEY_SETTINGS = (
-    "topologyManagerPolicy",
-    "topologyManagerScope",
-    "topologyManagerPolicyOptions",
-    "cpuManagerPolicy",
-    "cpuManagerPolicyOptions",
-    "memoryManagerPolicy",
-    "reservedSystemCPUs",
-    "reservedMemory",
-    "kubeReserved",
-    "systemReserved",
-)
+KEY_SETTINGS = tuple(f for f in RESOURCE_MANAGER_FIELDS if f not in ("evictionHard", "featureGates"))
 SETTING_COLUMNS = ["node", "setting", "value", "source", "detail", "on disk", "drift", "overrides"]
 #: kubelets may lag the API server by this many minors (1.28+ skew policy); never lead it.
 MAX_KUBELET_LAG = 3

@@ -193,3 +193,21 @@ FIELD_TYPES: Final[dict[str, str]] = {
     "maxPods": "int32",
     "podPidsLimit": "int64",
 }
+
+
+#: The fields that decide Topology Manager behaviour and what the resource managers reserve: what
+#: inventories report and what samples and collectors must carry.
+RESOURCE_MANAGER_FIELDS = (
+    "topologyManagerPolicy",
+    "topologyManagerScope",
+    "topologyManagerPolicyOptions",
+    "cpuManagerPolicy",
+    "cpuManagerPolicyOptions",
+    "memoryManagerPolicy",
+    "reservedSystemCPUs",
+    "reservedMemory",
+    "kubeReserved",
+    "systemReserved",
+    "evictionHard",
+    "featureGates",
+)

@@ -10,60 +10,20 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from tmnb.errors import InputError
 from tmnb.sandbox.errors import ApiError
+from tmnb.snapshot.select import parse_selector, split_requirements
 
 Obj = dict[str, Any]
-_SET_OP = re.compile(r"^\s*([^\s!=]+)\s+(in|notin)\s+\((.*)\)\s*$")
-
-
-def _split(expr: str) -> list[str]:
-    """Split on commas outside parentheses: ``a in (x,y),b`` is two requirements."""
-    parts, depth, cur = [], 0, ""
-    for ch in expr:
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    return [p.strip() for p in parts if p.strip()]
-
-
-Requirement = tuple[str, str, frozenset[str]]  # operator, key, values
-
-
-def _label_requirement(req: str) -> Requirement:
-    m = _SET_OP.match(req)
-    if m:
-        return m.group(2), m.group(1), frozenset(v.strip() for v in m.group(3).split(","))
-    for op in ("!=", "==", "="):
-        if op in req:
-            key, value = req.split(op, 1)
-            return ("!=" if op == "!=" else "="), key.strip(), frozenset({value.strip()})
-    if req.startswith("!"):
-        return "!exists", req[1:].strip(), frozenset()
-    if re.fullmatch(r"[\w./-]+", req):
-        return "exists", req, frozenset()
-    raise ApiError(400, "BadRequest", f"unable to parse requirement: found {req!r}")
-
-
-def _holds(op: str, value: str | None, values: frozenset[str]) -> bool:
-    return {
-        "=": value in values,
-        "in": value in values,
-        "!=": value not in values,
-        "notin": value not in values,
-        "exists": value is not None,
-        "!exists": value is None,
-    }[op]
+_FIELD = re.compile(r"^\s*([\w./-]+)\s*(==|=|!=)\s*(.*?)\s*$")
 
 
 def label_matcher(expr: str) -> Callable[[Mapping[str, str]], bool]:
     """A labels predicate for ``labelSelector`` (=, ==, !=, in, notin, exists, !exists)."""
-    reqs = [_label_requirement(r) for r in _split(expr)]
-    return lambda labels: all(_holds(op, labels.get(key), values) for op, key, values in reqs)
+    try:
+        return parse_selector(expr)
+    except InputError as exc:
+        raise ApiError(400, "BadRequest", f"unable to parse requirement: {exc.message}") from None
 
 
 def _path(obj: Obj, dotted: str) -> str:
@@ -76,12 +36,12 @@ def _path(obj: Obj, dotted: str) -> str:
 def field_matcher(expr: str) -> Callable[[Obj], bool]:
     """An object predicate for ``fieldSelector`` (=, ==, != on dotted paths such as spec.nodeName)."""
     reqs = []
-    for req in _split(expr):
-        op, key, values = _label_requirement(req)
-        if op not in ("=", "!="):
+    for req in split_requirements(expr):
+        m = _FIELD.match(req)
+        if not m:
             raise ApiError(400, "BadRequest", f"invalid selector: '{req}'; can't understand '{req}'")
-        reqs.append((op, key, values))
-    return lambda obj: all(_holds(op, _path(obj, key), values) for op, key, values in reqs)
+        reqs.append((m.group(2) != "!=", m.group(1), m.group(3)))
+    return lambda obj: all((_path(obj, key) == value) == equal for equal, key, value in reqs)
 
 
 def select(items: Sequence[Obj], query: Mapping[str, str]) -> list[Obj]:

@@ -16,7 +16,7 @@ _EQ = re.compile(rf"^({_KEY})\s*(==|=|!=)\s*([-A-Za-z0-9_.]*)$")
 _EXISTS = re.compile(rf"^(!?)\s*({_KEY})$")
 
 
-def _split(selector: str) -> list[str]:
+def split_requirements(selector: str) -> list[str]:
     """Split on commas that are not inside a parenthesised value set."""
     parts, depth, current = [], 0, ""
     for ch in selector:
@@ -52,7 +52,7 @@ def _requirement(text: str) -> Matcher:
 
 
 def parse_selector(selector: str | None) -> Matcher:
-    requirements = [_requirement(part) for part in _split(selector or "")]
+    requirements = [_requirement(part) for part in split_requirements(selector or "")]
     return lambda labels: all(req(labels) for req in requirements)
 
 

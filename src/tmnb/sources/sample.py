@@ -52,7 +52,7 @@ from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.pod import compute_qos, pod_level_request, quantity
 from tmnb.parse.kubelet_config import KubeletConfigDoc, parse_configz, parse_kubelet_config, parse_kubelet_dropin
-from tmnb.parse.kubelet_fields import API_VERSION, FIELD_TYPES, KIND
+from tmnb.parse.kubelet_fields import API_VERSION, FIELD_TYPES, KIND, RESOURCE_MANAGER_FIELDS
 from tmnb.parse.kubelet_flags import CONFIG_FLAGS, parse_kubelet_args
 from tmnb.settings import KubeletSettings, effective_settings
 from tmnb.snapshot import (
@@ -771,20 +771,7 @@ def _device_id(group: DeviceGroup, index: int, rng: random.Random) -> str:
 #: The fields the sample reports per node (what the inventory shows). ``effective_settings`` also
 #: yields the kubelet's other defaults (maxPods, cgroupDriver, ...); the snapshot leaves them out.
 #: A reported field no layer sets and the kubelet leaves empty (omitempty) is shown empty.
-REPORTED_FIELDS = (
-    "topologyManagerPolicy",
-    "topologyManagerScope",
-    "topologyManagerPolicyOptions",
-    "cpuManagerPolicy",
-    "cpuManagerPolicyOptions",
-    "memoryManagerPolicy",
-    "reservedSystemCPUs",
-    "reservedMemory",
-    "kubeReserved",
-    "systemReserved",
-    "evictionHard",
-    "featureGates",
-)
+REPORTED_FIELDS = RESOURCE_MANAGER_FIELDS
 DROPIN_DIR = "/etc/kubernetes/kubelet.conf.d"
 #: KubeletConfiguration JSON name -> (command-line flag, how pflag parses its value).
 _FLAG_OF = {name: (f"--{flag}", kind) for flag, (name, kind) in CONFIG_FLAGS.items()}
