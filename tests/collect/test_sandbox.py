@@ -3,16 +3,13 @@ back that snapshot; injected faults cost the faulty node its /configz and nothin
 
 from __future__ import annotations
 
-import pytest
-
+from tmnb import sandbox
 from tmnb.settings.effective import same_value
 from tmnb.sources.cluster import ClusterApi, collect_cluster, connect
 from tmnb.sources.cluster.retry import Backoff
 from tmnb.sources.node import collect_nodes
 from tmnb.sources.sample import load_sample
 from tmnb.sources.transports import LocalTransport
-
-sandbox = pytest.importorskip("tmnb.sandbox")
 
 IDENTITY = ("uid", "labels", "versions", "capacity", "allocatable", "ready", "unschedulable")
 ADMISSION = {"TopologyAffinityError", "UnexpectedAdmissionError", "SMTAlignmentError"}
