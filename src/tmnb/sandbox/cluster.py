@@ -103,8 +103,11 @@ class Cluster:
             self._put("poddisruptionbudgets", objects.pdb_object(pdb, created))
         for event in snapshot.events:
             self._put("events", objects.snapshot_event(event))
+        by_node: dict[str, list[Obj]] = {}
+        for pod in self.store["pods"].values():  # one pass, not one per node (150,000 pods at scale)
+            by_node.setdefault(pod["spec"].get("nodeName"), []).append(pod)
         for name in self.kubelets:
-            self._start(name)
+            self._start(name, _in_creation_order(by_node.get(name, [])))
 
     # ------------------------------------------------------------------ store
     def _put(self, resource: str, obj: Obj) -> Obj:
@@ -202,7 +205,7 @@ class Cluster:
         node["status"]["conditions"] = [{**ready, "lastHeartbeatTime": stamp, "lastTransitionTime": stamp}]
         self._put("nodes", node)
 
-    def _start(self, name: str) -> str | None:
+    def _start(self, name: str, bound: list[Obj] | None = None) -> str | None:
         kubelet = self.kubelets[name]
         try:
             kubelet.restart()
@@ -210,7 +213,7 @@ class Cluster:
             self._set_ready(name, down.message)
             return down.message
         self._set_ready(name, None)
-        for pod in self._bound(name):  # re-admission after a restart keeps checkpointed resources, or rejects
+        for pod in self._bound(name) if bound is None else bound:  # re-admission keeps checkpointed resources
             if pod["status"].get("phase") in ACTIVE:
                 self._admit(pod, name)
         return None
@@ -254,8 +257,7 @@ class Cluster:
 
     # ------------------------------------------------------------------ pods
     def _bound(self, node: str) -> list[Obj]:
-        pods = [p for p in self.store["pods"].values() if p["spec"].get("nodeName") == node]
-        return sorted(pods, key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]))
+        return _in_creation_order(p for p in self.store["pods"].values() if p["spec"].get("nodeName") == node)
 
     def _event(self, pod: Obj, reason: str, message: str, type_: str, component: str, host: str | None = None) -> None:
         m = pod["metadata"]
@@ -574,3 +576,7 @@ def namespaces(cluster: Cluster) -> Iterable[str]:
 
 
 __all__ = ["Cluster", "namespaces"]
+
+
+def _in_creation_order(pods: Iterable[Obj]) -> list[Obj]:
+    return sorted(pods, key=lambda p: (p["metadata"]["creationTimestamp"], p["metadata"]["name"]))
