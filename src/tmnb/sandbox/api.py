@@ -197,13 +197,16 @@ class Api:
         return found[0]
 
     def _list(self, req: Request, gv: str, resource: str, ns: str | None) -> Response:
+        table = tables.wants_table(req.headers.get("Accept", ""))
+        kind = discovery.resource(gv, resource).kind  # type: ignore[union-attr]
+        if resource in _STORED and not table:
+            return Response(200, self.cluster.list_json(resource, ns, req.query, kind, gv))
         if resource in _STORED:
             page, meta = self.cluster.list_page(resource, ns, req.query)
         else:
             page, meta = paginate(select(self._all(resource, ns), req.query), req.query, self.cluster.rv)
-        if tables.wants_table(req.headers.get("Accept", "")):
+        if table:
             return Response(200, tables.table(resource, page, meta, req.query.get("includeObject", "")))
-        kind = discovery.resource(gv, resource).kind  # type: ignore[union-attr]
         return Response(200, {"kind": f"{kind}List", "apiVersion": gv, "metadata": meta, "items": page})
 
     def _proxy(self, node: str, path: list[str]) -> Response:

@@ -9,6 +9,7 @@ the controllers), so a PDB sees the gap an eviction leaves until the replacement
 from __future__ import annotations
 
 import copy
+import json
 import random
 import threading
 import time
@@ -129,17 +130,28 @@ class Cluster:
     def list_page(self, resource: str, namespace: str | None, query: Mapping[str, str]) -> tuple[list[Obj], Obj]:
         """Select and page on the stored objects; only the page is copied (lists of 150,000 pods)."""
         with self.lock:
-            cached = self._sorted.get(resource)
-            if cached is None or cached[0] != self.rv:
-                cached = (self.rv, [o for _, o in sorted(self.store[resource].items(), key=lambda kv: kv[0])])
-                self._sorted[resource] = cached
-            items = cached[1]
-            if namespace is not None:
-                items = [o for o in items if o["metadata"].get("namespace") == namespace]
-            if query.get("labelSelector") or query.get("fieldSelector"):
-                items = select(items, query)
-            page, meta = paginate(items, query, self.rv, ordered=True)
+            page, meta = self._page(resource, namespace, query)
             return [self._view(resource, o) for o in page], meta
+
+    def list_json(self, resource: str, namespace: str | None, query: Mapping[str, str], kind: str, gv: str) -> bytes:
+        """The list response encoded while holding the lock, so no object is copied first."""
+        with self.lock:
+            page, meta = self._page(resource, namespace, query)
+            if resource == "poddisruptionbudgets":
+                page = [self._view(resource, o) for o in page]
+            return json.dumps({"kind": f"{kind}List", "apiVersion": gv, "metadata": meta, "items": page}).encode()
+
+    def _page(self, resource: str, namespace: str | None, query: Mapping[str, str]) -> tuple[list[Obj], Obj]:
+        cached = self._sorted.get(resource)
+        if cached is None or cached[0] != self.rv:
+            cached = (self.rv, [o for _, o in sorted(self.store[resource].items(), key=lambda kv: kv[0])])
+            self._sorted[resource] = cached
+        items = cached[1]
+        if namespace is not None:
+            items = [o for o in items if o["metadata"].get("namespace") == namespace]
+        if query.get("labelSelector") or query.get("fieldSelector"):
+            items = select(items, query)
+        return paginate(items, query, self.rv, ordered=True)
 
     def items(self, resource: str, namespace: str | None = None) -> list[Obj]:
         with self.lock:
