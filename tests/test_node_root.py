@@ -117,4 +117,3 @@ def test_whatif_from_node_root(busy_node, tmp_path, capsys):
     )
     assert bad == 2
     assert "no pod is bound to node 'zz'" in capsys.readouterr().err
-
