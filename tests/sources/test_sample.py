@@ -668,3 +668,9 @@ def pin_a_shared_container(data: dict[str, Any]) -> None:
 )
 def test_checks_catch_a_broken_fleet(committed: Snapshot, check: str, breakage: Callable[[dict], None]) -> None:
     assert CHECKS[check](mutate(committed, breakage))
+
+
+def test_pod_names_are_unique_per_namespace_at_scale():
+    fleet = generate_fleet(1500)
+    names = [(p.namespace, p.name) for p in fleet.pods]
+    assert len(names) == len(set(names))

@@ -1140,6 +1140,7 @@ def _intents(specs: Sequence[NodeSpec], seed: int) -> list[_Intent]:
     """Every pod every controller creates up front, with creation times inside the workload's window."""
     counts = Counter(s.pool for s in specs)
     intents = []
+    used: set[tuple[str, str]] = set()
     for w in WORKLOADS:
         rng = _rng(seed, "workload", w.namespace, w.name)
         owner, labels = _owner(w, rng)
@@ -1152,6 +1153,9 @@ def _intents(specs: Sequence[NodeSpec], seed: int) -> list[_Intent]:
             created = start + w.spread * (i + rng.random()) / max(len(targets), 1)
             created = created.replace(microsecond=0)
             name = _pod_name(w, owner, i, rng)
+            while (w.namespace, name) in used:  # five random characters repeat in fleets of thousands
+                name = _pod_name(w, owner, i, rng)
+            used.add((w.namespace, name))
             intents.append(_Intent(created, w, i, owner, name, labels, node))
     return sorted(intents, key=lambda it: it.order)
 
