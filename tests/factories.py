@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from tmnb.snapshot import (
@@ -145,4 +146,33 @@ def busy_snapshot() -> Snapshot:
     return snapshot([node("w1", kubelet=static, allocations=allocs, devices=devices)])
 
 
-__all__ = ["Allocation", "Device", "Layer", "busy_snapshot", "node", "pod", "settings", "snapshot", "two_socket_cpus"]
+def layered_node() -> Node:
+    """busy_snapshot's node with provenance from every layer: a flag beating the config file and a
+    drop-in, as a real node's unit, config file and --config-dir would give it."""
+    node = busy_snapshot().nodes[0]
+    settings = dict(node.kubelet.settings)
+    settings["topologyManagerPolicy"] = Setting(
+        value="single-numa-node",
+        source="flag",
+        detail="--topology-manager-policy",
+        overridden=(Layer(source="file", value="best-effort", detail="/var/lib/kubelet/config.yaml"),),
+    )
+    settings["topologyManagerScope"] = Setting(
+        value="pod", source="dropin", detail="/etc/kubernetes/kubelet.conf.d/50-scope.conf"
+    )
+    flags = ["/usr/bin/kubelet", "--topology-manager-policy=single-numa-node", "--node-ip=10.0.0.7"]
+    return dataclasses.replace(node, kubelet=KubeletInfo(settings=settings, flags=flags))
+
+
+__all__ = [
+    "Allocation",
+    "Device",
+    "Layer",
+    "busy_snapshot",
+    "layered_node",
+    "node",
+    "pod",
+    "settings",
+    "snapshot",
+    "two_socket_cpus",
+]

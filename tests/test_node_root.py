@@ -1,31 +1,20 @@
 """A node's files written as on a real node, read back with the same parsers the collector uses."""
 
-import dataclasses
 import json
 import shutil
 
 import pytest
 
-from factories import busy_snapshot, pod
+from factories import layered_node, pod
 from tmnb.cli import main
 from tmnb.errors import InputError
-from tmnb.snapshot import KubeletInfo, Layer, Setting
 from tmnb.sources.node_render import FLAGS_ENV, write_node_root
 from tmnb.sources.node_root import read_node_root
 
 
 @pytest.fixture
 def busy_node():
-    node = busy_snapshot().nodes[0]
-    settings = dict(node.kubelet.settings)
-    settings["topologyManagerPolicy"] = Setting(
-        value="single-numa-node",
-        source="flag",
-        detail="--topology-manager-policy",
-        overridden=(Layer(source="file", value="best-effort", detail="/var/lib/kubelet/config.yaml"),),
-    )
-    flags = ["/usr/bin/kubelet", "--topology-manager-policy=single-numa-node", "--node-ip=10.0.0.7"]
-    return dataclasses.replace(node, kubelet=KubeletInfo(settings=settings, flags=flags))
+    return layered_node()
 
 
 def test_round_trip(busy_node, tmp_path):

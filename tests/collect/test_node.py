@@ -13,9 +13,8 @@ import tarfile
 import pytest
 
 from conftest import require_tool
-from factories import busy_snapshot
+from factories import layered_node
 from tmnb.errors import CollectError
-from tmnb.snapshot import KubeletInfo, Layer, Setting
 from tmnb.sources.node import collect_node, collect_nodes, read_bundle
 from tmnb.sources.node_root import read_node_root
 from tmnb.sources.transports import LocalTransport
@@ -31,20 +30,9 @@ UIDS = {  # kubelet cgroup names carry real pod UIDs
 
 @pytest.fixture
 def busy_node():
-    node = busy_snapshot().nodes[0]
-    settings = dict(node.kubelet.settings)
-    settings["topologyManagerPolicy"] = Setting(
-        value="single-numa-node",
-        source="flag",
-        detail="--topology-manager-policy",
-        overridden=(Layer(source="file", value="best-effort", detail="/var/lib/kubelet/config.yaml"),),
-    )
-    settings["topologyManagerScope"] = Setting(
-        value="pod", source="dropin", detail="/etc/kubernetes/kubelet.conf.d/50-scope.conf"
-    )
-    flags = ["/usr/bin/kubelet", "--topology-manager-policy=single-numa-node", "--node-ip=10.0.0.7"]
+    node = layered_node()
     allocations = [dataclasses.replace(a, pod_uid=UIDS[a.pod_uid]) for a in node.allocations]
-    return dataclasses.replace(node, kubelet=KubeletInfo(settings=settings, flags=flags), allocations=allocations)
+    return dataclasses.replace(node, allocations=allocations)
 
 
 @pytest.fixture(params=["sh", "dash", "busybox"])
