@@ -84,3 +84,22 @@ def test_the_canary_is_a_node_the_change_changes():
     assert report.canary.loc[0, "canary"] == "todo"  # "done" has fewer Guaranteed pods but nothing to change
     report = assess(snapshot([node("done", kubelet=already)]), {"topologyManagerPolicy": "restricted"})
     assert report.canary.loc[0, "canary"] == "" and "does not change" in report.canary.loc[0, "why"]
+
+
+def test_assess_builds_each_nodes_plan_once(monkeypatch):
+    import tmnb.replay.plan as plan_module
+
+    calls: list[str] = []
+    real = plan_module.plan_for
+
+    def counting(node, target):
+        calls.append(node.name)
+        return real(node, target)
+
+    monkeypatch.setattr(plan_module, "plan_for", counting)
+    from tmnb.sources.sample import load_sample
+
+    snapshot = load_sample()
+    report = assess(snapshot, {"topologyManagerPolicy": "restricted"})
+    assert sorted(calls) == sorted(n.name for n in snapshot.nodes)
+    assert set(report.plans) == {n.name for n in snapshot.nodes}

@@ -18,9 +18,9 @@ from kubernetes.utils import parse_quantity
 
 from tmnb.analysis.inventory import is_integer_cpu, shape_of, skew_note
 from tmnb.analysis.occupancy import pool_of
-from tmnb.analysis.plan import DEFAULTS, NodePlan, plan_for, show_value
 from tmnb.cpuset import CPUSet
 from tmnb.kubelet.options import gate_for, option_maturity
+from tmnb.replay import DEFAULTS, NodePlan, plans_for, show_value
 from tmnb.settings import KubeletSettings, validate_settings
 from tmnb.snapshot import Setting, Snapshot
 from tmnb.versions import MODELLED_KUBELET, KubeVersion
@@ -305,14 +305,22 @@ def mixed_hardware(snapshot: Snapshot, pool_label: str | None = None) -> Iterato
             )
 
 
-def lint(snapshot: Snapshot, target: Mapping[str, Any], *, pool_label: str | None = None) -> list[Finding]:
-    """Every finding for ``target`` (KubeletConfiguration fields to set) on every node of the snapshot."""
+def lint(
+    snapshot: Snapshot,
+    target: Mapping[str, Any],
+    *,
+    pool_label: str | None = None,
+    plans: Mapping[str, NodePlan] | None = None,
+) -> list[Finding]:
+    """Every finding for ``target`` (KubeletConfiguration fields to set) on every node of the snapshot;
+    ``plans`` (by node name) are the ones the caller already built for the same target."""
+    plans = plans if plans is not None else plans_for(snapshot.nodes, target)
     server = None
     if snapshot.cluster.server_version:
         server = KubeVersion.parse(snapshot.cluster.server_version, source="cluster.server_version")
     findings: list[Finding] = list(mixed_hardware(snapshot, pool_label))
     for node in snapshot.nodes:
-        plan = plan_for(node, target)
+        plan = plans[node.name]
         for rule in NODE_RULES:
             findings.extend(rule(plan))
         findings.extend(version_skew(plan, server))

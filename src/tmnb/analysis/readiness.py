@@ -17,9 +17,9 @@ import pandas as pd
 from tmnb.analysis.inventory import shape_of
 from tmnb.analysis.lint import SEVERITY_ORDER, Finding, Severity, at_or_above, lint, to_frame
 from tmnb.analysis.occupancy import pool_of
-from tmnb.analysis.plan import plan_for, show_value
 from tmnb.analysis.whatif import whatif
 from tmnb.errors import InputError
+from tmnb.replay import NodePlan, plans_for, show_value
 from tmnb.snapshot import Snapshot
 
 #: Findings whose remedy is a manual step during the rollout, not a change of plan.
@@ -27,7 +27,9 @@ MANUAL_ACTION_RULES = {"manager-policy-change", "flag-overrides-file", "kubeadm-
 VERDICTS = ("ready", "needs action", "will reject pods", "unknown")
 
 
-def plan_table(snapshot: Snapshot, target: Mapping[str, Any], findings: Sequence[Finding]) -> pd.DataFrame:
+def plan_table(
+    snapshot: Snapshot, target: Mapping[str, Any], findings: Sequence[Finding], plans: Mapping[str, NodePlan]
+) -> pd.DataFrame:
     """``kubeadm upgrade plan`` style: one row per node and changed field, current -> target."""
     manual: dict[str, list[str]] = {}
     for f in findings:
@@ -35,7 +37,7 @@ def plan_table(snapshot: Snapshot, target: Mapping[str, Any], findings: Sequence
             manual.setdefault(f.node, []).append(f.remedy)
     rows = []
     for node in snapshot.nodes:
-        plan = plan_for(node, target)
+        plan = plans[node.name]
         for field in target:
             rows.append(
                 {
@@ -156,6 +158,8 @@ class Readiness:
     verdicts: pd.DataFrame
     plan: pd.DataFrame
     canary: pd.DataFrame
+    #: each node's plan, built once and shared by lint, what-if, the plan table and the rollout
+    plans: dict[str, NodePlan]
 
     @property
     def alert(self) -> str:
@@ -187,14 +191,15 @@ def assess(
         raise InputError(f"expected one of {', '.join(SEVERITY_ORDER)}, got {fail_on!r}", where="fail_on")
     if mode not in ("drain", "restart"):
         raise InputError(f"expected drain or restart, got {mode!r}", where="mode")
-    findings = lint(snapshot, target, pool_label=pool_label)
-    pods, nodes = whatif(snapshot, target, mode=mode)  # type: ignore[arg-type]
+    plans = plans_for(snapshot.nodes, target)
+    findings = lint(snapshot, target, pool_label=pool_label, plans=plans)
+    pods, nodes = whatif(snapshot, target, mode=mode, plans=plans)  # type: ignore[arg-type]
     table = verdicts(snapshot, findings, pods, fail_on)  # type: ignore[arg-type]
     refused = set(nodes.loc[~nodes["kubelet starts"], "node"]) if not nodes.empty else set()
     table.loc[table["node"].isin(refused), "verdict"] = "needs action"
     unknown = set(nodes.loc[~nodes["modelled"], "node"]) if not nodes.empty else set()
     table.loc[table["node"].isin(unknown) & (table["verdict"] == "ready"), "verdict"] = "unknown"
-    plan = plan_table(snapshot, target, findings)
+    plan = plan_table(snapshot, target, findings, plans)
     changing = set(plan.loc[plan["change"] == "yes", "node"])
     return Readiness(
         target=dict(target),
@@ -206,6 +211,7 @@ def assess(
         verdicts=table,
         plan=plan,
         canary=recommend_canary(snapshot, table, changing, pool_label),
+        plans=plans,
     )
 
 

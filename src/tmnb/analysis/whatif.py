@@ -17,11 +17,11 @@ from typing import Any
 import pandas as pd
 from kubernetes.utils import parse_quantity
 
-from tmnb.analysis.model_input import Mode, model_pod, node_model
 from tmnb.errors import ConfigRejected
 from tmnb.kubelet.node import NodeModel, NodeSimulator, PodResult
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
+from tmnb.replay import Mode, NodePlan, model_for, model_pod, plan_for, plans_for
 from tmnb.snapshot import Node, Pod, Snapshot
 
 ACTIVE_PHASES = {"Running", "Pending"}
@@ -124,10 +124,11 @@ def replay_node(
     *,
     mode: Mode = "drain",
     sizes: list[tuple[str, str]] | None = None,
+    plan: NodePlan | None = None,
 ) -> NodeReplay:
     if not node.cpus or not node.numa:
         return NodeReplay(node.name, [], unmodelled=UNMODELLED)
-    model = node_model(node, target, mode)
+    model = model_for(plan if plan is not None else plan_for(node, target), mode)
     ordered = replay_order(pods)
     models = [model_pod(p) for p in ordered]
     try:
@@ -147,13 +148,19 @@ def replay_node(
 
 
 def whatif(
-    snapshot: Snapshot, target: Mapping[str, Any], *, mode: Mode = "drain", with_headroom: bool = True
+    snapshot: Snapshot,
+    target: Mapping[str, Any],
+    *,
+    mode: Mode = "drain",
+    with_headroom: bool = True,
+    plans: Mapping[str, NodePlan] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per pod, per node) frames for ``target`` on every node of the snapshot."""
     sizes = common_sizes(snapshot) if with_headroom else None
+    plans = plans if plans is not None else plans_for(snapshot.nodes, target)
     pod_rows, node_rows = [], []
     for node in snapshot.nodes:
-        replay = replay_node(node, snapshot.pods_on(node.name), target, mode=mode, sizes=sizes)
+        replay = replay_node(node, snapshot.pods_on(node.name), target, mode=mode, sizes=sizes, plan=plans[node.name])
         rows = [_row(node.name, r) for r in replay.results]
         pod_rows += rows
         rejected = [r for r in rows if not r["admitted"]]

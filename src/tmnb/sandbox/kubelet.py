@@ -17,13 +17,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tmnb.analysis.model_input import model_pod, node_model
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import to_cpuset
 from tmnb.kubelet.node import NodeSimulator, PodResult
 from tmnb.parse.state_files import parse_cpu_manager_state, parse_memory_manager_state
+from tmnb.replay import model_pod, node_model
 from tmnb.settings import KubeletSettings, validate_checkpoints, validate_settings
 from tmnb.snapshot import Node
 from tmnb.sources.kube_objects import pod_from_api

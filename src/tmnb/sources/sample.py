@@ -20,7 +20,7 @@ setting, pod, allocation and event is derived from them in these steps:
    docs/sample-fleet.md.
 
 Admission and allocation (step 5) are ``tmnb.kubelet``'s node simulation, started from the snapshot
-node by ``tmnb.analysis.model_input.node_model`` exactly as the what-if replay starts it, so every
+node by ``tmnb.replay.node_model`` exactly as the what-if replay starts it, so every
 exclusive cpuset, memory block and rejection is the kubelet's answer.
 """
 
@@ -44,7 +44,6 @@ from typing import Any
 
 import yaml
 
-from tmnb.analysis.model_input import node_model
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet.node import ContainerResult, NodeSimulator, PodResult
@@ -54,6 +53,7 @@ from tmnb.kubelet.pod import compute_qos, pod_level_request, quantity
 from tmnb.parse.kubelet_config import KubeletConfigDoc, parse_configz, parse_kubelet_config, parse_kubelet_dropin
 from tmnb.parse.kubelet_fields import API_VERSION, FIELD_TYPES, KIND, RESOURCE_MANAGER_FIELDS
 from tmnb.parse.kubelet_flags import CONFIG_FLAGS, parse_kubelet_args
+from tmnb.replay import node_model
 from tmnb.settings import KubeletSettings, effective_settings
 from tmnb.snapshot import (
     Allocation,
@@ -1031,7 +1031,7 @@ def _node_ip(spec: NodeSpec, pool: Pool) -> str:
 
 def _build_node(spec: NodeSpec, seed: int) -> _Node:
     """The snapshot node without allocations, and a kubelet model started from it the way the
-    what-if replay starts one (``model_input.node_model``)."""
+    what-if replay starts one (``tmnb.replay.node_model``)."""
     pool = POOLS[spec.pool]
     shape = SHAPES[pool.shape]
     profile = PROFILES[spec.profile]

@@ -1,13 +1,13 @@
 """A node's current kubelet settings and the same settings with a planned change applied.
 
-Pandas-free, because the kubelet model's inputs (``model_input``), the lint rules, the readiness
-report and the sandbox all start from it.
+Built once per node and change: the kubelet model's inputs (``node_input``), the lint rules, the
+readiness plan table, the rollout and the sandbox all read the same plan.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,3 +56,8 @@ def plan_for(node: Node, target: Mapping[str, Any]) -> NodePlan:
     version = kubelet_version(node)
     current = {**defaults_for(version), **EMPTY_BY_DEFAULT, **{k: s.value for k, s in node.kubelet.settings.items()}}
     return NodePlan(node, current, {**current, **target}, target, version)
+
+
+def plans_for(nodes: Iterable[Node], target: Mapping[str, Any]) -> dict[str, NodePlan]:
+    """One plan per node name, to hand to every consumer of the same change."""
+    return {node.name: plan_for(node, target) for node in nodes}

@@ -1,7 +1,7 @@
 """Snapshot records as the kubelet model's inputs (hardware, settings, allocations, pods).
 
-Pandas-free: the what-if replay, the sample generator and the sandbox's kubelets all build their
-``NodeSimulator`` from here.
+The what-if replay, the sample generator, the sandbox's kubelets and the rollout's verification
+all build their ``NodeSimulator`` from here.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from tmnb.analysis.plan import kubelet_version, plan_for
 from tmnb.kubelet.cpu_topology import CPUInfo
 from tmnb.kubelet.devices import Device as ModelDevice
 from tmnb.kubelet.memory_static import MemoryBlock as ModelBlock
@@ -19,6 +18,7 @@ from tmnb.kubelet.options import OLDEST_MODELLED
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.pod import quantity
+from tmnb.replay.plan import NodePlan, kubelet_version, plan_for
 from tmnb.snapshot import Node, Pod
 from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
@@ -57,8 +57,9 @@ def _version(node: Node) -> KubeVersion:
     return version
 
 
-def settings_of(node: Node, target: Mapping[str, Any]) -> KubeletSettings:
-    s = plan_for(node, target).planned
+def settings_of(plan: NodePlan) -> KubeletSettings:
+    s = plan.planned
+    node = plan.node
     reserved_memory = {int(e["numaNode"]): dict(e.get("limits", {})) for e in (s.get("reservedMemory") or [])}
     cpu_reserved = sum(
         quantity((s.get(k) or {}).get("cpu", "0"), f"{k}.cpu") for k in ("kubeReserved", "systemReserved")
@@ -91,9 +92,15 @@ def existing_allocations(node: Node) -> tuple[ExistingAllocation, ...]:
     )
 
 
-def node_model(node: Node, target: Mapping[str, Any], mode: Mode = "drain") -> NodeModel:
+def model_for(plan: NodePlan, mode: Mode = "drain") -> NodeModel:
+    """The kubelet model of the planned node; ``restart`` keeps today's allocations."""
+    node = plan.node
     allocations = existing_allocations(node) if mode == "restart" else ()
-    return NodeModel(node.name, machine_of(node), settings_of(node, target), allocations)
+    return NodeModel(node.name, machine_of(node), settings_of(plan), allocations)
+
+
+def node_model(node: Node, target: Mapping[str, Any], mode: Mode = "drain") -> NodeModel:
+    return model_for(plan_for(node, target), mode)
 
 
 def model_pod(pod: Pod) -> ModelPod:
