@@ -60,3 +60,13 @@ class GateNotApproved(TmnbError):
 
 class ConfigRejected(InputError):
     """The kubelet itself would refuse this configuration; the message is the kubelet's own text."""
+
+
+class RolloutError(TmnbError):
+    """A rollout step could not be carried out on a node (unreachable, refused, timed out, drifted)."""
+
+    def __init__(self, message: str, *, node: str | None = None, step: str | None = None) -> None:
+        self.node = node
+        self.step = step
+        where = ": ".join(p for p in (f"node {node}" if node else "", step or "") if p)
+        super().__init__(f"{where}: {message}" if where else message)
