@@ -7,7 +7,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from tmnb import __version__
+from tmnb import __version__, cli_rollout
 from tmnb.errors import RunError, TmnbError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ALERT = 0, 1, 2, 3
@@ -66,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     what.add_argument("--format", choices=["table", "json"], default="table")
     _sandbox_parser(sub)
+    cli_rollout.add_parser(sub)
     return parser
 
 
@@ -198,6 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "snapshot": _cmd_snapshot,
         "whatif": _cmd_whatif,
         "sandbox": _cmd_sandbox,
+        "rollout": cli_rollout.command,
     }
     handler = handlers[args.command]
     try:

@@ -1,0 +1,443 @@
+"""The rollout plan: which nodes change, in which order, and exactly what is written on each.
+
+Built from a snapshot and the readiness result for the same target, before anything runs. The
+canary goes first, then waves; each node lists the files it will write (with a diff against the
+node's file when the plan could read it), the state files it moves aside and whether it needs a
+drain, with the reason. Nodes the what-if says would reject pods, or whose kubelet would refuse
+the target, are excluded unless ``override`` names them; a field a command-line flag decides is
+refused outright, since an edit of the file would not take effect.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import yaml
+
+from tmnb.errors import InputError
+from tmnb.replay import NodePlan, show_value
+from tmnb.snapshot import Node, Snapshot
+from tmnb.snapshot.select import parse_selector
+from tmnb.versions import KubeVersion
+
+ApplyHow = Literal["auto", "edit", "drop-in"]
+DrainPolicy = Literal["auto", "always", "never"]
+
+KUBELET_ROOT = "/var/lib/kubelet"
+CPU_STATE = f"{KUBELET_ROOT}/cpu_manager_state"
+MEMORY_STATE = f"{KUBELET_ROOT}/memory_manager_state"
+#: Sorts after the usual 00-/10-/50- drop-ins, so the change wins the merge.
+DROPIN_NAME = "99-tmnb.conf"
+#: --config-dir is beta (on by default) from 1.30; 1.28/1.29 need an environment variable.
+DROPIN_SINCE = KubeVersion(1, 30, 0)
+KUBELET_CONFIG_HEADER = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
+_DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+#: Fields whose change invalidates a state file: the kubelet refuses to start over the old one.
+STATE_FILE_FIELDS: dict[str, tuple[str, ...]] = {
+    CPU_STATE: ("cpuManagerPolicy", "cpuManagerPolicyOptions", "reservedSystemCPUs"),
+    MEMORY_STATE: ("memoryManagerPolicy", "reservedMemory"),
+}
+
+Reader = Callable[[str, str], bytes | None]
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file the rollout writes on a node, and its content before and after."""
+
+    path: str
+    how: Literal["edit", "drop-in"]
+    fields: dict[str, Any]
+    before: str | None
+    after: str
+    #: whether ``before`` is the node's real file (False: rebuilt from the snapshot's view)
+    read: bool
+
+    def diff(self) -> str:
+        old = [] if self.before is None else self.before.splitlines(keepends=True)
+        label = self.path if self.read else f"{self.path} (as the snapshot knows it)"
+        lines = difflib.unified_diff(old, self.after.splitlines(keepends=True), label, self.path)
+        return "".join(lines)
+
+
+@dataclass(frozen=True)
+class NodeChange:
+    node: str
+    gate: str
+    pool: str
+    #: field -> (current, planned) for each field the target changes on this node
+    changes: dict[str, tuple[str, str]]
+    files: list[FileChange]
+    state_files: list[str]
+    drain: bool
+    drain_why: str
+    warnings: list[str] = field(default_factory=list)
+    #: the what-if replay of the node's pods under the target: admitted / rejected counts
+    prediction: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Excluded:
+    node: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RolloutPlan:
+    change_id: str
+    target: dict[str, Any]
+    snapshot_captured_at: str
+    nodes: list[NodeChange]
+    excluded: list[Excluded]
+
+    @property
+    def gates(self) -> list[str]:
+        return list(dict.fromkeys(n.gate for n in self.nodes))
+
+    def in_gate(self, gate: str) -> list[NodeChange]:
+        return [n for n in self.nodes if n.gate == gate]
+
+    def node(self, name: str) -> NodeChange:
+        for change in self.nodes:
+            if change.node == name:
+                return change
+        raise InputError(f"node {name!r} is not in the plan of change {self.change_id}", where="node")
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> RolloutPlan:
+        try:
+            nodes = [
+                NodeChange(
+                    **{
+                        **n,
+                        "changes": {k: tuple(v) for k, v in n["changes"].items()},
+                        "files": [FileChange(**f) for f in n["files"]],
+                    }
+                )
+                for n in doc["nodes"]
+            ]
+            return cls(
+                change_id=doc["change_id"],
+                target=dict(doc["target"]),
+                snapshot_captured_at=doc["snapshot_captured_at"],
+                nodes=nodes,
+                excluded=[Excluded(**e) for e in doc["excluded"]],
+            )
+        except (KeyError, TypeError) as exc:
+            raise InputError(f"not a tmnb rollout plan: {exc}", where="plan") from None
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per node (planned or excluded), in rollout order, for a table."""
+        rows = [
+            {
+                "order": i + 1,
+                "node": n.node,
+                "gate": n.gate,
+                "pool": n.pool,
+                "changes": "; ".join(f"{k}: {a} -> {b}" for k, a, b in ((k, *v) for k, v in n.changes.items())),
+                "writes": ", ".join(f.path for f in n.files),
+                "state files moved": ", ".join(n.state_files),
+                "drain": "yes" if n.drain else "no",
+                "why": n.drain_why,
+                "warnings": " ".join(n.warnings),
+            }
+            for i, n in enumerate(self.nodes)
+        ]
+        rows += [{"node": e.node, "gate": "excluded", "why": e.reason} for e in self.excluded]
+        return rows
+
+
+def validate_change_id(change_id: str) -> str:
+    """Change ids name files and lock files: DNS-1123 keeps them safe everywhere."""
+    if not isinstance(change_id, str) or len(change_id) > 63 or not _DNS1123.match(change_id):
+        raise InputError(
+            f"expected a DNS-1123 name (lower-case letters, digits, '-', '.'; at most 63), got {change_id!r}",
+            where="change_id",
+        )
+    return change_id
+
+
+def _yaml(doc: Mapping[str, Any]) -> str:
+    return yaml.safe_dump(dict(doc), sort_keys=False, default_flow_style=False)
+
+
+def edit_config(text: str | None, fields: Mapping[str, Any], *, source: str) -> str:
+    """The config file with ``fields`` set and every other key kept in its order (comments are not)."""
+    try:
+        doc = yaml.safe_load(text) if text else {}
+    except yaml.YAMLError as exc:
+        raise InputError(
+            f"cannot edit the kubelet config: not YAML ({exc.__class__.__name__})", source=source
+        ) from None
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        raise InputError("cannot edit the kubelet config: expected a mapping at the top", source=source)
+    merged = {**KUBELET_CONFIG_HEADER, **doc} if not doc else dict(doc)
+    merged.update(fields)
+    return _yaml(merged)
+
+
+def dropin_text(fields: Mapping[str, Any]) -> str:
+    return _yaml({**KUBELET_CONFIG_HEADER, **fields})
+
+
+def _config_file_view(node: Node) -> str:
+    """The fields the snapshot saw in the config file: the best 'before' without reading the node."""
+    seen = {
+        name: s.value
+        for name, s in node.kubelet.settings.items()
+        if s.source == "file" or any(layer.source == "file" for layer in s.overridden)
+    }
+    return _yaml({**KUBELET_CONFIG_HEADER, **seen})
+
+
+def _apply_how(node: Node, version: KubeVersion | None, how: ApplyHow) -> tuple[Literal["edit", "drop-in"], str]:
+    """How to write the change on this node, or why it cannot be written (second item)."""
+    dropin_ok = bool(node.kubelet.config_dir) and version is not None and version >= DROPIN_SINCE
+    if how == "drop-in" and not dropin_ok:
+        why = (
+            "the kubelet runs without --config-dir"
+            if not node.kubelet.config_dir
+            else f"kubelet {version or 'of unknown version'} has no --config-dir by default (beta from v1.30)"
+        )
+        return "drop-in", why
+    if how == "drop-in" or (how == "auto" and dropin_ok):
+        return "drop-in", ""
+    if not node.kubelet.config_file:
+        return "edit", "the kubelet runs without --config: there is no config file to edit (tmnb never edits flags)"
+    return "edit", ""
+
+
+def _overridden_by(node: Node, target: Mapping[str, Any], how: str) -> list[str]:
+    """Target fields that a layer above the written one decides: flags always, later drop-ins too."""
+    reasons = []
+    for name in target:
+        setting = node.kubelet.settings.get(name)
+        if setting is None:
+            continue
+        if setting.source == "flag":
+            reasons.append(
+                f"{name} is set by the command-line flag {setting.detail or '(unknown flag)'}, which beats the config "
+                "file and its drop-ins; remove the flag from the kubelet's unit or KUBELET_EXTRA_ARGS first"
+            )
+        elif setting.source == "dropin" and (how == "edit" or (setting.detail or "") > DROPIN_NAME):
+            reasons.append(
+                f"{name} is set by the drop-in {setting.detail}, which the kubelet merges after the "
+                + ("config file" if how == "edit" else DROPIN_NAME)
+            )
+    return reasons
+
+
+def state_files_for(plan: NodePlan) -> list[str]:
+    """State files that hold the old policy's assignments after this change."""
+    out = []
+    for path, fields in STATE_FILE_FIELDS.items():
+        static_cpu = plan.changes("cpuManagerPolicy") or plan.current.get("cpuManagerPolicy") == "static"
+        if path == CPU_STATE and not static_cpu:
+            continue
+        if path == MEMORY_STATE and not (
+            plan.changes("memoryManagerPolicy") or plan.current.get("memoryManagerPolicy") == "Static"
+        ):
+            continue
+        if any(plan.changes(f) for f in fields):
+            out.append(path)
+    return out
+
+
+def _files(node: Node, fields: Mapping[str, Any], how: Literal["edit", "drop-in"], read: Reader | None) -> FileChange:
+    if how == "drop-in":
+        path = f"{(node.kubelet.config_dir or '').rstrip('/')}/{DROPIN_NAME}"
+        raw = read(node.name, path) if read else None
+        return FileChange(path, how, dict(fields), _decode(raw, path), dropin_text(fields), read is not None)
+    path = node.kubelet.config_file or ""
+    raw = read(node.name, path) if read else None
+    before = _decode(raw, path) if read else _config_file_view(node)
+    return FileChange(path, how, dict(fields), before, edit_config(before, fields, source=path), read is not None)
+
+
+def _decode(raw: bytes | None, path: str) -> str | None:
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("the kubelet config is not UTF-8 text", source=path) from None
+
+
+def _drain(plan: NodePlan, states: Sequence[str], restart_rejects: int, policy: DrainPolicy) -> tuple[bool, str]:
+    if policy == "always":
+        return True, "drain requested for every node (drain='always')"
+    if states:
+        why = (
+            f"moving {', '.join(states)} aside makes the kubelet forget exclusive assignments: running pods "
+            "must leave the node first"
+        )
+        if policy == "never":
+            raise InputError(f"node {plan.node.name}: drain='never' but {why}", where="drain")
+        return True, why
+    if restart_rejects:
+        why = f"at restart the kubelet re-admits running pods and {restart_rejects} would be rejected (what-if)"
+        return policy != "never", why
+    if policy == "never":
+        return False, "drain='never'"
+    return False, "the kubelet re-admits every running pod at restart (what-if, restart mode)"
+
+
+def select(snapshot: Snapshot, nodes: Iterable[str] | None, node_selector: str | None) -> list[Node]:
+    """The nodes the rollout may touch: named ones (each must exist), or those a label selector matches."""
+    if nodes:
+        known = {n.name: n for n in snapshot.nodes}
+        missing = [n for n in nodes if n not in known]
+        if missing:
+            raise InputError(f"unknown node(s) {', '.join(missing)} (not in the snapshot)", where="nodes")
+        return [known[n] for n in dict.fromkeys(nodes)]
+    matches = parse_selector(node_selector)
+    return [n for n in snapshot.nodes if matches(n.labels)]
+
+
+def _gates(canary: str, rest: Sequence[str], waves: int | Sequence[Sequence[str]]) -> dict[str, str]:
+    gate = {canary: "canary"}
+    if isinstance(waves, int):
+        if waves < 1:
+            raise InputError(f"expected a wave size of at least 1, got {waves}", where="waves")
+        for i in range(0, len(rest), waves):
+            gate.update({n: f"wave-{i // waves + 1}" for n in rest[i : i + waves]})
+        return gate
+    listed = [n for wave in waves for n in wave]
+    extra = sorted(set(listed) - set(rest) - {canary})
+    if extra:
+        raise InputError(f"node(s) {', '.join(extra)} in waves are not planned (excluded or unknown)", where="waves")
+    for i, wave in enumerate(waves):
+        gate.update({n: f"wave-{i + 1}" for n in wave if n != canary})
+    unplaced = [n for n in rest if n not in gate]
+    if unplaced:
+        raise InputError(f"node(s) {', '.join(unplaced)} are planned but in no wave", where="waves")
+    return gate
+
+
+def _pick_canary(canary: str, included: Sequence[str], recommended: Sequence[str]) -> str:
+    if not included:
+        raise InputError("no node is left to change: every selected node is excluded (see the plan's exclusions)")
+    if canary != "recommended":
+        if canary not in included:
+            raise InputError(
+                f"canary {canary!r} is not a planned node (excluded, unchanged or unknown)", where="canary"
+            )
+        return canary
+    return next((n for n in recommended if n in included), included[0])
+
+
+def _restart_rejections(node: Node, snapshot: Snapshot, target: Mapping[str, Any], plan: NodePlan) -> int:
+    """Running pods the kubelet would reject when it re-admits them at restart with today's state."""
+    from tmnb.analysis.whatif import replay_node
+
+    try:
+        replay = replay_node(node, snapshot.pods_on(node.name), target, mode="restart", plan=plan)
+    except InputError:
+        return len([p for p in snapshot.pods_on(node.name) if p.phase == "Running"])
+    return sum(not r.admitted for r in replay.results)
+
+
+def build_plan(
+    snapshot: Snapshot,
+    readiness: Any,
+    *,
+    change_id: str,
+    nodes: Iterable[str] | None = None,
+    node_selector: str | None = None,
+    canary: str = "recommended",
+    waves: int | Sequence[Sequence[str]] = 5,
+    override: Iterable[str] = (),
+    apply: ApplyHow = "auto",
+    drain: DrainPolicy = "auto",
+    read: Reader | None = None,
+) -> RolloutPlan:
+    """The ordered plan for ``readiness.target`` (a ``tmnb.analysis.readiness.Readiness`` of the same
+    snapshot). ``read(node, path)`` returns a node file's bytes (an executor's read) for exact diffs."""
+    from tmnb.analysis.occupancy import pool_of
+    from tmnb.analysis.whatif import replay_node
+
+    validate_change_id(change_id)
+    if apply not in ("auto", "edit", "drop-in"):
+        raise InputError(f"expected auto, edit or drop-in, got {apply!r}", where="apply")
+    if drain not in ("auto", "always", "never"):
+        raise InputError(f"expected auto, always or never, got {drain!r}", where="drain")
+    target: dict[str, Any] = dict(readiness.target)
+    override = set(override)
+    unknown = override - {n.name for n in snapshot.nodes}
+    if unknown:
+        raise InputError(f"unknown node(s) {', '.join(sorted(unknown))}", where="override")
+    verdicts = {r["node"]: r for r in readiness.verdicts.to_dict("records")}
+    refusals = {r["node"]: r for r in readiness.nodes.to_dict("records")} if not readiness.nodes.empty else {}
+    planned: list[tuple[Node, NodeChange]] = []
+    excluded: list[Excluded] = []
+    for node in select(snapshot, nodes, node_selector):
+        plan: NodePlan = readiness.plans[node.name]
+        changes = {k: (show_value(plan.current.get(k)), show_value(plan.planned.get(k))) for k in target}
+        changes = {k: v for k, v in changes.items() if v[0] != v[1]}
+        if not changes:
+            excluded.append(Excluded(node.name, "already at the target: nothing to change"))
+            continue
+        refusal = refusals.get(node.name, {})
+        verdict = verdicts.get(node.name, {})
+        if refusal and not refusal.get("kubelet starts", True) and node.name not in override:
+            excluded.append(Excluded(node.name, f"the kubelet would refuse the target: {refusal.get('refusal')}"))
+            continue
+        if verdict.get("rejected pods") and node.name not in override:
+            excluded.append(
+                Excluded(
+                    node.name,
+                    f"the what-if rejects {verdict['rejected pods']} pod(s) ({verdict['first rejection']}); "
+                    "name the node in override to change it anyway",
+                )
+            )
+            continue
+        how, cannot = _apply_how(node, plan.version, apply)
+        blocked = [cannot] if cannot else _overridden_by(node, target, how)
+        if blocked:
+            excluded.append(Excluded(node.name, "refused: " + "; ".join(blocked)))
+            continue
+        files = [_files(node, target, how, read)]
+        warnings = []
+        if node.kubelet.kubeadm_managed and how == "edit":
+            warnings.append(
+                f"kubeadm rewrites {files[0].path} from the kube-system/kubelet-config ConfigMap at the next "
+                "`kubeadm upgrade node`: put the same fields in that ConfigMap (or a kubeadm "
+                "kubeletconfiguration patch) so the change survives."
+            )
+        states = state_files_for(plan)
+        restart_rejects = 0 if states else _restart_rejections(node, snapshot, target, plan)
+        needs_drain, why = _drain(plan, states, restart_rejects, drain)
+        drained = replay_node(node, snapshot.pods_on(node.name), target, mode="drain", plan=plan)
+        prediction = {
+            "admitted": sum(r.admitted for r in drained.results),
+            "rejected": sum(not r.admitted for r in drained.results),
+        }
+        change = NodeChange(
+            node.name, "", pool_of(node), changes, files, states, needs_drain, why, warnings, prediction
+        )
+        planned.append((node, change))
+    included = sorted((n.name for n, _ in planned), key=lambda name: (verdicts.get(name, {}).get("pool", ""), name))
+    recommended = [c for c in readiness.canary["canary"].tolist() if c] if not readiness.canary.empty else []
+    first = _pick_canary(canary, included, recommended) if planned else ""
+    gates = _gates(first, [n for n in included if n != first], waves) if planned else {}
+    by_name = {c.node: c for _, c in planned}
+    ordered = sorted(
+        gates, key=lambda n: (0 if gates[n] == "canary" else int(gates[n].split("-")[1]), included.index(n))
+    )
+    nodes_out = [NodeChange(**{**asdict(by_name[n]), "files": by_name[n].files, "gate": gates[n]}) for n in ordered]
+    return RolloutPlan(change_id, target, snapshot.captured_at, nodes_out, excluded)
+
+
+def plan_json(plan: RolloutPlan) -> str:
+    return json.dumps(plan.to_json(), indent=2, sort_keys=False, default=str)

@@ -1,0 +1,197 @@
+"""Carry a plan out gate by gate: canary first, then each wave, stopping at the first surprise.
+
+A gate is the unit of approval ("canary", "wave-1", ...). Nothing is written unless the mode is
+``execute`` and the gate is approved (by parameter, or by a person through ``tmnb.rollout.gates``).
+Nodes of a gate change one at a time; a node that fails or is rolled back stops the rollout with
+every later node untouched. The journal decides what is already done, so a second run with the
+same change id resumes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from tmnb.errors import InputError, RolloutError
+from tmnb.rollout.cluster import ClusterOps
+from tmnb.rollout.plan import RolloutPlan
+from tmnb.rollout.steps import NodeRun, Options
+from tmnb.snapshot import Snapshot
+
+Mode = Literal["plan", "execute"]
+Status = Literal["planned", "completed", "awaiting approval", "stopped", "rolled back"]
+#: ``tmnb run`` / ``tmnb rollout`` exit statuses (README "Exit status").
+EXIT_CODES: dict[str, int] = {"planned": 0, "completed": 0, "awaiting approval": 5, "stopped": 3, "rolled back": 3}
+NODE_STEP = "node"
+
+
+@dataclass
+class Outcome:
+    status: Status
+    nodes: dict[str, str]
+    next_gate: str | None
+    message: str
+    mode: Mode
+    rolled_back: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "nodes": self.nodes,
+            "next_gate": self.next_gate,
+            "message": self.message,
+            "mode": self.mode,
+            "rolled_back": self.rolled_back,
+            "exit_code": self.exit_code,
+        }
+
+
+class Rollout:
+    def __init__(
+        self,
+        plan: RolloutPlan,
+        *,
+        journal: Any,
+        run_dir: str | Path,
+        mode: Mode = "plan",
+        approve: Iterable[str] = (),
+        executor_for: Callable[[str], Any] | None = None,
+        cluster: ClusterOps | None = None,
+        collect: Callable[[str], Snapshot] | None = None,
+        options: Options | None = None,
+        pause: float = 0.0,
+    ) -> None:
+        if mode not in ("plan", "execute"):
+            raise InputError(f"expected plan or execute, got {mode!r}", where="mode")
+        approve = list(approve)
+        unknown = [g for g in approve if g not in plan.gates]
+        if unknown:
+            raise InputError(
+                f"unknown gate(s) {', '.join(unknown)}: this plan has {', '.join(plan.gates) or 'no gates'}",
+                where="approve",
+            )
+        if mode == "execute" and (executor_for is None or cluster is None or collect is None):
+            raise InputError("execute mode needs an executor, a cluster connection and a node collector")
+        self.plan = plan
+        self.journal = journal
+        self.run_dir = Path(run_dir)
+        self.mode: Mode = mode
+        self.approved = set(approve)
+        self.executor_for = executor_for
+        self.cluster = cluster
+        self.collect = collect
+        self.options = options or Options()
+        self.pause = pause
+
+    # ------------------------------------------------------------------ state from the journal
+    def node_state(self, node: str) -> str:
+        """'pending', 'in progress', 'done', 'rolled back' or 'failed', as the journal tells."""
+        state = "pending"
+        for record in self.journal.records():
+            if record.get("node") != node:
+                continue
+            if record.get("step") == NODE_STEP and record.get("event") in ("done", "failed"):
+                state = str(record.get("result"))
+            elif state == "pending":
+                state = "in progress"
+        return state
+
+    def gate_state(self, gate: str) -> str:
+        states = {self.node_state(n.node) for n in self.plan.in_gate(gate)}
+        if states <= {"done"}:
+            return "done"
+        if states & {"rolled back", "failed"}:
+            return "failed"
+        return "pending"
+
+    def next_gate(self) -> str | None:
+        return next((g for g in self.plan.gates if self.gate_state(g) != "done"), None)
+
+    def outcome(self, message: str = "") -> Outcome:
+        nodes = {n.node: self.node_state(n.node) for n in self.plan.nodes}
+        back = [n for n, s in nodes.items() if s == "rolled back"]
+        failed = [n for n, s in nodes.items() if s == "failed"]
+        nxt = self.next_gate()
+        status: Status
+        if back:
+            status = "rolled back"
+        elif failed:
+            status = "stopped"
+        elif nxt is None:
+            status = "completed"
+        elif self.mode == "plan":
+            status = "planned"
+        else:
+            status = "awaiting approval"
+        if not message:
+            message = {
+                "rolled back": f"rolled back on {', '.join(back)}; the rollout stopped there",
+                "stopped": f"stopped: {', '.join(failed)} failed before anything was written",
+                "completed": f"every planned node has the change ({len(nodes)} node(s))",
+                "planned": f"plan only: nothing was written; next gate {nxt}",
+                "awaiting approval": f"waiting at gate {nxt}: approve it to continue",
+            }[status]
+        return Outcome(status, nodes, nxt, message, self.mode, back)
+
+    # ------------------------------------------------------------------ acting
+    def run_gate(self, gate: str) -> Outcome:
+        """Carry out every node of ``gate`` (the caller has the approval); stop at the first failure."""
+        if self.mode != "execute":
+            raise RolloutError(f"gate {gate}: mode is {self.mode!r}, nothing is written outside mode='execute'")
+        if gate != self.next_gate():
+            raise RolloutError(f"gate {gate} is not next: {self.next_gate() or 'nothing'} is")
+        with self.journal.lock():
+            return self._run_gate(gate)
+
+    def _run_gate(self, gate: str) -> Outcome:
+        assert self.executor_for is not None and self.cluster is not None and self.collect is not None
+        nodes = [n.node for n in self.plan.in_gate(gate)]
+        self.journal.record(None, "gate", "info", gate=gate, result="running", nodes=nodes)
+        for change in self.plan.in_gate(gate):
+            if self.node_state(change.node) == "done":
+                continue
+            run = NodeRun(
+                change,
+                self.plan,
+                self.executor_for(change.node),
+                self.cluster,
+                self.journal,
+                self.run_dir,
+                self.options,
+                self.collect,
+            )
+            try:
+                result = run.run()
+            except RolloutError as exc:
+                result = "failed"
+                self.journal.record(change.node, "rollback", "failed", error=str(exc))
+            event = "done" if result == "done" else "failed"
+            self.journal.record(change.node, NODE_STEP, event, result=result, gate=gate)
+            if result != "done":
+                return self.outcome()
+        return self.outcome()
+
+    def run(self) -> Outcome:
+        """Every approved gate in order; stops at the first unapproved gate or failure."""
+        first = True
+        while True:
+            gate = self.next_gate()
+            current = self.outcome()
+            if gate is None or current.status in ("rolled back", "stopped") or self.mode == "plan":
+                return current
+            if gate not in self.approved:
+                return current
+            if not first and self.pause:
+                self.journal.record(None, "pause", "info", result=f"pausing {self.pause:g}s before {gate}")
+                time.sleep(self.pause)
+            first = False
+            result = self.run_gate(gate)
+            if result.status in ("rolled back", "stopped"):
+                return result

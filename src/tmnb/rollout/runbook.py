@@ -1,0 +1,102 @@
+"""The cells of notebooks/04-rollout.ipynb, one call each: plan, canary, verify, waves, summary.
+
+Each prints what happened on which node. With a person at the notebook the canary cell shows the
+gate panel and the panel chains the waves; the waves cell then only says so, because it runs
+before any click is seen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tmnb.rollout.gates import decide, describe_gate, pass_gate
+from tmnb.rollout.run import Outcome
+from tmnb.rollout.session import Session
+
+
+def _show(obj: Any) -> None:
+    from IPython.display import display
+
+    display(obj)
+
+
+def _markdown(text: str) -> None:
+    from IPython.display import Markdown
+
+    _show(Markdown(text))
+
+
+def show_plan(session: Session) -> None:
+    plan = session.plan
+    gates = ", ".join(f"{g} ({len(plan.in_gate(g))} node(s))" for g in plan.gates) or "none"
+    _markdown(
+        f"**Change `{plan.change_id}`**: {', '.join(f'`{k}: {v}`' for k, v in plan.target.items())}. "
+        f"Mode **{session.rollout.mode}**. Gates in order: {gates}. "
+        f"{len(plan.excluded)} node(s) excluded (reasons in the table)."
+    )
+    _show(session.plan_table())
+    diffs = session.diffs()
+    if diffs:
+        _markdown("Files that will be written:\n\n```diff\n" + diffs + "\n```")
+
+
+def _report(session: Session, outcome: Outcome, gate: str) -> None:
+    for change in session.plan.in_gate(gate):
+        print(f"{gate}: {change.node}: {outcome.nodes.get(change.node)}")
+        for record in session.rollout.journal.records():
+            if record.get("node") == change.node and record.get("event") in ("done", "failed", "skipped"):
+                detail = record.get("error") or record.get("result") or ""
+                print(f"    {record['step']:<15} {record['event']:<8} {detail}")
+    print(f"{outcome.status}: {outcome.message}")
+
+
+def canary(session: Session) -> Outcome:
+    """The first gate: carried out when approved, offered as a panel to a person, else closed."""
+    gate = session.plan.gates[0] if session.plan.gates else None
+    if gate is None:
+        print("nothing to roll out: every selected node is excluded or already at the target")
+        return session.rollout.outcome()
+    if decide(session.rollout, gate) == "plan":
+        print(describe_gate(session.rollout, gate))
+        print("mode='plan': nothing written. Run again with mode='execute' and approve=['canary'].")
+        return session.rollout.outcome()
+    outcome = pass_gate(session.rollout, gate)
+    _report(session, outcome, gate)
+    return outcome
+
+
+def waves(session: Session) -> Outcome:
+    """Every later gate that a parameter approves, in order, stopping at the first failure."""
+    rollout = session.rollout
+    while True:
+        gate = rollout.next_gate()
+        decision = decide(rollout, gate)
+        if gate is None or decision in ("done", "stopped", "plan"):
+            break
+        if decision == "ask":
+            print(f"gate {gate}: offered in the panel above once the earlier gate completes")
+            break
+        if decision == "closed":
+            print(f"gate {gate}: not approved; nothing written. Approve it with approve=[..., '{gate}'].")
+            break
+        if gate == session.plan.gates[0]:
+            break  # the canary cell decides the canary
+        outcome = pass_gate(rollout, gate)
+        _report(session, outcome, gate)
+    return rollout.outcome()
+
+
+def summary(session: Session, out_dir: str) -> Outcome:
+    """The outcome, the evidence kept in the run folder, and the glued values for ``tmnb run``."""
+    from tmnb.glue import glue
+
+    outcome = session.rollout.outcome()
+    kept = session.keep(out_dir)
+    _markdown(session.summary(outcome))
+    glue("rollout", outcome.to_json())
+    glue("journal", kept.get("journal.jsonl", ""))
+    if outcome.status in ("rolled back", "stopped"):
+        glue("alert", {"why": outcome.message})
+    elif outcome.status == "awaiting approval":
+        glue("pending", {"why": outcome.message, "gate": outcome.next_gate})
+    return outcome

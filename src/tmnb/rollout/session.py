@@ -1,0 +1,241 @@
+"""One rollout from its parameters: what notebooks/04-rollout.ipynb and ``tmnb rollout`` call.
+
+The state of a change lives in its own folder, ``state_dir`` (default ``reports/rollouts/<change
+id>``): the plan, the journal, its lock, the backups and the before/after snapshots. A run folder
+is immutable evidence, so each run copies the journal and the plan into its own folder at the end;
+the state folder is what a second run with the same change id resumes from.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tmnb.errors import InputError
+from tmnb.rollout.plan import RolloutPlan, build_plan, plan_json, validate_change_id
+from tmnb.rollout.run import Mode, Outcome, Rollout
+from tmnb.rollout.steps import Options
+from tmnb.snapshot import Snapshot
+
+EXECUTOR_NODE_FILES = {"ssh": "ssh", "node-pod": "pod"}
+
+
+@dataclass
+class Session:
+    snapshot: Snapshot
+    readiness: Any
+    plan: RolloutPlan
+    rollout: Rollout
+    state_dir: Path
+    context: str | None
+
+    @property
+    def journal_path(self) -> Path:
+        return self.state_dir / "journal.jsonl"
+
+    def plan_table(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self.plan.rows()).fillna("")
+
+    def diffs(self) -> str:
+        return "\n".join(f.diff() for n in self.plan.nodes for f in n.files)
+
+    def keep(self, out_dir: str | Path) -> dict[str, str]:
+        """Copy the journal and the plan into a run folder; the paths a summary links."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        kept = {}
+        for name in ("journal.jsonl", "plan.json"):
+            source = self.state_dir / name
+            if source.exists():
+                shutil.copyfile(source, out / name)
+                kept[name] = str(out / name)
+        return kept
+
+    def compare_command(self) -> str:
+        before = self.state_dir / "snapshots" / "before.json.gz"
+        return (
+            f"tmnb run notebooks/05-compare.ipynb -p before {before} -p after AFTER.json.gz "
+            f"-p journal {self.journal_path}"
+        )
+
+    def summary(self, outcome: Outcome) -> str:
+        lines = [f"Change {self.plan.change_id}: **{outcome.status}**. {outcome.message}.", ""]
+        for node, state in outcome.nodes.items():
+            gate = self.plan.node(node).gate
+            lines.append(f"- `{node}` ({gate}): {state}")
+        for e in self.plan.excluded:
+            lines.append(f"- `{e.node}`: not in the rollout: {e.reason}")
+        after = sorted((self.state_dir / "snapshots").glob("after-*.json.gz"))
+        lines += [
+            "",
+            f"Journal: `{self.journal_path}`. Before snapshot: `{self.state_dir / 'snapshots' / 'before.json.gz'}`.",
+            "After snapshots: " + (", ".join(f"`{p}`" for p in after) or "none yet") + ".",
+            f"Compare: `{self.compare_command()}`",
+        ]
+        if outcome.next_gate and outcome.status in ("planned", "awaiting approval"):
+            lines.append(
+                f"Next: `tmnb run notebooks/04-rollout.ipynb -p change_id {self.plan.change_id} -p mode execute "
+                f"-p approve '[\"{outcome.next_gate}\"]'`"
+            )
+        return "\n".join(lines)
+
+
+def _executor_factory(kind: str, context: str | None, kubeconfig: str | None, options: Mapping[str, Any]) -> Any:
+    from tmnb.rollout.executors import SandboxClient, make_executor
+
+    if kind == "sandbox":
+        api = SandboxClient.from_kubeconfig(kubeconfig, context)
+        return lambda node: make_executor("sandbox", node, root=api.node_root(node), api=api, **options)
+    if kind == "node-pod":
+        from tmnb.sources.cluster import connect
+
+        api_client, _ = connect(context, kubeconfig)
+        return lambda node: make_executor("node-pod", node, api_client=api_client, **options)
+    if kind == "ssh":
+        return lambda node: make_executor(
+            "ssh", node, host=options.get("host") or node, **{k: v for k, v in options.items() if k != "host"}
+        )
+    return lambda node: make_executor(kind, node, **options)
+
+
+def _node_files(kind: str, node_files: str, executor_for: Any, first: str | None) -> str:
+    if node_files or kind == "dry-run":
+        return node_files
+    if kind in EXECUTOR_NODE_FILES:
+        return EXECUTOR_NODE_FILES[kind]
+    if kind == "sandbox" and first:
+        return f"dir:{Path(executor_for(first).root).parent}"
+    return node_files
+
+
+def prepare(
+    *,
+    target: Mapping[str, Any],
+    change_id: str,
+    source: str = "live",
+    context: str = "",
+    kubeconfig: str = "",
+    nodes: Sequence[str] = (),
+    node_selector: str = "",
+    canary: str = "recommended",
+    waves: int | Sequence[Sequence[str]] = 5,
+    override: Sequence[str] = (),
+    mode: Mode = "plan",
+    approve: Sequence[str] = (),
+    executor: str = "dry-run",
+    executor_options: Mapping[str, Any] | None = None,
+    node_files: str = "",
+    state_dir: str = "",
+    apply: str = "auto",
+    drain: str = "auto",
+    pause: float = 0.0,
+    options: Options | None = None,
+) -> Session:
+    """Snapshot, readiness, plan and a ready-to-run ``Rollout``; the plan is fixed at the first run
+    of a change id and re-read on every later one (resume), so the waves never shift under it."""
+    from tmnb.analysis.readiness import assess
+    from tmnb.rollout.journal import Journal
+    from tmnb.snapshot import load, save
+    from tmnb.sources.resolve import open_snapshot
+
+    validate_change_id(change_id)
+    if mode not in ("plan", "execute"):
+        raise InputError(f"expected plan or execute, got {mode!r}", where="mode")
+    if mode == "execute" and executor == "dry-run":
+        raise InputError(
+            "mode='execute' writes through an executor: choose local, ssh, node-pod or sandbox", where="executor"
+        )
+    ctx, kcfg = context or None, kubeconfig or None
+    executor_for = _executor_factory(executor, ctx, kcfg, executor_options or {}) if executor else None
+    folder = Path(state_dir or Path("reports") / "rollouts" / change_id)
+    before = folder / "snapshots" / "before.json.gz"
+    stored_plan = folder / "plan.json"
+    first = next(iter(nodes), None)
+    spec = _node_files(executor, node_files, executor_for, first)
+    if before.exists() and stored_plan.exists():
+        snapshot = load(before)
+    else:
+        snapshot = open_snapshot(
+            source,
+            node_selector or None,
+            context=context,
+            kubeconfig=kubeconfig,
+            node_files=spec if source == "live" else "",
+        )
+        if executor == "sandbox" and not spec and snapshot.nodes:
+            spec = _node_files(executor, node_files, executor_for, snapshot.nodes[0].name)
+    readiness = assess(snapshot, target)
+    if stored_plan.exists():
+        plan = RolloutPlan.from_json(json.loads(stored_plan.read_text()))
+        if plan.target != dict(target):
+            raise InputError(
+                f"change {change_id} was planned for {plan.target}, not {dict(target)}: use a new change id",
+                where="target",
+            )
+    else:
+        read = None
+        if executor_for is not None and executor != "dry-run":
+            read = lambda node, path: executor_for(node).read(path)  # noqa: E731 - reads are safe
+        plan = build_plan(
+            snapshot,
+            readiness,
+            change_id=change_id,
+            nodes=list(nodes) or None,
+            node_selector=node_selector or None,
+            canary=canary,
+            waves=waves,
+            override=override,
+            apply=apply,  # type: ignore[arg-type]
+            drain=drain,  # type: ignore[arg-type]
+            read=read,
+        )
+    journal = Journal(folder / "journal.jsonl", change_id)
+    cluster = collect = None
+    if mode == "execute":
+        from tmnb.rollout.cluster import ClusterOps
+        from tmnb.sources.cluster import connect
+
+        api_client, _ = connect(ctx, kcfg)
+        cluster = ClusterOps(api_client)
+
+        def collect(name: str) -> Snapshot:
+            return open_snapshot(
+                "live", f"kubernetes.io/hostname={name}", context=context, kubeconfig=kubeconfig, node_files=spec
+            )
+
+        folder.mkdir(parents=True, exist_ok=True)
+        if not before.exists():
+            save(snapshot, before)
+        if not stored_plan.exists():
+            stored_plan.write_text(plan_json(plan))
+    rollout = Rollout(
+        plan,
+        journal=journal,
+        run_dir=folder,
+        mode=mode,
+        approve=approve,
+        executor_for=executor_for,
+        cluster=cluster,
+        collect=collect,
+        options=options,
+        pause=pause,
+    )
+    return Session(snapshot, readiness, plan, rollout, folder, ctx)
+
+
+def open_session(
+    *,
+    drain_timeout: float = 300.0,
+    ready_timeout: float = 180.0,
+    auto_rollback: bool = True,
+    **params: Any,
+) -> Session:
+    """``prepare`` from the notebook's parameters (timeouts and rollback folded into ``Options``)."""
+    options = Options(drain_timeout=drain_timeout, ready_timeout=ready_timeout, auto_rollback=auto_rollback)
+    return prepare(options=options, **params)

@@ -1,0 +1,460 @@
+"""The steps of one node's change and its rollback, each idempotent and journaled.
+
+A step first looks at the journal (and, where it can, the node) and skips what is already done,
+so a rollout killed at any point resumes where it stopped. Every step writes an ``intent`` record
+before it acts and a ``done``/``failed`` record after, with checksums of what it wrote. The code
+is the same whatever the executor: all node access goes through ``NodeOps``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tmnb.errors import InputError, RolloutError
+from tmnb.replay import show_value
+from tmnb.rollout.cluster import (
+    ClusterOps,
+    is_daemonset_pod,
+    is_mirror_pod,
+    restarts,
+    uses_emptydir,
+)
+from tmnb.rollout.plan import NodeChange, RolloutPlan, dropin_text, edit_config
+from tmnb.rollout.verify import VerifyPodPrediction, actual_placement, predict_verify_pod, verify_pod_manifest
+from tmnb.snapshot import Snapshot
+
+CONFIG_MODE = 0o644
+STATE_MODE = 0o644
+#: steps in order; "stop"/"state-files" only when state files move, "drain" only when needed
+STEPS = (
+    "preflight",
+    "cordon",
+    "drain",
+    "backup",
+    "stop",
+    "state-files",
+    "apply",
+    "start",
+    "wait-ready",
+    "verify",
+    "uncordon",
+    "after-snapshot",
+)
+#: steps after which the node's files differ from the backup: a failure from here on rolls back
+WRITES_FROM = "state-files"
+
+
+@dataclass
+class Options:
+    drain_timeout: float = 300.0
+    evict_retry: float = 5.0
+    ready_timeout: float = 180.0
+    allow_emptydir: bool = False
+    auto_rollback: bool = True
+    test_pod: bool = True
+    test_pod_namespace: str = "default"
+    test_pod_image: str = "busybox:1.37"
+    test_pod_timeout: float = 60.0
+    poll: float = 1.0
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _name(pod: dict[str, Any]) -> str:
+    return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+
+
+def sha256(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+class NodeRun:
+    """One node of the plan: ``run()`` carries the change out, ``rollback()`` puts back what was there."""
+
+    def __init__(
+        self,
+        change: NodeChange,
+        plan: RolloutPlan,
+        ops: Any,
+        cluster: ClusterOps,
+        journal: Any,
+        run_dir: Path,
+        options: Options,
+        collect: Callable[[str], Snapshot],
+    ) -> None:
+        self.change = change
+        self.plan = plan
+        self.ops = ops
+        self.cluster = cluster
+        self.journal = journal
+        self.run_dir = Path(run_dir)
+        self.options = options
+        self.collect = collect
+        self.node = change.node
+
+    # ------------------------------------------------------------------ journal helpers
+    def done(self, step: str) -> dict[str, Any] | None:
+        """The ``done``/``skipped`` record of ``step`` for this node, if any."""
+        found = None
+        for record in self.journal.records():
+            if (
+                record.get("node") == self.node
+                and record.get("step") == step
+                and record.get("event")
+                in (
+                    "done",
+                    "skipped",
+                )
+            ):
+                found = record
+        return found
+
+    def _step(self, step: str, intent: str, action: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        previous = self.done(step)
+        if previous is not None:
+            return previous
+        self.journal.record(self.node, step, "intent", intent=intent)
+        try:
+            result = action()
+        except (RolloutError, InputError) as exc:
+            self.journal.record(self.node, step, "failed", error=str(exc))
+            raise RolloutError(str(exc).removeprefix(f"node {self.node}: "), node=self.node, step=step) from exc
+        return self.journal.record(self.node, step, result.pop("event", "done"), **result)
+
+    def _skip(self, step: str, why: str) -> None:
+        if self.done(step) is None:
+            self.journal.record(self.node, step, "skipped", result=why)
+
+    # ------------------------------------------------------------------ the change
+    def run(self) -> str:
+        """'done', or 'rolled back' / 'failed' (with the failure journaled); never moves on after a failure."""
+        started = self._step("preflight", "check the node before touching it", self.preflight)
+        since = started.get("time", now())
+        try:
+            self._step("cordon", "mark the node unschedulable", self.cordon)
+            if self.change.drain:
+                self._step("drain", f"evict the node's pods ({self.change.drain_why})", self.drain)
+            else:
+                self._skip("drain", self.change.drain_why)
+            self._step("backup", "copy every file that will change, with sha256", self.backup)
+        except RolloutError:
+            self.release()
+            return "failed"
+        try:
+            if self.change.state_files:
+                self._step("stop", "stop the kubelet before its state files move", lambda: self.kubelet("stop"))
+                self._step("state-files", "move the state files aside", self.move_state)
+            else:
+                self._skip("stop", "no state file changes")
+                self._skip("state-files", "no state file changes")
+            self._step("apply", "write the change", self.apply)
+            action = "start" if self.change.state_files else "restart"
+            self._step("start", f"{action} the kubelet", lambda: self.kubelet(action))
+            self._step("wait-ready", "wait for the node to report Ready", self.wait_ready)
+            self._step("verify", "compare the node with the prediction", lambda: self.verify(since))
+        except RolloutError as exc:
+            if not self.options.auto_rollback:
+                self.journal.record(self.node, "rollback", "info", result=f"automatic rollback is off: {exc}")
+                return "failed"
+            self.rollback(reason=str(exc))
+            return "rolled back"
+        self._step("uncordon", "make the node schedulable again", self.uncordon)
+        self._step("after-snapshot", "collect the node after the change", self.after_snapshot)
+        return "done"
+
+    def preflight(self) -> dict[str, Any]:
+        if not self.cluster.ready(self.node):
+            raise RolloutError("the node is not Ready: fix it before changing it")
+        configz = self.cluster.configz(self.node)
+        drifted = [
+            f"{name}: the plan saw {was}, the kubelet runs {show_value(configz.get(name))}"
+            for name, (was, _) in self.change.changes.items()
+            if show_value(configz.get(name)) != was
+        ]
+        for f in self.change.files:
+            if f.read:
+                raw = self.ops.read(f.path)
+                if (raw.decode("utf-8", "replace") if raw is not None else None) != f.before:
+                    drifted.append(f"{f.path} changed since the plan was made")
+        if drifted:
+            raise RolloutError("settings drifted since the plan: " + "; ".join(drifted) + " (make a new plan)")
+        fresh = self.collect(self.node)
+        from tmnb.analysis.whatif import replay_node
+
+        node = fresh.node(self.node)
+        replay = replay_node(node, fresh.pods_on(self.node), self.plan.target, mode="drain")
+        rejected = [f"{r.namespace}/{r.name}: {r.reason}" for r in replay.results if not r.admitted]
+        if replay.refused:
+            raise RolloutError(f"the kubelet would refuse the target now: {replay.refused}")
+        if rejected:
+            raise RolloutError(f"the what-if now rejects {len(rejected)} pod(s): {', '.join(rejected[:5])}")
+        pods = self.cluster.pods_on(self.node)
+        return {
+            "result": "ready, no drift, the what-if admits every pod",
+            "was_unschedulable": self.cluster.unschedulable(self.node),
+            "restarts": {_name(p): restarts(p) for p in pods},
+        }
+
+    def cordon(self) -> dict[str, Any]:
+        if self.cluster.unschedulable(self.node):
+            return {"event": "skipped", "result": "already unschedulable"}
+        self.cluster.set_unschedulable(self.node, True)
+        return {"result": "cordoned"}
+
+    def _evictable(self) -> list[dict[str, Any]]:
+        pods = [p for p in self.cluster.pods_on(self.node) if not is_daemonset_pod(p) and not is_mirror_pod(p)]
+        local = [p for p in pods if uses_emptydir(p)]
+        if local and not self.options.allow_emptydir:
+            names = ", ".join(f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in local)
+            raise RolloutError(f"pods with local storage (emptyDir) need allow_emptydir=True: {names}")
+        return pods
+
+    def drain(self) -> dict[str, Any]:
+        deadline = time.monotonic() + self.options.drain_timeout
+        evicted: list[str] = []
+        while True:
+            pending = self._evictable()
+            if not pending:
+                return {"result": f"drained: {len(evicted)} pod(s) evicted", "evicted": evicted}
+            blocked = []
+            for pod in pending:
+                name = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+                status = self.cluster.evict(pod, self.node)
+                if status in (201, 404):
+                    evicted.append(name)
+                else:
+                    blocked.append(f"{name} ({'disruption budget' if status == 429 else 'API error'})")
+            if not blocked:
+                continue
+            if time.monotonic() + self.options.evict_retry > deadline:
+                raise RolloutError(
+                    f"global timeout reached after {self.options.drain_timeout:g}s: "
+                    f"could not evict {', '.join(blocked)}"
+                )
+            time.sleep(self.options.evict_retry)
+
+    def _backup_path(self, path: str) -> Path:
+        return self.run_dir / "backup" / self.node / path.lstrip("/")
+
+    def backup(self) -> dict[str, Any]:
+        sums: dict[str, str | None] = {}
+        for path in [*(f.path for f in self.change.files), *self.change.state_files]:
+            data = self.ops.read(path)
+            target = self._backup_path(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            absent = target.with_name(target.name + ".absent")
+            if data is None:
+                absent.write_text("the file did not exist before the change\n")
+                target.unlink(missing_ok=True)
+            else:
+                target.write_bytes(data)
+                absent.unlink(missing_ok=True)
+            sums[path] = sha256(data)
+        return {"result": f"{len(sums)} file(s) backed up in {self.run_dir / 'backup' / self.node}", "checksums": sums}
+
+    def _backed_up(self, path: str) -> bytes | None:
+        target = self._backup_path(path)
+        return target.read_bytes() if target.exists() else None
+
+    def kubelet(self, action: str) -> dict[str, Any]:
+        self.ops.kubelet(action)
+        return {"result": f"kubelet {action} issued"}
+
+    def _aside(self, path: str) -> str:
+        return f"{path}.tmnb-{self.plan.change_id}"
+
+    def move_state(self) -> dict[str, Any]:
+        moved = {}
+        for path in self.change.state_files:
+            if self.ops.checksum(path) is None:
+                moved[path] = "absent (already moved or never written)"
+                continue
+            moved[path] = self.ops.move_aside(path, f".tmnb-{self.plan.change_id}")
+        return {"result": "state files moved aside", "moved": moved}
+
+    def _new_content(self, index: int) -> bytes:
+        f = self.change.files[index]
+        if f.how == "drop-in":
+            return dropin_text(f.fields).encode()
+        before = self._backed_up(f.path)
+        text = before.decode("utf-8") if before is not None else None
+        return edit_config(text, f.fields, source=f"{self.node}:{f.path}").encode()
+
+    def apply(self) -> dict[str, Any]:
+        written = {}
+        for i, f in enumerate(self.change.files):
+            data = self._new_content(i)
+            before = self.ops.checksum(f.path)
+            if before == sha256(data):
+                written[f.path] = {"before": before, "after": before, "result": "already applied"}
+                continue
+            self.ops.write(f.path, data, CONFIG_MODE)
+            after = self.ops.checksum(f.path)
+            if after != sha256(data):
+                raise RolloutError(f"{f.path}: checksum after writing is {after}, expected {sha256(data)}")
+            written[f.path] = {"before": before, "after": after, "how": f.how}
+        return {"result": f"wrote {', '.join(written)}", "files": written}
+
+    def wait_ready(self) -> dict[str, Any]:
+        started = time.monotonic()
+        if self.cluster.wait_ready(self.node, self.options.ready_timeout, self.options.poll):
+            return {"result": f"Ready after {time.monotonic() - started:.1f}s"}
+        tail = self._journal_tail()
+        raise RolloutError(
+            f"the node did not report Ready within {self.options.ready_timeout:g}s"
+            + (f"; kubelet: {tail}" if tail else "")
+        )
+
+    def _journal_tail(self) -> str:
+        try:
+            lines = self.ops.journal_since(datetime.now(UTC).replace(microsecond=0)).strip().splitlines()
+        except RolloutError:
+            return ""
+        errors = [line for line in lines if line.lstrip()[:1] == "E" or " E" in line[:40]]
+        return (errors or lines or [""])[-1][-300:]
+
+    def verify(self, since: str) -> dict[str, Any]:
+        configz = self.cluster.configz(self.node)
+        wrong = [
+            f"{name}: expected {show_value(value)}, the kubelet runs {show_value(configz.get(name))}"
+            for name, value in self.plan.target.items()
+            if show_value(configz.get(name)) != show_value(value)
+        ]
+        if wrong:
+            raise RolloutError("configz does not show the target: " + "; ".join(wrong))
+        result: dict[str, Any] = {"configz": "shows the target"}
+        if self.options.test_pod:
+            result["test_pod"] = self._test_pod()
+        failures = [f for f in self.cluster.admission_failures(self.node, since) if "tmnb-verify-" not in f]
+        if failures:
+            raise RolloutError(f"new admission failures on the node: {', '.join(failures[:5])}")
+        before = (self.done("preflight") or {}).get("restarts") or {}
+        now_counts = {
+            f"{p['metadata']['namespace']}/{p['metadata']['name']}": restarts(p)
+            for p in self.cluster.pods_on(self.node)
+        }
+        restarted = [name for name, count in now_counts.items() if count > before.get(name, count)]
+        if restarted:
+            raise RolloutError(f"running pods restarted: {', '.join(restarted[:5])}")
+        result["result"] = "configz shows the target; the test pod did what tmnb.kubelet predicted; no new rejections"
+        return result
+
+    def _test_pod(self) -> dict[str, Any]:
+        fresh = self.collect(self.node)
+        prediction: VerifyPodPrediction = predict_verify_pod(fresh, self.node)
+        body = verify_pod_manifest(prediction, self.node, self.plan.change_id, self.options.test_pod_image)
+        namespace = self.options.test_pod_namespace
+        created = self.cluster.create_pod(namespace, body, self.node)
+        name = created["metadata"]["name"]
+        try:
+            deadline = time.monotonic() + self.options.test_pod_timeout
+            pod = created
+            while (pod.get("status") or {}).get("phase") not in ("Running", "Failed"):
+                if time.monotonic() > deadline:
+                    raise RolloutError(f"test pod {namespace}/{name} was neither admitted nor rejected in time")
+                time.sleep(self.options.poll)
+                pod = self.cluster.pod(namespace, name, self.node) or pod
+            actual = actual_placement(pod, self.ops, fresh.node(self.node))
+        finally:
+            self.cluster.delete_pod(namespace, name, self.node)
+        expected = prediction.as_dict()
+        if actual != expected:
+            raise RolloutError(
+                f"the kubelet disagrees with the prediction for test pod {namespace}/{name}: "
+                f"predicted {expected}, got {actual}"
+            )
+        return {"pod": f"{namespace}/{name}", **actual}
+
+    def uncordon(self) -> dict[str, Any]:
+        if (self.done("preflight") or {}).get("was_unschedulable"):
+            return {"event": "skipped", "result": "the node was unschedulable before the change: left cordoned"}
+        if self.done("cordon") is None:
+            return {"event": "skipped", "result": "never cordoned"}
+        self.cluster.set_unschedulable(self.node, False)
+        return {"result": "uncordoned"}
+
+    def release(self) -> None:
+        """A failure before anything was written: only the cordon is undone."""
+        if self.done("cordon") is not None and not (self.done("preflight") or {}).get("was_unschedulable"):
+            try:
+                self.cluster.set_unschedulable(self.node, False)
+                self.journal.record(self.node, "uncordon", "done", result="uncordoned: nothing was applied")
+            except RolloutError as exc:
+                self.journal.record(self.node, "uncordon", "failed", error=str(exc))
+
+    def after_snapshot(self) -> dict[str, Any]:
+        from tmnb.snapshot import save
+
+        path = self.run_dir / "snapshots" / f"after-{self.node}.json.gz"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save(self.collect(self.node), path)
+        return {"result": f"saved {path}", "path": str(path)}
+
+    # ------------------------------------------------------------------ rollback
+    def rollback(self, reason: str) -> None:
+        """Put back the backed-up files byte for byte and the state files, restart, verify, uncordon."""
+        self.journal.record(self.node, "rollback", "intent", intent="restore what was there", reason=reason)
+        try:
+            backup = self.done("backup") or {}
+            sums: dict[str, str | None] = backup.get("checksums") or {}
+            moved = self.done("state-files")
+            states = moved is not None and moved.get("event") == "done"
+            self.ops.kubelet("stop")
+            restored = {}
+            for f in self.change.files:
+                restored[f.path] = self._restore(f.path, sums.get(f.path), CONFIG_MODE)
+            for path in self.change.state_files if states else ():
+                restored[path] = self._restore_state(path, sums.get(path))
+            self.ops.kubelet("start")
+            if not self.cluster.wait_ready(self.node, self.options.ready_timeout, self.options.poll):
+                raise RolloutError(
+                    f"the node did not report Ready within {self.options.ready_timeout:g}s after rollback"
+                )
+            configz = self.cluster.configz(self.node)
+            wrong = [
+                f"{name}: expected {was}, runs {show_value(configz.get(name))}"
+                for name, (was, _) in self.change.changes.items()
+                if show_value(configz.get(name)) != was
+            ]
+            if wrong:
+                raise RolloutError("configz after rollback does not show the old settings: " + "; ".join(wrong))
+            self.release()
+        except RolloutError as exc:
+            self.journal.record(self.node, "rollback", "failed", error=str(exc))
+            raise
+        self.journal.record(
+            self.node, "rollback", "done", result="restored, Ready, old settings in configz", files=restored
+        )
+
+    def _restore(self, path: str, checksum: str | None, mode: int) -> dict[str, Any]:
+        data = self._backed_up(path)
+        if sha256(data) != checksum:
+            raise RolloutError(f"the backup of {path} does not match its recorded checksum: not restoring from it")
+        if data is None:
+            self.ops.remove(path)
+        else:
+            self.ops.write(path, data, mode)
+        after = self.ops.checksum(path)
+        if after != checksum:
+            raise RolloutError(f"{path}: checksum after restore is {after}, expected {checksum}")
+        return {"restored": checksum or "removed (did not exist before)"}
+
+    def _restore_state(self, path: str, checksum: str | None) -> dict[str, Any]:
+        """The moved-aside file is the kubelet's last word before the change: it goes back as it is."""
+        aside = self._aside(path)
+        data = self.ops.read(aside)
+        if data is None:
+            return self._restore(path, checksum, STATE_MODE)
+        self.ops.write(path, data, STATE_MODE)
+        if self.ops.checksum(path) != sha256(data):
+            raise RolloutError(f"{path}: checksum after restore differs from {aside}")
+        self.ops.remove(aside)
+        return {"restored": sha256(data), "from": aside}

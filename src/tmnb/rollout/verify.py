@@ -1,0 +1,110 @@
+"""The verification pod: sized from the node's shape, predicted by tmnb.kubelet, checked on the node.
+
+After the change the node is collected again and its kubelet model (restart mode: today's
+checkpointed assignments) admits one Guaranteed pod of one whole physical core. The real pod is
+then created on the node; the kubelet's decision, the cpuset it wrote into ``cpu_manager_state``
+and the NUMA nodes of that cpuset must be exactly the prediction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from tmnb.cpuset import CPUSet
+from tmnb.errors import InputError
+from tmnb.kubelet.node import NodeSimulator
+from tmnb.kubelet.pod import Container as ModelContainer
+from tmnb.kubelet.pod import Pod as ModelPod
+from tmnb.replay import model_for, plan_for
+from tmnb.rollout.plan import CPU_STATE
+from tmnb.snapshot import Node, Snapshot
+
+CONTAINER = "verify"
+MEMORY = "128Mi"
+LABEL = "tmnb.dev/rollout-verify"
+
+
+@dataclass(frozen=True)
+class VerifyPodPrediction:
+    cpu: int
+    admitted: bool
+    reason: str
+    cpuset: str
+    numa: list[int]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"admitted": self.admitted, "reason": self.reason, "cpuset": self.cpuset, "numa": self.numa}
+
+
+def whole_core(node: Node) -> int:
+    """CPUs of one physical core: a size full-pcpus-only accepts and every static policy pins."""
+    per_core = Counter((c.socket, c.core) for c in node.cpus if c.online)
+    return max(min(per_core.values(), default=1), 1)
+
+
+def numa_of(cpuset: str, node: Node) -> list[int]:
+    cpus = set(CPUSet.parse(cpuset)) if cpuset else set()
+    return sorted({c.numa for c in node.cpus if c.cpu in cpus})
+
+
+def predict_verify_pod(snapshot: Snapshot, name: str) -> VerifyPodPrediction:
+    node = snapshot.node(name)
+    if not node.cpus or not node.numa:
+        raise InputError(f"node {name}: no CPU/NUMA topology collected, so the test pod cannot be predicted")
+    cpu = whole_core(node)
+    resources = {"cpu": str(cpu), "memory": MEMORY}
+    pod = ModelPod(
+        uid="tmnb-verify",
+        name="tmnb-verify",
+        namespace="default",
+        containers=(ModelContainer(CONTAINER, resources, resources),),
+        qos_class="Guaranteed",
+    )
+    result = NodeSimulator(model_for(plan_for(node, {}), mode="restart")).admit(pod)
+    cpuset = next((str(c.cpuset) for c in result.containers if c.name == CONTAINER and c.cpuset), "")
+    reason = "" if result.admitted else result.reason
+    return VerifyPodPrediction(cpu, result.admitted, reason, cpuset, numa_of(cpuset, node) if result.admitted else [])
+
+
+def verify_pod_manifest(prediction: VerifyPodPrediction, node: str, change_id: str, image: str) -> dict[str, Any]:
+    resources = {"cpu": str(prediction.cpu), "memory": MEMORY}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"generateName": "tmnb-verify-", "labels": {LABEL: change_id}},
+        "spec": {
+            "nodeName": node,
+            "restartPolicy": "Never",
+            "automountServiceAccountToken": False,
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [
+                {
+                    "name": CONTAINER,
+                    "image": image,
+                    "command": ["sleep", "3600"],
+                    "resources": {"requests": resources, "limits": resources},
+                }
+            ],
+        },
+    }
+
+
+def actual_placement(pod: dict[str, Any], ops: Any, node: Node) -> dict[str, Any]:
+    """What the kubelet did with the test pod: its phase and the cpuset it checkpointed."""
+    status = pod.get("status") or {}
+    admitted = status.get("phase") == "Running"
+    if not admitted:
+        return {"admitted": False, "reason": status.get("reason") or "", "cpuset": "", "numa": []}
+    uid = pod["metadata"]["uid"]
+    raw = ops.read(CPU_STATE)
+    entries: dict[str, Any] = {}
+    if raw:
+        try:
+            entries = (json.loads(raw).get("entries") or {}).get(uid) or {}
+        except ValueError:
+            raise InputError("not JSON", source=f"{node.name}:{CPU_STATE}") from None
+    cpuset = str(entries.get(CONTAINER) or "")
+    return {"admitted": True, "reason": "", "cpuset": cpuset, "numa": numa_of(cpuset, node)}

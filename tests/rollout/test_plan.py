@@ -1,0 +1,153 @@
+"""The rollout plan: order, exclusions with reasons, the file each node gets, state files and drains."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from factories import node, pod, settings, snapshot
+from tmnb.analysis.readiness import assess
+from tmnb.errors import InputError
+from tmnb.rollout.plan import (
+    CPU_STATE,
+    DROPIN_NAME,
+    RolloutPlan,
+    build_plan,
+    edit_config,
+    validate_change_id,
+)
+from tmnb.snapshot import KubeletInfo, Setting
+
+STATIC = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0,8", "topologyManagerPolicy": "none"}
+
+
+def _fleet(**kubelet: object):  # type: ignore[no-untyped-def]
+    info = KubeletInfo(settings=settings(**STATIC), config_file="/var/lib/kubelet/config.yaml", **kubelet)
+    nodes = [node(f"w{i}", kubelet=info) for i in range(1, 6)]
+    pods = [pod(f"web-{i}", f"w{i}") for i in range(1, 6)] + [pod("extra-w2", "w2")]
+    return snapshot(nodes, pods)
+
+
+def _plan(snap, target, **kw):  # type: ignore[no-untyped-def]
+    return build_plan(snap, assess(snap, target), change_id="c1", **kw)
+
+
+def test_canary_first_then_waves_of_the_given_size() -> None:
+    plan = _plan(_fleet(), {"topologyManagerPolicy": "best-effort"}, waves=2, canary="w3")
+    assert [(n.node, n.gate) for n in plan.nodes] == [
+        ("w3", "canary"),
+        ("w1", "wave-1"),
+        ("w2", "wave-1"),
+        ("w4", "wave-2"),
+        ("w5", "wave-2"),
+    ]
+    assert plan.gates == ["canary", "wave-1", "wave-2"]
+
+
+def test_recommended_canary_is_the_readiness_pick() -> None:
+    snap = _fleet()
+    report = assess(snap, {"topologyManagerPolicy": "best-effort"})
+    plan = build_plan(snap, report, change_id="c1")
+    assert plan.nodes[0].node == report.canary["canary"].iloc[0]
+    assert plan.nodes[0].node != "w2"  # w2 runs more Guaranteed pods than the others
+
+
+def test_edit_keeps_every_other_key_in_order() -> None:
+    before = (
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 50\ncpuManagerPolicy: static\n"
+    )
+    after = edit_config(before, {"topologyManagerPolicy": "restricted", "maxPods": 50}, source="x")
+    assert list(yaml.safe_load(after)) == ["apiVersion", "kind", "maxPods", "cpuManagerPolicy", "topologyManagerPolicy"]
+    assert yaml.safe_load(after)["topologyManagerPolicy"] == "restricted"
+
+
+def test_unparsable_config_is_a_clear_error() -> None:
+    with pytest.raises(InputError, match=r"node-a:/var/lib/kubelet/config\.yaml: cannot edit"):
+        edit_config("a: [unclosed", {"x": 1}, source="node-a:/var/lib/kubelet/config.yaml")
+
+
+def test_diff_shows_the_changed_field_against_the_file_read() -> None:
+    snap = _fleet()
+    files = {"/var/lib/kubelet/config.yaml": b"kind: KubeletConfiguration\ntopologyManagerPolicy: none\nmaxPods: 80\n"}
+    plan = _plan(snap, {"topologyManagerPolicy": "restricted"}, read=lambda _n, path: files.get(path))
+    diff = plan.nodes[0].files[0].diff()
+    assert "-topologyManagerPolicy: none" in diff and "+topologyManagerPolicy: restricted" in diff
+    assert " maxPods: 80" in diff
+
+
+def test_flag_override_is_refused_naming_the_flag() -> None:
+    flagged = settings(**STATIC)
+    flagged["topologyManagerPolicy"] = Setting("none", "flag", "--topology-manager-policy (kubeadm-flags.env)")
+    snap = _fleet()
+    nodes = [
+        snap.nodes[0].__class__(
+            **{**snap.nodes[0].__dict__, "kubelet": KubeletInfo(settings=flagged, config_file="/c")}
+        ),
+        *snap.nodes[1:],
+    ]
+    snap = snapshot(nodes, snap.pods)
+    plan = _plan(snap, {"topologyManagerPolicy": "restricted"})
+    excluded = {e.node: e.reason for e in plan.excluded}
+    assert "w1" in excluded and "--topology-manager-policy (kubeadm-flags.env)" in excluded["w1"]
+    assert "w1" not in [n.node for n in plan.nodes]
+
+
+def test_cpu_policy_change_moves_the_state_file_and_drains() -> None:
+    plan = _plan(_fleet(), {"cpuManagerPolicy": "none", "reservedSystemCPUs": ""})
+    change = plan.nodes[0]
+    assert change.state_files == [CPU_STATE]
+    assert change.drain and "cpu_manager_state" in change.drain_why
+
+
+def test_topology_only_change_needs_no_drain_when_every_pod_is_readmitted() -> None:
+    plan = _plan(_fleet(), {"topologyManagerPolicy": "best-effort"})
+    assert not plan.nodes[0].drain and plan.nodes[0].state_files == []
+
+
+def test_rejecting_node_is_excluded_unless_overridden() -> None:
+    snap = _fleet()
+    big = pod("big", "w4", cpu="10")  # 10 exclusive CPUs: more than one NUMA node has (8)
+    snap = snapshot(snap.nodes, [*snap.pods, big])
+    plan = _plan(snap, {"topologyManagerPolicy": "single-numa-node"})
+    reasons = {e.node: e.reason for e in plan.excluded}
+    assert "w4" in reasons and "app/big" in reasons["w4"]
+    forced = _plan(snap, {"topologyManagerPolicy": "single-numa-node"}, override=["w4"])
+    assert "w4" in [n.node for n in forced.nodes]
+
+
+def test_dropin_where_the_kubelet_has_a_config_dir() -> None:
+    plan = _plan(_fleet(config_dir="/etc/kubernetes/kubelet.conf.d"), {"topologyManagerPolicy": "restricted"})
+    f = plan.nodes[0].files[0]
+    assert f.how == "drop-in" and f.path == f"/etc/kubernetes/kubelet.conf.d/{DROPIN_NAME}"
+    assert yaml.safe_load(f.after) == {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "topologyManagerPolicy": "restricted",
+    }
+
+
+def test_kubeadm_managed_edit_warns_about_the_configmap() -> None:
+    plan = _plan(_fleet(kubeadm_managed=True), {"topologyManagerPolicy": "restricted"})
+    assert any("kubelet-config ConfigMap" in w for w in plan.nodes[0].warnings)
+
+
+def test_plan_json_round_trip() -> None:
+    plan = _plan(_fleet(), {"topologyManagerPolicy": "restricted"}, waves=2)
+    again = RolloutPlan.from_json(json.loads(json.dumps(plan.to_json())))
+    assert again == plan
+
+
+@pytest.mark.parametrize("bad", ["Has-Caps", "-lead", "a" * 64, "semi;colon", "../up"])
+def test_change_id_must_be_dns1123(bad: str) -> None:
+    with pytest.raises(InputError, match="change_id"):
+        validate_change_id(bad)
+
+
+def test_unknown_nodes_and_canaries_are_named() -> None:
+    snap = _fleet()
+    with pytest.raises(InputError, match="ghost"):
+        _plan(snap, {"topologyManagerPolicy": "restricted"}, nodes=["w1", "ghost"])
+    with pytest.raises(InputError, match="canary 'w9'"):
+        _plan(snap, {"topologyManagerPolicy": "restricted"}, canary="w9")
