@@ -93,7 +93,14 @@ def _sandbox_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     up.add_argument("--throttle-rate", type=float, default=0.0, help="rate of HTTP 429 (Retry-After: 1) answers")
     up.add_argument(
-        "--never-ready", action="append", default=[], metavar="NODE", help="node that never comes back Ready"
+        "--never-ready",
+        action="append",
+        default=[],
+        metavar="NODE",
+        help="node that never comes back Ready after a restart with a changed kubelet config",
+    )
+    up.add_argument(
+        "--reject-pods", action="append", default=[], metavar="NODE", help="node whose kubelet rejects every new pod"
     )
     down = verbs.add_parser("down", help="stop a background sandbox")
     down.add_argument("--run-dir", help="as given to 'up' (default: $TMNB_SANDBOX_DIR or ~/.cache/tmnb/sandbox)")
@@ -113,6 +120,7 @@ def _cmd_sandbox(args: argparse.Namespace) -> int:
         error_rates=process.parse_rates(args.error_rate),
         throttle_rate=args.throttle_rate,
         never_ready=set(args.never_ready),
+        reject_pods=set(args.reject_pods),
     )
     if args.background:
         child = ["sandbox", "up", "--from", args.source, "--port", str(args.port), "--kubeconfig", args.kubeconfig]
@@ -121,6 +129,7 @@ def _cmd_sandbox(args: argparse.Namespace) -> int:
         child += ["--no-node-files"] if args.no_node_files else []
         child += [a for rate in args.error_rate for a in ("--error-rate", rate)]
         child += [a for node in args.never_ready for a in ("--never-ready", node)]
+        child += [a for node in args.reject_pods for a in ("--reject-pods", node)]
         state = process.start_background(child, run_dir)
         print(f"sandbox up at {state['url']} (pid {state['pid']}); kubeconfig {state['kubeconfig']}")
         return EXIT_OK

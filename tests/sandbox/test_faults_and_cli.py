@@ -40,12 +40,37 @@ def test_kubectl_retries_throttled_requests(sandbox: Sandbox, kubectl) -> None: 
     assert " 429\n" in (sandbox.run_dir / "access.log").read_text()
 
 
-def test_a_node_that_never_comes_back(sandbox: Sandbox, kubeconfig: Path) -> None:
+def test_a_node_that_never_comes_back_with_a_changed_config(sandbox: Sandbox, kubeconfig: Path) -> None:
     call(sandbox, kubeconfig, "PUT", "/sandbox/v1/faults", {"neverReady": ["w2"]})
+    code, body = call(sandbox, kubeconfig, "POST", "/sandbox/v1/nodes/w2/restart")
+    assert json.loads(body)["ready"] is True  # the configuration it started with still works
+    config = sandbox.cluster.kubelets["w2"].root / "var/lib/kubelet/config.yaml"
+    original = config.read_bytes()
+    config.write_bytes(original + b"maxPods: 90\n")
     code, body = call(sandbox, kubeconfig, "POST", "/sandbox/v1/nodes/w2/restart")
     assert code == 200 and json.loads(body)["ready"] is False
     node = json.loads(call(sandbox, kubeconfig, "GET", "/api/v1/nodes/w2")[1])
     assert [c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready"] == ["Unknown"]
+    config.write_bytes(original)  # a rollback to the same bytes brings it back
+    assert json.loads(call(sandbox, kubeconfig, "POST", "/sandbox/v1/nodes/w2/restart")[1])["ready"] is True
+
+
+def test_a_kubelet_that_disagrees_rejects_new_pods_only(sandbox: Sandbox) -> None:
+    sandbox.api.set_faults(Faults(reject_pods={"w2"}))
+    body = {
+        "metadata": {"name": "probe"},
+        "spec": {
+            "nodeName": "w2",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"},
+                                                       "limits": {"cpu": "1", "memory": "1Gi"}}}],
+        },
+    }  # fmt: skip
+    created = sandbox.cluster.create_pod("app", body)
+    assert created["status"]["phase"] == "Failed" and created["status"]["reason"] == "TopologyAffinityError"
+    assert sandbox.cluster.restart_kubelet("w2") is None
+    assert all(
+        p["status"]["phase"] != "Failed" for p in sandbox.cluster.items("pods") if p["metadata"]["name"] != "probe"
+    )
 
 
 def test_fault_rates_are_validated() -> None:

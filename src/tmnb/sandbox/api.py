@@ -85,6 +85,7 @@ class Api:
         self.faults = faults
         for name, kubelet in self.cluster.kubelets.items():
             kubelet.never_ready = name in faults.never_ready
+            kubelet.reject_new_pods = name in faults.reject_pods
 
     def handle(self, req: Request) -> Response:
         try:

@@ -280,12 +280,12 @@ class Cluster:
             ),
         )
 
-    def _admit(self, pod: Obj, node: str) -> None:
+    def _admit(self, pod: Obj, node: str, *, new: bool = False) -> None:
         """The node's kubelet decides; a rejection is final (Failed), as in rejectPod."""
         kubelet = self.kubelets[node]
         if not kubelet.running:
             return
-        result = kubelet.admit(pod)
+        result = kubelet.admit(pod, new=new)
         status = pod["status"]
         if result.admitted:
             if status.get("phase") != "Running":  # a re-admitted running pod keeps its start time
@@ -367,7 +367,7 @@ class Cluster:
             "Normal",
             "default-scheduler",
         )
-        self._admit(pod, target)
+        self._admit(pod, target, new=True)
 
     def create_pod(self, namespace: str, body: Obj) -> Obj:
         with self.lock:
@@ -404,7 +404,7 @@ class Cluster:
         node = pod["spec"].get("nodeName")
         if node:
             if node in self.kubelets:
-                self._admit(pod, node)
+                self._admit(pod, node, new=True)
         else:
             self._schedule(pod)
 

@@ -2,7 +2,9 @@
 
 Latency on every API request; per-path-prefix error rates (HTTP 500); a rate of API-priority
 throttling answers (HTTP 429 with Retry-After, which client-go retries); nodes whose kubelet never
-comes back Ready after a restart. Seeded, so a test sees the same sequence every time.
+comes back Ready after a restart that changed its kubelet configuration; nodes whose kubelet
+rejects every new pod (a kubelet that disagrees with the model, for rollout verification).
+Seeded, so a test sees the same sequence every time.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ class Faults:
     error_rates: dict[str, float] = field(default_factory=dict)
     throttle_rate: float = 0.0
     never_ready: set[str] = field(default_factory=set)
+    #: nodes whose kubelet rejects every newly created pod, disagreeing with tmnb.kubelet
+    reject_pods: set[str] = field(default_factory=set)
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -55,6 +59,7 @@ class Faults:
             "errorRates": dict(self.error_rates),
             "throttleRate": self.throttle_rate,
             "neverReady": sorted(self.never_ready),
+            "rejectPods": sorted(self.reject_pods),
         }
 
     @classmethod
@@ -65,6 +70,7 @@ class Faults:
                 error_rates={str(k): float(v) for k, v in (doc.get("errorRates") or {}).items()},
                 throttle_rate=float(doc.get("throttleRate", 0.0)),
                 never_ready=set(doc.get("neverReady") or ()),
+                reject_pods=set(doc.get("rejectPods") or ()),
                 seed=seed,
             )
         except (TypeError, ValueError, AttributeError) as exc:

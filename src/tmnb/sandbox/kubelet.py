@@ -10,6 +10,7 @@ leaves the kubelet down with the kubelet's own words in ``journal.log``.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import threading
@@ -27,7 +28,7 @@ from tmnb.replay import model_pod, node_model
 from tmnb.settings import KubeletSettings, validate_checkpoints, validate_settings
 from tmnb.snapshot import Node
 from tmnb.sources.kube_objects import pod_from_api
-from tmnb.sources.node_render import write_node_root
+from tmnb.sources.node_render import DROPIN_DIR, KUBELET_CONFIG, write_node_root
 from tmnb.sources.node_root import read_node_root
 from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
@@ -68,6 +69,9 @@ class SimKubelet:
         self.sim: NodeSimulator | None = None
         self.error: str | None = None
         self.never_ready = False
+        self.reject_new_pods = False
+        #: the kubelet configuration files as the node started: never-ready bites only when they differ
+        self._started_config = self._config_digest()
         self._lock = threading.Lock()
 
     @property
@@ -171,6 +175,16 @@ class SimKubelet:
             return KubeletDown(f.message, lines)
         return None
 
+    def _config_digest(self) -> str:
+        """sha256 over the kubelet's config file and drop-ins ('' without node files)."""
+        if self.root is None:
+            return ""
+        digest = hashlib.sha256()
+        for path in sorted([self.root / KUBELET_CONFIG, *sorted((self.root / DROPIN_DIR).glob("**/*.conf"))]):
+            if path.is_file():
+                digest.update(str(path.relative_to(self.root)).encode() + b"\0" + path.read_bytes())
+        return digest.hexdigest()
+
     def restart(self) -> Node:
         """Stop, re-read the files, start; raises ``KubeletDown`` (and stays down) when it would not start."""
         with self._lock:
@@ -185,8 +199,8 @@ class SimKubelet:
                     refusal = KubeletDown(
                         exc.message, [_klog("E", "kubelet.go:1392", "Failed to start ContainerManager", exc.message)]
                     )
-            if refusal is None and self.never_ready:
-                refusal = KubeletDown("fault injected: the kubelet never posts Ready", [])
+            if refusal is None and self.never_ready and self._config_digest() != self._started_config:
+                refusal = KubeletDown("fault injected: the kubelet never posts Ready with this configuration", [])
             if refusal is not None:
                 self.sim = None
                 self.error = refusal.message
@@ -199,11 +213,14 @@ class SimKubelet:
             return node
 
     # ------------------------------------------------------------------ pods
-    def admit(self, pod: dict[str, Any]) -> PodResult:
-        """Admit a v1 Pod bound to this node; the CPU checkpoint on disk follows the decision."""
+    def admit(self, pod: dict[str, Any], *, new: bool = False) -> PodResult:
+        """Admit a v1 Pod bound to this node; the CPU checkpoint on disk follows the decision.
+        ``new``: a pod just created (not one re-admitted at a restart), for the reject-pods fault."""
         with self._lock:
             if self.sim is None:
                 raise InputError(f"node {self.name}: the kubelet is not running")
+            if new and self.reject_new_pods:
+                return _disagreeing(pod)
             result = self.sim.admit(model_pod(pod_from_api(pod)))
             self._write_cpu_state()
             return result
@@ -232,3 +249,17 @@ class SimKubelet:
         doc["checksum"] = 0
         path = self.root / STATE_DIR / "cpu_manager_state"
         path.write_text(json.dumps(doc, separators=(",", ":")))
+
+
+def _disagreeing(pod: dict[str, Any]) -> PodResult:
+    """The reject-pods fault: a rejection the model would not have made, in the kubelet's words."""
+    meta = pod["metadata"]
+    return PodResult(
+        uid=meta.get("uid", ""),
+        namespace=meta["namespace"],
+        name=meta["name"],
+        admitted=False,
+        reason="TopologyAffinityError",
+        message="Resources cannot be allocated with Topology locality",
+        containers=(),
+    )

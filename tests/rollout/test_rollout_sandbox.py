@@ -1,0 +1,303 @@
+"""The guided rollout end to end on the sandbox, through the real ``tmnb rollout`` CLI.
+
+Three nodes like the sandbox twin (2 NUMA nodes x 4 cores x 2 threads, static CPU manager with
+CPUs 0,8 reserved), each running one replica of app/web (Guaranteed, 2 CPUs) under a PDB with
+maxUnavailable 1, and one DaemonSet pod.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from tmnb.rollout.journal import Journal
+
+from factories import node, pod, settings, snapshot
+from tmnb.cli import main
+from tmnb.sandbox import Faults, Sandbox
+from tmnb.snapshot import DisruptionBudget, KubeletInfo, OwnerRef, Snapshot
+
+NODES = ("w1", "w2", "w3")
+STATIC = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0,8", "topologyManagerPolicy": "none"}
+CONFIG = "var/lib/kubelet/config.yaml"
+CPU_STATE = "var/lib/kubelet/cpu_manager_state"
+
+
+def fleet(**kubelet: object) -> Snapshot:
+    info = KubeletInfo(settings=settings(**STATIC), config_file="/var/lib/kubelet/config.yaml", **kubelet)
+    nodes = [node(n, kubelet=info) for n in NODES]
+    web = OwnerRef(
+        kind="ReplicaSet", name="web-5d9c7", uid="rs-web", controller_kind="Deployment", controller_name="web"
+    )
+    pods = [pod(f"web-5d9c7-{n}", n, owner=web, labels={"app": "web"}) for n in NODES]
+    for n in NODES:
+        ds = OwnerRef(kind="DaemonSet", name="node-exporter", uid="ds-ne")
+        pods.append(pod(f"ne-{n}", n, cpu="100m", qos="Burstable", namespace="monitoring", owner=ds))
+    pdb = DisruptionBudget(namespace="app", name="web-pdb", selector={"app": "web"}, max_unavailable="1")
+    return snapshot(nodes, pods, disruption_budgets=[pdb])
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Iterator[Sandbox]:
+    with Sandbox(fleet(), tmp_path / "run", controller_interval=0.1) as sandbox:
+        sandbox.cluster.ready_after = 0.2
+        yield sandbox
+
+
+@pytest.fixture
+def kubeconfig(box: Sandbox, tmp_path: Path) -> Path:
+    return box.write_kubeconfig(tmp_path / "kubeconfig")
+
+
+def digest(box: Sandbox, name: str, rel: str = CONFIG) -> str:
+    path = box.cluster.kubelets[name].root / rel
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else "absent"
+
+
+def config(box: Sandbox, name: str) -> dict:  # type: ignore[type-arg]
+    return yaml.safe_load((box.cluster.kubelets[name].root / CONFIG).read_text())
+
+
+def rollout(kubeconfig: Path, state: Path, *args: str) -> int:
+    argv = [
+        "rollout",
+        "execute",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--executor",
+        "sandbox",
+        "--state-dir",
+        str(state),
+        "--evict-retry",
+        "0.2",
+        "--ready-timeout",
+        "5",
+        "--drain-timeout",
+        "20",
+        "--wave-size",
+        "2",
+        *args,
+    ]
+    return main(argv)
+
+
+def records(state: Path, change_id: str) -> list[dict]:  # type: ignore[type-arg]
+    return Journal(state / "journal.jsonl", change_id).records()
+
+
+def test_happy_path_canary_then_wave_none_to_best_effort_to_restricted(
+    box: Sandbox, kubeconfig: Path, tmp_path: Path
+) -> None:
+    for change, policy in (("to-best-effort", "best-effort"), ("to-restricted", "restricted")):
+        state = tmp_path / change
+        code = rollout(
+            kubeconfig,
+            state,
+            "--change-id",
+            change,
+            "--set",
+            f"topologyManagerPolicy={policy}",
+            "--canary",
+            "w2",
+            "--approve",
+            "canary",
+            "--approve",
+            "wave-1",
+        )
+        assert code == 0
+        for name in NODES:
+            assert config(box, name)["topologyManagerPolicy"] == policy
+            assert box.cluster.configz(name)["kubeletconfig"]["topologyManagerPolicy"] == policy
+            assert not box.cluster.get("nodes", "", name)["spec"].get("unschedulable")
+        journal = records(state, change)
+        order = [r["node"] for r in journal if r["step"] == "node"]
+        assert order == ["w2", "w1", "w3"]
+        verified = [r for r in journal if r["step"] == "verify" and r["event"] == "done"]
+        assert len(verified) == 3 and all(r["test_pod"]["admitted"] for r in verified)
+        assert all(r["test_pod"]["cpuset"] for r in verified)  # static policy: exclusive CPUs checked
+        assert (state / "snapshots" / "after-w2.json.gz").exists()
+
+
+def test_unapproved_gate_writes_nothing_and_exits_5(box: Sandbox, kubeconfig: Path, tmp_path: Path) -> None:
+    before = {n: digest(box, n) for n in NODES}
+    code = rollout(
+        kubeconfig,
+        tmp_path / "s",
+        "--change-id",
+        "c1",
+        "--set",
+        "topologyManagerPolicy=restricted",
+        "--approve",
+        "canary",
+    )
+    assert code == 5
+    changed = [n for n in NODES if digest(box, n) != before[n]]
+    assert len(changed) == 1  # the canary only; the wave waits for its approval
+
+
+def test_canary_disagreeing_with_the_prediction_is_rolled_back(box: Sandbox, kubeconfig: Path, tmp_path: Path) -> None:
+    box.api.set_faults(Faults(reject_pods={"w1"}))
+    before = {n: (digest(box, n), digest(box, n, CPU_STATE)) for n in NODES}
+    state = tmp_path / "s"
+    code = rollout(
+        kubeconfig,
+        state,
+        "--change-id",
+        "c1",
+        "--set",
+        "topologyManagerPolicy=restricted",
+        "--canary",
+        "w1",
+        "--approve",
+        "canary",
+        "--approve",
+        "wave-1",
+    )
+    assert code == 3
+    assert digest(box, "w1") == before["w1"][0]  # byte for byte
+    for other in ("w2", "w3"):
+        assert (digest(box, other), digest(box, other, CPU_STATE)) == before[other]
+    journal = records(state, "c1")
+    failed = [r for r in journal if r["step"] == "verify" and r["event"] == "failed"]
+    assert failed and "disagrees with the prediction" in failed[0]["error"]
+    assert [r["event"] for r in journal if r["step"] == "rollback"] == ["intent", "done"]
+    assert not any(r.get("node") in ("w2", "w3") for r in journal)
+    assert box.cluster.configz("w1")["kubeletconfig"]["topologyManagerPolicy"] == "none"
+    assert not box.cluster.get("nodes", "", "w1")["spec"].get("unschedulable")
+
+
+def test_node_that_never_comes_back_is_rolled_back(box: Sandbox, kubeconfig: Path, tmp_path: Path) -> None:
+    box.api.set_faults(Faults(never_ready={"w3"}))
+    before = digest(box, "w3")
+    code = rollout(
+        kubeconfig, tmp_path / "s", "--change-id", "c1", "--set", "topologyManagerPolicy=restricted",
+        "--canary", "w3", "--approve", "canary",
+    )  # fmt: skip
+    assert code == 3
+    assert digest(box, "w3") == before
+    journal = records(tmp_path / "s", "c1")
+    assert any(r["step"] == "wait-ready" and r["event"] == "failed" for r in journal)
+    assert box.cluster.kubelets["w3"].running
+
+
+def test_cpu_manager_policy_change_handles_the_state_file(box: Sandbox, kubeconfig: Path, tmp_path: Path) -> None:
+    state = tmp_path / "s"
+    code = rollout(
+        kubeconfig, state, "--change-id", "c1", "--set", "cpuManagerPolicy=none", "--set", "reservedSystemCPUs=",
+        "--canary", "w1", "--approve", "canary",
+    )  # fmt: skip
+    assert code == 5  # canary done, the wave awaits approval
+    assert box.cluster.kubelets["w1"].running
+    assert box.cluster.configz("w1")["kubeletconfig"]["cpuManagerPolicy"] == "none"
+    aside = box.cluster.kubelets["w1"].root / f"{CPU_STATE}.tmnb-c1"
+    assert json.loads(aside.read_text())["policyName"] == "static"
+    steps = [(r["step"], r["event"]) for r in records(state, "c1") if r["node"] == "w1" and r["event"] != "intent"]
+    assert ("drain", "done") in steps and ("state-files", "done") in steps
+
+
+def test_pdb_blocking_the_drain_times_out_uncordons_and_applies_nothing(
+    box: Sandbox, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    strict = fleet()
+    pdb = DisruptionBudget(namespace="app", name="web-pdb", selector={"app": "web"}, max_unavailable="0")
+    strict = dataclasses.replace(strict, disruption_budgets=[pdb])
+    box.stop()
+    box = Sandbox(strict, tmp_path / "run-strict", controller_interval=0.1).start()
+    kubeconfig = box.write_kubeconfig(tmp_path / "kubeconfig-strict")
+    request.addfinalizer(box.stop)
+    before = digest(box, "w1")
+    state = tmp_path / "s"
+    code = rollout(
+        kubeconfig, state, "--change-id", "c1", "--set", "cpuManagerPolicy=none", "--set", "reservedSystemCPUs=",
+        "--canary", "w1", "--approve", "canary", "--drain-timeout", "2",
+    )  # fmt: skip
+    assert code == 3
+    assert digest(box, "w1") == before
+    assert not box.cluster.get("nodes", "", "w1")["spec"].get("unschedulable")
+    journal = records(state, "c1")
+    drain = [r for r in journal if r["step"] == "drain" and r["event"] == "failed"]
+    assert drain and "global timeout reached" in drain[0]["error"] and "disruption budget" in drain[0]["error"]
+    assert not any(r["step"] == "apply" for r in journal)
+
+
+def test_flag_override_is_refused_with_the_flag_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tmnb.snapshot import Setting
+
+    flagged = settings(**STATIC)
+    flagged["topologyManagerPolicy"] = Setting("none", "flag", "--topology-manager-policy")
+    snap = fleet()
+    one = node("w1", kubelet=KubeletInfo(settings=flagged, config_file="/var/lib/kubelet/config.yaml"))
+    path = tmp_path / "snap.json"
+    from tmnb.snapshot import save
+
+    save(snapshot([one], []), path)
+    code = main(
+        ["rollout", "plan", "--change-id", "c1", "--source", str(path), "--set", "topologyManagerPolicy=restricted"]
+    )
+    out = capsys.readouterr()
+    assert code == 2 and "--topology-manager-policy" in out.err
+    assert snap.nodes  # the fleet itself is untouched
+
+
+def test_api_faults_slow_the_rollout_but_never_half_apply(box: Sandbox, kubeconfig: Path, tmp_path: Path) -> None:
+    box.api.set_faults(Faults(throttle_rate=0.2, error_rates={"/api/v1/nodes": 0.1}, seed=5))
+    state = tmp_path / "s"
+    code = rollout(
+        kubeconfig, state, "--change-id", "c1", "--set", "topologyManagerPolicy=best-effort",
+        "--canary", "w1", "--approve", "canary", "--approve", "wave-1",
+    )  # fmt: skip
+    box.api.set_faults(Faults())
+    journal = records(state, "c1")
+    finished = {r["node"]: r["result"] for r in journal if r["step"] == "node"}
+    assert code in (0, 3)
+    for name in NODES:
+        value = box.cluster.configz(name)["kubeletconfig"]["topologyManagerPolicy"]
+        if finished.get(name) == "done":
+            assert value == "best-effort"
+        else:
+            assert value == "none"  # untouched or rolled back, never half-applied
+    if code == 0:
+        assert set(finished.values()) == {"done"}
+
+
+def test_killed_mid_run_resumes_from_the_journal(box: Sandbox, kubeconfig: Path, tmp_path: Path) -> None:
+    state = tmp_path / "s"
+    argv = [
+        sys.executable, "-m", "tmnb.cli", "rollout", "execute", "--kubeconfig", str(kubeconfig),
+        "--executor", "sandbox", "--state-dir", str(state), "--change-id", "c1",
+        "--set", "topologyManagerPolicy=best-effort", "--canary", "w1", "--wave-size", "2",
+        "--approve", "canary", "--approve", "wave-1", "--evict-retry", "0.2", "--ready-timeout", "5",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    journal = state / "journal.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        text = journal.read_text() if journal.exists() else ""
+        if '"step": "apply"' in text or '"step":"apply"' in text:
+            break
+        if child.poll() is not None:
+            pytest.fail(f"the rollout ended before the kill: {child.stderr.read().decode() if child.stderr else ''}")
+        time.sleep(0.02)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    code = rollout(
+        kubeconfig, state, "--change-id", "c1", "--set", "topologyManagerPolicy=best-effort",
+        "--canary", "w1", "--approve", "canary", "--approve", "wave-1",
+    )  # fmt: skip
+    assert code == 0
+    for name in NODES:
+        assert box.cluster.configz(name)["kubeletconfig"]["topologyManagerPolicy"] == "best-effort"
+    journal_records = records(state, "c1")
+    backups = [r for r in journal_records if r["node"] == "w1" and r["step"] == "backup" and r["event"] == "done"]
+    assert len(backups) == 1  # the backup of the first run is the one kept, never re-taken
