@@ -429,8 +429,11 @@ def build_plan(
         planned.append((node, change))
     included = sorted((n.name for n, _ in planned), key=lambda name: (verdicts.get(name, {}).get("pool", ""), name))
     recommended = [c for c in readiness.canary["canary"].tolist() if c] if not readiness.canary.empty else []
-    first = _pick_canary(canary, included, recommended) if planned else ""
-    gates = _gates(first, [n for n in included if n != first], waves) if planned else {}
+    if not planned:
+        reasons = "; ".join(f"{e.node}: {e.reason}" for e in excluded) or "no node matches the selection"
+        raise InputError(f"nothing to roll out: {reasons}", where="plan")
+    first = _pick_canary(canary, included, recommended)
+    gates = _gates(first, [n for n in included if n != first], waves)
     by_name = {c.node: c for _, c in planned}
     ordered = sorted(
         gates, key=lambda n: (0 if gates[n] == "canary" else int(gates[n].split("-")[1]), included.index(n))

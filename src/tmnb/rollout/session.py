@@ -104,6 +104,17 @@ def _executor_factory(kind: str, context: str | None, kubeconfig: str | None, op
     return lambda node: make_executor(kind, node, **options)
 
 
+def _any_node(context: str | None, kubeconfig: str | None) -> str | None:
+    """One node's name: the sandbox executor finds every node's files beside it."""
+    from kubernetes import client
+
+    from tmnb.sources.cluster import connect
+
+    api_client, _ = connect(context, kubeconfig)
+    items = client.CoreV1Api(api_client).list_node(limit=1, _request_timeout=(5, 30)).items
+    return items[0].metadata.name if items else None
+
+
 def _node_files(kind: str, node_files: str, executor_for: Any, first: str | None) -> str:
     if node_files or kind == "dry-run":
         return node_files
@@ -156,7 +167,7 @@ def prepare(
     folder = Path(state_dir or Path("reports") / "rollouts" / change_id)
     before = folder / "snapshots" / "before.json.gz"
     stored_plan = folder / "plan.json"
-    first = next(iter(nodes), None)
+    first = next(iter(nodes), None) or (_any_node(ctx, kcfg) if executor == "sandbox" and not node_files else None)
     spec = _node_files(executor, node_files, executor_for, first)
     if before.exists() and stored_plan.exists():
         snapshot = load(before)
@@ -168,8 +179,6 @@ def prepare(
             kubeconfig=kubeconfig,
             node_files=spec if source == "live" else "",
         )
-        if executor == "sandbox" and not spec and snapshot.nodes:
-            spec = _node_files(executor, node_files, executor_for, snapshot.nodes[0].name)
     readiness = assess(snapshot, target)
     if stored_plan.exists():
         plan = RolloutPlan.from_json(json.loads(stored_plan.read_text()))

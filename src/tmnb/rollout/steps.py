@@ -61,7 +61,7 @@ class Options:
     test_pod_namespace: str = "default"
     test_pod_image: str = "busybox:1.37"
     test_pod_timeout: float = 60.0
-    poll: float = 1.0
+    poll: float = 0.25
 
 
 def now() -> str:
