@@ -1,5 +1,6 @@
 """The ``tmnb`` command. User errors print one line and exit 2; failed runs exit 1;
-runs whose report raises an alert (blockers found, pods predicted to be rejected) exit 3."""
+runs whose report raises an alert (blockers found, pods predicted to be rejected, a node rolled
+back) exit 3; a rollout that stopped cleanly at an unapproved gate in execute mode exits 5."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 from tmnb import __version__, cli_rollout
 from tmnb.errors import RunError, TmnbError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ALERT = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ALERT, EXIT_PENDING = 0, 1, 2, 3, 5
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -176,6 +177,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if result.status == "alert":
         print(f"tmnb: alert: {result.message}", file=sys.stderr)
         return EXIT_ALERT
+    if result.status == "pending":
+        print(f"tmnb: waiting: {result.message}", file=sys.stderr)
+        return EXIT_PENDING
     return EXIT_OK
 
 

@@ -23,7 +23,8 @@ from tmnb.glue import read_glued
 from tmnb.params import declared_parameters, typed_parameters
 from tmnb.redact import secret_in
 
-Status = Literal["ok", "failed", "alert"]
+#: "pending": the run stopped cleanly at a gate nobody approved (a rollout in execute mode)
+Status = Literal["ok", "failed", "alert", "pending"]
 
 
 @dataclass
@@ -155,8 +156,8 @@ def run(
         results = read_glued(nbformat.read(executed, as_version=4))
         html = render_html(executed, folder / f"{src.stem}.html", show_code=show_code, title=src.stem)
 
-    alert = results.get("alert")
-    status: Status = "failed" if failure else ("alert" if alert else "ok")
+    alert = results.get("alert") or results.get("pending")
+    status: Status = "failed" if failure else ("alert" if results.get("alert") else "pending" if alert else "ok")
     message = failure or (str(alert.get("why", alert)) if isinstance(alert, dict) else str(alert or ""))
     manifest = folder / "manifest.json"
     manifest.write_text(
