@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tmnb.rollout.journal import Journal
 
 from factories import node, pod, settings, snapshot
 from tmnb.cli import main
+from tmnb.rollout.journal import Journal
 from tmnb.sandbox import Faults, Sandbox
 from tmnb.snapshot import DisruptionBudget, KubeletInfo, OwnerRef, Snapshot
 
@@ -47,15 +47,15 @@ def fleet(**kubelet: object) -> Snapshot:
     return snapshot(nodes, pods, disruption_budgets=[pdb])
 
 
-@pytest.fixture
-def box(tmp_path: Path) -> Iterator[Sandbox]:
+@pytest.fixture(name="box")
+def box_fixture(tmp_path: Path) -> Iterator[Sandbox]:
     with Sandbox(fleet(), tmp_path / "run", controller_interval=0.1) as sandbox:
         sandbox.cluster.ready_after = 0.2
         yield sandbox
 
 
-@pytest.fixture
-def kubeconfig(box: Sandbox, tmp_path: Path) -> Path:
+@pytest.fixture(name="kubeconfig")
+def kubeconfig_fixture(box: Sandbox, tmp_path: Path) -> Path:
     return box.write_kubeconfig(tmp_path / "kubeconfig")
 
 

@@ -23,7 +23,7 @@ def has_frontend() -> bool:
 
 
 def decide(rollout: Rollout, gate: str | None, *, interactive: bool | None = None) -> Decision:
-    if gate is None:
+    if gate is None or rollout.gate_state(gate) == "done":
         return "done"
     if rollout.outcome().status in ("rolled back", "stopped"):
         return "stopped"

@@ -56,6 +56,10 @@ def canary(session: Session) -> Outcome:
     if gate is None:
         print("nothing to roll out: every selected node is excluded or already at the target")
         return session.rollout.outcome()
+    if decide(session.rollout, gate) == "done":
+        print(f"{gate}: already done (journal {session.journal_path})")
+        _report(session, session.rollout.outcome(), gate)
+        return session.rollout.outcome()
     if decide(session.rollout, gate) == "plan":
         print(describe_gate(session.rollout, gate))
         print("mode='plan': nothing written. Run again with mode='execute' and approve=['canary'].")

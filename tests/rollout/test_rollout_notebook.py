@@ -1,0 +1,74 @@
+"""notebooks/04-rollout.ipynb executed for real (papermill) against the sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from test_rollout_sandbox import CONFIG, NODES, box_fixture, digest, kubeconfig_fixture  # noqa: F401  (fixtures)
+
+from conftest import ROOT
+from tmnb.cli import main
+from tmnb.sandbox import Sandbox
+
+NOTEBOOK = str(ROOT / "notebooks" / "04-rollout.ipynb")
+pytestmark = pytest.mark.notebook
+
+
+def _run(tmp_path: Path, name: str, *params: tuple[str, str]) -> tuple[int, dict]:  # type: ignore[type-arg]
+    argv = ["run", NOTEBOOK, "--out", str(tmp_path / name)]
+    for key, value in (("executor", "sandbox"), ("state_dir", str(tmp_path / "state")), *params):
+        argv += ["-p", key, value]
+    code = main(argv)
+    return code, json.loads((tmp_path / name / "manifest.json").read_text())
+
+
+def test_plan_mode_writes_nothing(box: Sandbox, kubeconfig: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    before = {n: digest(box, n) for n in NODES}
+    code, manifest = _run(tmp_path, "plan", ("change_id", "nb-1"), ("target", "{topologyManagerPolicy: restricted}"))
+    assert code == 0 and manifest["status"] == "ok"
+    assert manifest["results"]["rollout"]["status"] == "planned"
+    assert {n: digest(box, n) for n in NODES} == before
+    html = (tmp_path / "plan" / "04-rollout.html").read_text()
+    assert "+topologyManagerPolicy: restricted" in html and "canary" in html
+
+
+def test_execute_approved_canary_then_waits_at_the_wave(
+    box: Sandbox, kubeconfig: Path, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    params = [("change_id", "nb-2"), ("target", "{topologyManagerPolicy: best-effort}"), ("canary", "w2")]
+    code, manifest = _run(tmp_path, "canary", *params, ("mode", "execute"), ("approve", "[canary]"))
+    assert code == 5 and manifest["status"] == "pending"
+    outcome = manifest["results"]["rollout"]
+    assert outcome["nodes"] == {"w2": "done", "w1": "pending", "w3": "pending"}
+    assert outcome["next_gate"] == "wave-1"
+    assert (
+        yaml.safe_load((box.cluster.kubelets["w2"].root / CONFIG).read_text())["topologyManagerPolicy"] == "best-effort"
+    )
+    assert yaml.safe_load((box.cluster.kubelets["w1"].root / CONFIG).read_text())["topologyManagerPolicy"] == "none"
+    assert (tmp_path / "canary" / "journal.jsonl").exists()  # the evidence travels with the run folder
+    code, manifest = _run(tmp_path, "waves", *params, ("mode", "execute"), ("approve", "[canary, wave-1]"))
+    assert code == 0 and manifest["results"]["rollout"]["status"] == "completed"
+    html = (tmp_path / "waves" / "04-rollout.html").read_text()
+    assert "wave-1: w1: done" in html
+
+
+def test_execute_without_approval_fails_closed(box: Sandbox, kubeconfig: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    before = {n: digest(box, n) for n in NODES}
+    code, manifest = _run(
+        tmp_path,
+        "closed",
+        ("change_id", "nb-3"),
+        ("target", "{topologyManagerPolicy: restricted}"),
+        ("mode", "execute"),
+    )
+    assert code == 5 and manifest["status"] == "pending"
+    assert "not approved" in (tmp_path / "closed" / "04-rollout.html").read_text()
+    assert {n: digest(box, n) for n in NODES} == before
