@@ -11,6 +11,7 @@ stderr line, never a traceback and never a credential.
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import re
 import shlex
@@ -470,21 +471,20 @@ _KLOG_STAMP = re.compile(r"^[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{6}
 
 
 def klog_lines_since(text: str, since: datetime) -> str:
-    """The lines of a klog journal stamped at or after ``since`` (klog omits the year: the one of
-    ``since``, or the next when that would put the line half a year before it)."""
-    since = since.replace(tzinfo=UTC) if since.tzinfo is None else since.astimezone(UTC)
+    """The lines of a klog journal stamped at or after ``since`` (to the second, as ``--since``).
+    klog omits the year: each line takes the one that puts it nearest to ``since``; unstamped
+    lines go with the line before them."""
+    since = (since.replace(tzinfo=UTC) if since.tzinfo is None else since.astimezone(UTC)).replace(microsecond=0)
     keep, out = False, []
     for line in text.splitlines(keepends=True):
         m = _KLOG_STAMP.match(line)
         if m:
             month, day, hh, mm, ss, us = (int(g) for g in m.groups())
-            try:
-                when = datetime(since.year, month, day, hh, mm, ss, us, tzinfo=UTC)
-            except ValueError:  # 29 February in another year
-                when = datetime(since.year + 1, month, day, hh, mm, ss, us, tzinfo=UTC)
-            if (since - when).days > 182:
-                when = when.replace(year=since.year + 1)
-            keep = when >= since.replace(microsecond=0)
+            candidates = []
+            for year in (since.year - 1, since.year, since.year + 1):
+                with contextlib.suppress(ValueError):  # 29 February
+                    candidates.append(datetime(year, month, day, hh, mm, ss, us, tzinfo=UTC))
+            keep = bool(candidates) and min(candidates, key=lambda t: abs(t - since)) >= since
         if keep:
             out.append(line)
     return "".join(out)
