@@ -63,7 +63,6 @@ class CommandExecutor:
     def __init__(
         self,
         node: str,
-        *,
         root: str | Path = "/",
         systemctl: Sequence[str] = ("systemctl",),
         journalctl: Sequence[str] = ("journalctl",),
