@@ -98,13 +98,17 @@ def test_truncated_last_line_is_ignored_then_dropped(tmp_path: Path) -> None:
     assert [r["event"] for r in j.records()] == ["intent", "done"]
     assert j.truncated is not None and j.truncated.endswith('"st')
     assert j.completed("w1", "cordon") and j.last("w1")["event"] == "done"  # type: ignore[index]
-    j.record("w1", "drain", "intent")  # the fragment is cut, the new record starts its own line
-    assert [r["event"] for r in j.records()] == ["intent", "done", "intent"] and j.truncated is None
-    assert path.read_text().count("\n") == 3
+    j.record("w1", "drain", "intent")  # the fragment is cut, said so, and the new record starts its own line
+    records = j.records()
+    assert [(r["step"], r["event"]) for r in records] == [
+        ("cordon", "intent"), ("cordon", "done"), ("journal", "info"), ("drain", "intent")
+    ]  # fmt: skip
+    assert records[2]["fragment"].endswith('"st') and "interrupted writer" in records[2]["message"]
+    assert j.truncated is None and path.read_text().count("\n") == 4
     with path.open("a") as f:
         f.write("not json\n")
     j.record("w1", "drain", "done")
-    with pytest.raises(RolloutError, match=r"journal .*, line 4: not a JSON record"):
+    with pytest.raises(RolloutError, match=r"journal .*, line 5: not a JSON record"):
         j.records()  # a complete line that is not a record is damage, not a crash
 
 

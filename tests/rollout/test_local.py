@@ -109,9 +109,9 @@ def test_paths_are_checked(tmp_path: Path) -> None:
     for bad in ("relative/config.yaml", "/etc/../../escape", "/var/lib/kubelet/..", "/etc/a\0b"):
         with pytest.raises(RolloutError, match="node w1"):
             ex.write(bad, b"x", 0o644)
-    with pytest.raises(RolloutError, match="file mode"):
+    with pytest.raises(RolloutError, match=r"^node w1: invalid file mode"):
         ex.write("/etc/x", b"x", 0o17777)
-    with pytest.raises(RolloutError, match="suffix"):
+    with pytest.raises(RolloutError, match=r"^node w1: invalid suffix"):
         ex.move_aside("/etc/x", "/../y")
     assert list(tmp_path.iterdir()) == []
 

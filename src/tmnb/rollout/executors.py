@@ -89,10 +89,14 @@ class CommandExecutor:
     def _path(self, path: str) -> str:
         return rooted(self.root, path, node=self.node)
 
-    def _command(self, op: Op, path: str = "", **kw: Any) -> list[str]:
-        return command_for(
-            op, self._path(path) if path else "", systemctl=self.systemctl, journalctl=self.journalctl, **kw
-        )
+    def _command(self, op: Op, path: str | None = None, **kw: Any) -> list[str]:
+        try:
+            where = "" if path is None else self._path(path)
+            return command_for(op, where, systemctl=self.systemctl, journalctl=self.journalctl, **kw)
+        except RolloutError as exc:
+            if exc.node:
+                raise
+            raise RolloutError(str(exc), node=self.node) from None
 
     def _run(self, op: str, what: str, argv: list[str], stdin: bytes = b"", absent_ok: bool = False) -> bytes | None:
         self._commands.append(argv)

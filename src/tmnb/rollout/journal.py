@@ -47,6 +47,14 @@ def _clean(key: str, value: Any) -> Any:
     return PLACEHOLDER if secret_in(key, value) else value
 
 
+def _append(fd: int, rec: dict[str, Any]) -> None:
+    """One record, one line, written whole and fsynced before the caller goes on."""
+    data = memoryview((json.dumps(rec, default=str, ensure_ascii=False) + "\n").encode())
+    while data:
+        data = data[os.write(fd, data) :]
+    os.fsync(fd)
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -66,7 +74,7 @@ class Journal:
         self.path = Path(path)
         self.change_id = change_id
         self.operator = default_operator() if operator is None else _clean("operator", operator)
-        #: the unfinished last line of a killed writer, if the last read found one
+        #: the unfinished last line of a killed writer, if the last ``records()`` found one
         self.truncated: str | None = None
 
     # ------------------------------------------------------------------ writing
@@ -77,6 +85,24 @@ class Journal:
         clash = sorted(set(fields) & set(RESERVED))
         if clash:
             raise RolloutError(f"journal fields {clash} are set by the journal itself")
+        rec = self._record(node, step, event, fields)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        new = not self.path.exists()
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # writers in several processes never interleave
+            fragment = self._drop_fragment(fd)
+            if fragment is not None:
+                message = "dropped the unfinished last line of an interrupted writer"
+                _append(fd, self._record(None, "journal", "info", {"message": message, "fragment": fragment[:500]}))
+            _append(fd, rec)
+        finally:
+            os.close(fd)
+        if new:
+            _fsync_dir(self.path.parent)
+        return rec
+
+    def _record(self, node: str | None, step: str, event: Event, fields: dict[str, Any]) -> dict[str, Any]:
         rec: dict[str, Any] = {
             "time": now_rfc3339(),
             "change_id": self.change_id,
@@ -85,32 +111,18 @@ class Journal:
             "event": event,
             "operator": self.operator,
         }
-        rec |= {k: _clean(k, v) for k, v in fields.items()}
-        line = (json.dumps(rec, default=str, ensure_ascii=False) + "\n").encode()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        new = not self.path.exists()
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # writers in several processes never interleave
-            self._drop_fragment(fd)
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if new:
-            _fsync_dir(self.path.parent)
-        return rec
+        return rec | {k: _clean(k, v) for k, v in fields.items()}
 
-    def _drop_fragment(self, fd: int) -> None:
-        """Cut an unfinished last line (a writer killed mid-write) so the next record starts a line."""
+    def _drop_fragment(self, fd: int) -> str | None:
+        """Cut an unfinished last line (a writer killed mid-write) so the next record starts a
+        line of its own; the cut text, or None when the file ends with a newline."""
         size = os.fstat(fd).st_size
         if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-            return
-        tail_at = max(size - (1 << 20), 0)
-        tail = os.pread(fd, size - tail_at, tail_at)
-        cut = tail_at + tail.rfind(b"\n") + 1 if b"\n" in tail else tail_at
-        self.truncated = os.pread(fd, size - cut, cut).decode("utf-8", "replace")
+            return None
+        data = os.pread(fd, size, 0)
+        cut = data.rfind(b"\n") + 1
         os.ftruncate(fd, cut)
+        return data[cut:].decode("utf-8", "replace")
 
     # ------------------------------------------------------------------ reading
     def records(self) -> list[dict[str, Any]]:
