@@ -6,14 +6,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import shlex
-import socket
 import subprocess
-import time
 
 import pytest
 
 from conftest import require_tool
 from factories import busy_snapshot
+from sshd_server import free_port, sshd_fixture  # noqa: F401  (fixture)
 from tmnb.errors import CollectError
 from tmnb.sources.cluster import connect
 from tmnb.sources.node import collect_node, script_args
@@ -34,45 +33,6 @@ def test_ssh_argv_quotes_the_remote_command_once():
     hostile = SshTransport("-oProxyCommand=touch /tmp/x", sudo=False).argv([])
     assert hostile.index("--") < hostile.index("-oProxyCommand=touch /tmp/x")  # a host, never an option
     assert shlex.split(hostile[-1]) == ["sh", "-s", "--"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def sshd(tmp_path):
-    """A real sshd on 127.0.0.1 accepting one generated key for the current user."""
-    sshd_bin = require_tool("sshd")
-    keygen = require_tool("ssh-keygen")
-    require_tool("ssh")
-    d = tmp_path / "ssh"
-    d.mkdir()
-    for name in ("host", "client"):
-        subprocess.run([keygen, "-q", "-t", "ed25519", "-N", "", "-f", str(d / name)], check=True)
-    (d / "authorized_keys").write_text((d / "client.pub").read_text())
-    port = _free_port()
-    (d / "sshd_config").write_text(
-        f"ListenAddress 127.0.0.1\nPort {port}\nHostKey {d / 'host'}\nAuthorizedKeysFile {d / 'authorized_keys'}\n"
-        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
-        f"StrictModes no\nUsePAM no\nPidFile {d / 'sshd.pid'}\n"
-    )
-    subprocess.run(["mkdir", "-p", "/run/sshd"], check=True)
-    proc = subprocess.Popen([sshd_bin, "-D", "-e", "-f", str(d / "sshd_config")], stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    options = ("-F", "/dev/null", "-i", str(d / "client"), "-o", "IdentitiesOnly=yes",
-               "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={d / 'known_hosts'}")  # fmt: skip
-    yield port, options
-    proc.terminate()
-    proc.wait(timeout=10)
 
 
 def test_real_ssh_round_trip(sshd, tmp_path):
@@ -101,7 +61,7 @@ class _Prefixed:
 
 
 def test_ssh_failure_is_a_collect_error():
-    transport = SshTransport("127.0.0.1", port=_free_port(), options=("-F", "/dev/null", "-o", "ConnectTimeout=3"))
+    transport = SshTransport("127.0.0.1", port=free_port(), options=("-F", "/dev/null", "-o", "ConnectTimeout=3"))
     require_tool("ssh")
     with pytest.raises(CollectError, match=r"ssh 127\.0\.0\.1: collector exited 255"):
         transport.run([], timeout=30)

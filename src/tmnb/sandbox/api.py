@@ -1,6 +1,6 @@
 """The REST API: maps Kubernetes URLs and verbs onto the cluster, and answers as the API server does.
 
-Also a small ``/sandbox/v1`` API for what has no Kubernetes URL: restarting a node's kubelet,
+Also a small ``/sandbox/v1`` API for what has no Kubernetes URL: stopping, starting and restarting a node's kubelet,
 reading its journal, switching faults and ticking the controllers.
 """
 
@@ -244,7 +244,10 @@ class Api:
             node = parts[1]
             if node not in self.cluster.kubelets:
                 raise not_found("nodes", node)
-            if req.method == "POST" and parts[2] == "restart":
+            if req.method == "POST" and parts[2] == "stop":
+                self.cluster.stop_kubelet(node)
+                return Response(200, {"node": node, "ready": False, "error": None})
+            if req.method == "POST" and parts[2] in ("restart", "start"):
                 error = self.cluster.restart_kubelet(node)
                 return Response(200, {"node": node, "ready": error is None, "error": error})
             if req.method == "GET" and parts[2] == "journal":

@@ -237,6 +237,14 @@ class Cluster:
                 raise not_found("nodes", name)
             return self._start(name)
 
+    def stop_kubelet(self, name: str) -> None:
+        """``systemctl stop kubelet`` on the node: Ready turns Unknown and configz answers 503 until a start."""
+        with self.lock:
+            if name not in self.kubelets:
+                raise not_found("nodes", name)
+            self.kubelets[name].stop()
+            self._set_ready(name, "stopped")
+
     def is_ready(self, node: Obj) -> bool:
         return any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"].get("conditions") or [])
 

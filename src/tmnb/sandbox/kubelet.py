@@ -212,6 +212,13 @@ class SimKubelet:
             self._write_cpu_state()
             return node
 
+    def stop(self) -> None:
+        """``systemctl stop kubelet``: the model is gone until the next start; running pods stay."""
+        with self._lock:
+            self.sim = None
+            self.error = None
+            self._log([_klog("I", SANDBOX, "Stopped kubelet")])
+
     # ------------------------------------------------------------------ pods
     def admit(self, pod: dict[str, Any], *, new: bool = False) -> PodResult:
         """Admit a v1 Pod bound to this node; the CPU checkpoint on disk follows the decision.

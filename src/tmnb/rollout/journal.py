@@ -1,0 +1,289 @@
+"""The rollout journal: what was about to be done, and what was done, on which node, by whom.
+
+Append-only JSONL with one fsync per record, so a record is on disk before the step it describes
+goes on: after a crash the journal says exactly where to resume, and 05-compare reads ``time`` and
+``event`` to mark the change on its plots. A lock file beside it keeps a second run of the same
+change out while the first is alive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import getpass
+import json
+import os
+import re
+import secrets
+import socket
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from tmnb.errors import RolloutError
+from tmnb.redact import PLACEHOLDER, redact_argv, secret_in
+
+Event = Literal["intent", "done", "failed", "skipped", "info"]
+EVENTS: tuple[Event, ...] = ("intent", "done", "failed", "skipped", "info")
+RESERVED = ("time", "change_id", "node", "step", "event", "operator")
+_CHANGE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def now_rfc3339() -> str:
+    """UTC with microseconds: records written in the same second still sort."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def default_operator() -> str:
+    """Who runs the change: $TMNB_OPERATOR, else user@host; never anything that looks like a credential."""
+    who = os.environ.get("TMNB_OPERATOR") or f"{os.environ.get('USER') or getpass.getuser()}@{socket.gethostname()}"
+    return PLACEHOLDER if secret_in("operator", who) else who
+
+
+def _clean(key: str, value: Any) -> Any:
+    if key == "commands" and isinstance(value, list):
+        return [redact_argv(argv) if isinstance(argv, list) else argv for argv in value]
+    return PLACEHOLDER if secret_in(key, value) else value
+
+
+def _append(fd: int, rec: dict[str, Any]) -> None:
+    """One record, one line, written whole and fsynced before the caller goes on."""
+    data = memoryview((json.dumps(rec, default=str, ensure_ascii=False) + "\n").encode())
+    while data:
+        data = data[os.write(fd, data) :]
+    os.fsync(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Journal:
+    """The journal of change ``change_id`` at ``path`` (created on the first record)."""
+
+    def __init__(self, path: str | Path, change_id: str, operator: str | None = None) -> None:
+        if not isinstance(change_id, str) or not _CHANGE_ID.fullmatch(change_id):
+            raise RolloutError(
+                f"invalid change id {change_id!r}: expected letters, digits, '.', '_' or '-' (at most 128)"
+            )
+        self.path = Path(path)
+        self.change_id = change_id
+        self.operator = default_operator() if operator is None else _clean("operator", operator)
+        #: the unfinished last line of a killed writer, if the last ``records()`` found one
+        self.truncated: str | None = None
+
+    # ------------------------------------------------------------------ writing
+    def record(self, node: str | None, step: str, event: Event, **fields: Any) -> dict[str, Any]:
+        """Append one record and fsync it; returns the record as written."""
+        if event not in EVENTS:
+            raise RolloutError(f"unknown journal event {event!r}: expected one of {', '.join(EVENTS)}")
+        clash = sorted(set(fields) & set(RESERVED))
+        if clash:
+            raise RolloutError(f"journal fields {clash} are set by the journal itself")
+        rec = self._record(node, step, event, fields)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        new = not self.path.exists()
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # writers in several processes never interleave
+            fragment = self._drop_fragment(fd)
+            if fragment is not None:
+                message = "dropped the unfinished last line of an interrupted writer"
+                _append(fd, self._record(None, "journal", "info", {"message": message, "fragment": fragment[:500]}))
+            _append(fd, rec)
+        finally:
+            os.close(fd)
+        if new:
+            _fsync_dir(self.path.parent)
+        return rec
+
+    def _record(self, node: str | None, step: str, event: Event, fields: dict[str, Any]) -> dict[str, Any]:
+        rec: dict[str, Any] = {
+            "time": now_rfc3339(),
+            "change_id": self.change_id,
+            "node": node,
+            "step": step,
+            "event": event,
+            "operator": self.operator,
+        }
+        return rec | {k: _clean(k, v) for k, v in fields.items()}
+
+    def _drop_fragment(self, fd: int) -> str | None:
+        """Cut an unfinished last line (a writer killed mid-write) so the next record starts a
+        line of its own; the cut text, or None when the file ends with a newline."""
+        size = os.fstat(fd).st_size
+        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+            return None
+        data = os.pread(fd, size, 0)
+        cut = data.rfind(b"\n") + 1
+        os.ftruncate(fd, cut)
+        return data[cut:].decode("utf-8", "replace")
+
+    # ------------------------------------------------------------------ reading
+    def records(self) -> list[dict[str, Any]]:
+        """Every record, of every change id, in file order. An unfinished last line is skipped
+        and kept in ``truncated``; any other unreadable line is an error."""
+        try:
+            text = self.path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise RolloutError(f"cannot read the journal {self.path}: {exc.strerror or exc}") from None
+        lines = text.split("\n")
+        last = lines.pop()  # "" when the file ends with a newline
+        self.truncated = None
+        out = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RolloutError(f"journal {self.path}, line {number}: not a JSON record: {exc.msg}") from None
+            if not isinstance(rec, dict):
+                raise RolloutError(f"journal {self.path}, line {number}: not a JSON object")
+            out.append(rec)
+        if last.strip():
+            try:
+                rec = json.loads(last)
+            except json.JSONDecodeError:
+                rec = None
+            if isinstance(rec, dict):
+                out.append(rec)
+            else:
+                self.truncated = last
+        return out
+
+    def _mine(self) -> list[dict[str, Any]]:
+        return [r for r in self.records() if r.get("change_id") == self.change_id]
+
+    def completed(self, node: str | None, step: str) -> bool:
+        """A "done" or "skipped" record exists for this step on this node, in this change."""
+        return any(r.get("node") == node and r.get("step") == step and r.get("event") in ("done", "skipped")
+                   for r in self._mine())  # fmt: skip
+
+    def last(self, node: str | None) -> dict[str, Any] | None:
+        """The latest record of this change for ``node``."""
+        mine = [r for r in self._mine() if r.get("node") == node]
+        return mine[-1] if mine else None
+
+    # ------------------------------------------------------------------ lock
+    @property
+    def lock_path(self) -> Path:
+        return self.path.with_suffix(".lock")
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the change's lock file for the ``with`` block.
+
+        The file is created exclusively and holds the holder's pid, host, change id and start
+        time; the holder also keeps an flock on it, which the kernel drops when the process
+        dies. So on this host a lock whose flock is free is stale (its pid is not alive, and a
+        reused pid cannot fool the check) and is taken over, with an "info" record saying so. A
+        lock held on another host is never taken over.
+        """
+        fd, stale = self._acquire()
+        try:
+            if stale is not None:
+                self.record(
+                    None,
+                    "lock",
+                    "info",
+                    message=(
+                        f"took over a stale lock of pid {stale.get('pid')} on {stale.get('host')} "
+                        f"(since {stale.get('since')}): that process is gone"
+                    ),
+                    stale_lock=stale,
+                )
+            yield
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                self.lock_path.unlink()
+            os.close(fd)
+
+    def _holder_info(self) -> dict[str, Any]:
+        return {"pid": os.getpid(), "host": socket.gethostname(), "change_id": self.change_id, "since": now_rfc3339()}
+
+    def _write_holder(self, fd: int) -> None:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(self._holder_info()) + "\n").encode(), 0)
+        os.fsync(fd)
+
+    def _acquire(self) -> tuple[int, dict[str, Any] | None]:
+        path = self.lock_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Written and flocked under a private name, then linked into place (exclusive, like
+        # O_EXCL): nobody ever sees a lock file without its holder.
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self._write_holder(fd)
+            for _ in range(10):  # a holder releasing as we look: look again
+                try:
+                    os.link(tmp, path)
+                    return fd, None
+                except FileExistsError:
+                    taken = self._take_stale(path)
+                if taken is not None:
+                    os.close(fd)
+                    return taken
+            raise RolloutError(f"could not take the lock {path}: it keeps changing hands")
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            raise
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def _take_stale(self, path: Path) -> tuple[int, dict[str, Any]] | None:
+        """Take over ``path`` if its holder is gone; None when it vanished meanwhile; refuse otherwise."""
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except FileNotFoundError:
+            return None
+        try:
+            holder = self._read_holder(fd)
+            if holder and holder.get("host") != socket.gethostname():
+                raise self._refusal(holder, elsewhere=True)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise self._refusal(holder) from None
+            if os.fstat(fd).st_ino != _inode(path):  # released (and perhaps re-created) meanwhile
+                os.close(fd)
+                return None
+            self._write_holder(fd)
+            return fd, holder or {"pid": None, "host": None}
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            raise
+
+    @staticmethod
+    def _read_holder(fd: int) -> dict[str, Any]:
+        raw = os.pread(fd, 4096, 0)
+        try:
+            doc = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            return {}
+        return doc if isinstance(doc, dict) else {}
+
+    def _refusal(self, holder: dict[str, Any], *, elsewhere: bool = False) -> RolloutError:
+        hint = f"; if that run is gone, remove {self.lock_path}" if elsewhere else ""
+        return RolloutError(
+            f"change {self.change_id} is already running: pid {holder.get('pid')} on {holder.get('host')} "
+            f"holds {self.lock_path} since {holder.get('since')}{hint}"
+        )
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except FileNotFoundError:
+        return None
