@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_rollout_sandbox import CONFIG, NODES, box_fixture, digest, kubeconfig_fixture  # noqa: F401  (fixtures)
 
 from conftest import ROOT
 from tmnb.cli import main
 from tmnb.sandbox import Sandbox
+
+from .test_rollout_sandbox import CONFIG, NODES, box_fixture, digest, kubeconfig_fixture  # noqa: F401  (fixtures)
 
 NOTEBOOK = str(ROOT / "notebooks" / "04-rollout.ipynb")
 pytestmark = pytest.mark.notebook

@@ -204,6 +204,13 @@ def prepare(
             drain=drain,  # type: ignore[arg-type]
             read=read,
         )
+    moving = [n.node for n in plan.nodes if n.state_files]
+    if executor == "node-pod" and moving:
+        raise InputError(
+            f"the node-pod executor cannot stop the kubelet (its pods need a running kubelet), but "
+            f"{', '.join(moving)} need their state files moved with the kubelet stopped: use ssh or local",
+            where="executor",
+        )
     journal = Journal(folder / "journal.jsonl", change_id)
     cluster = collect = None
     if mode == "execute":
