@@ -3,9 +3,11 @@
 A sandbox twin of the sample fleet is started on 127.0.0.1; the inventory collects it live through
 the official client and reads each node's files with the node collector (as it would a real
 cluster's), and writes the baseline snapshot; occupancy and readiness then read that snapshot. The
-readiness report's canary then gets the change (config file edited, kubelet restarted), a second
-collection captures the result, and the comparison report puts the two side by side. Every report
-lands in one demo folder.
+readiness report's canary then gets the change through the guided rollout (04-rollout in execute
+mode, the canary gate approved by parameter, the sandbox executor: preflight, backup, apply,
+restart, verify against the prediction, journal), a second collection captures the result, and the
+comparison report puts the two side by side with the rollout journal marking the change. Every
+report lands in one demo folder.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ def _notebook(name: str) -> Path:
 
 def run_demo(reports_dir: str | Path = "reports") -> list[RunResult]:
     from tmnb.sandbox import Faults, Sandbox
-    from tmnb.sandbox.rehearse import apply_kubelet_change
     from tmnb.sources.sample import load_sample
 
     folder = Path(reports_dir) / f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-demo"
@@ -45,9 +46,20 @@ def run_demo(reports_dir: str | Path = "reports") -> list[RunResult]:
             for name in ("02-numa-occupancy.ipynb", "03-readiness.ipynb"):
                 results.append(run(_notebook(name), params={"source": baseline}, out=folder / Path(name).stem))
             canary = _canary(results[-1].results.get("canary") or {})
-            apply_kubelet_change(box.cluster, canary, DEMO_CHANGE)
+            change = {
+                "target": DEMO_CHANGE,
+                "nodes": [canary],
+                "canary": canary,
+                "mode": "execute",
+                "approve": ["canary"],
+                "executor": "sandbox",
+                "change_id": "demo-canary",
+                "state_dir": str(folder / "rollout-state"),
+            }
+            results.append(run(_notebook("04-rollout.ipynb"), params=change, out=folder / "04-rollout"))
             after = run(_notebook("01-inventory.ipynb"), params=live, out=folder / "after-change-inventory")
-            params = {"before": baseline, "after": after.results["snapshot"]}
+            journal = results[-1].results.get("journal") or ""
+            params = {"before": baseline, "after": after.results["snapshot"], "journal": journal}
             results.append(run(_notebook("05-compare.ipynb"), params=params, out=folder / "05-compare"))
         finally:
             if previous is None:
