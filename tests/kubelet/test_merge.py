@@ -20,7 +20,7 @@ from tmnb.kubelet.merge import (
     merge_lists,
 )
 from tmnb.kubelet.options import TopologyManagerOptions
-from tmnb.kubelet.policy import TopologyPolicy
+from tmnb.kubelet.policy import policy_for
 
 
 def M(*bits: int) -> int:  # noqa: N802 - reads like the kubelet tables
@@ -234,7 +234,7 @@ def test_merge_equals_literal_permutation_fold(data, prefer_closest):
 @given(machines_and_providers(), st.sampled_from(["best-effort", "restricted", "single-numa-node"]), st.randoms())
 def test_merge_independent_of_provider_and_hint_order(data, policy, rnd):
     nodes, providers, rows = data
-    tm = TopologyPolicy(policy, NUMAInfo(nodes, rows), TopologyManagerOptions(prefer_closest_numa=True))
+    tm = policy_for(policy, NUMAInfo(nodes, rows), TopologyManagerOptions(prefer_closest_numa=True))
     shuffled = [None if p is None else dict(rnd.sample(list(p.items()), len(p))) for p in providers]
     shuffled = [
         p if p is None else {k: None if v is None else rnd.sample(v, len(v)) for k, v in p.items()} for p in shuffled
@@ -247,7 +247,7 @@ def test_merge_independent_of_provider_and_hint_order(data, policy, rnd):
 @given(machines_and_providers())
 def test_single_numa_node_never_multi_node(data):
     nodes, providers, _ = data
-    hint, admit = TopologyPolicy("single-numa-node", NUMAInfo(nodes)).merge(providers)
+    hint, admit = policy_for("single-numa-node", NUMAInfo(nodes)).merge(providers)
     assert hint.affinity is None or hint.affinity.bit_count() == 1
     assert admit == hint.preferred
 
@@ -256,7 +256,7 @@ def test_single_numa_node_never_multi_node(data):
 @given(machines_and_providers(), st.sampled_from(["restricted", "single-numa-node"]))
 def test_restricted_and_single_numa_admit_only_preferred(data, policy):
     nodes, providers, _ = data
-    hint, admit = TopologyPolicy(policy, NUMAInfo(nodes)).merge(providers)
+    hint, admit = policy_for(policy, NUMAInfo(nodes)).merge(providers)
     assert admit is hint.preferred
 
 
@@ -264,7 +264,7 @@ def test_restricted_and_single_numa_admit_only_preferred(data, policy):
 @given(machines_and_providers(), st.sampled_from(["best-effort", "none"]))
 def test_best_effort_and_none_always_admit(data, policy):
     nodes, providers, _ = data
-    hint, admit = TopologyPolicy(policy, NUMAInfo(nodes)).merge(providers)
+    hint, admit = policy_for(policy, NUMAInfo(nodes)).merge(providers)
     assert admit is True
     if policy == "none":
         assert hint == TopologyHint(None, False)
@@ -277,7 +277,4 @@ def test_best_effort_and_none_always_admit(data, policy):
 def test_restricted_hint_equals_best_effort_hint(data):
     nodes, providers, _ = data
     numa = NUMAInfo(nodes)
-    assert (
-        TopologyPolicy("restricted", numa).merge(providers)[0]
-        == TopologyPolicy("best-effort", numa).merge(providers)[0]
-    )
+    assert policy_for("restricted", numa).merge(providers)[0] == policy_for("best-effort", numa).merge(providers)[0]

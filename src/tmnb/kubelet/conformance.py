@@ -13,14 +13,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TextIO
 
 from tmnb.errors import ConfigRejected, InputError, TmnbError
-from tmnb.kubelet.cpu_static import AdmissionError, CPUStaticPolicy, generate_cpu_hints
+from tmnb.kubelet.cpu_static import CPUStaticPolicy, generate_cpu_hints
 from tmnb.kubelet.cpu_topology import CPUTopology, mask_of_cpus
 from tmnb.kubelet.devices import Device, generate_device_hints
+from tmnb.kubelet.errors import AdmissionError
 from tmnb.kubelet.hints import provider_from_json, provider_to_json
-from tmnb.kubelet.memory_static import MemoryTable, NUMANodeState, calculate_hints
+from tmnb.kubelet.manager import new_topology_manager
+from tmnb.kubelet.memory_static import ModelMemoryTable, NUMANodeState, calculate_hints
 from tmnb.kubelet.options import CPUManagerOptions, parse_cpu_manager_options, parse_topology_manager_options
 from tmnb.kubelet.pod import Container, Pod
-from tmnb.kubelet.policy import new_topology_manager
 from tmnb.kubelet.scope import admit_pod
 
 Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
@@ -197,7 +198,7 @@ def run_memory_hints(inp: Mapping[str, Any]) -> dict[str, Any]:
         try:
             node = int(key)
             tables = {
-                res: MemoryTable(
+                res: ModelMemoryTable(
                     total=int(t["total"]),
                     system_reserved=int(t["system_reserved"]),
                     allocatable=int(t["allocatable"]),

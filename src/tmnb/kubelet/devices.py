@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from tmnb.errors import InputError
 from tmnb.kubelet.bitmask import iterate_masks, mask_of
-from tmnb.kubelet.cpu_static import AdmissionError
+from tmnb.kubelet.errors import AdmissionError
 from tmnb.kubelet.hints import TopologyHint
 from tmnb.kubelet.pod import Container, Pod, pod_level_request, value
 
