@@ -8,7 +8,7 @@ nothing fits, the hint map is *empty* (not an empty list), which the Topology Ma
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from tmnb.errors import ConfigRejected, InputError
@@ -155,13 +155,19 @@ class MemoryStaticPolicy:
 
     def pod_requested(self, pod: Pod) -> dict[str, int]:
         resources = {r for c in pod.containers for r in self.requested(c)}
-        return {r: pod_level_request(pod, lambda c, r=r: self.requested(c).get(r, 0)) for r in resources}
+
+        def request_of(resource: str) -> Callable[[Container], int | None]:
+            return lambda c: self.requested(c).get(resource, 0)
+
+        return {r: pod_level_request(pod, request_of(r)) for r in resources}
 
     # ------------------------------------------------------------------ hints
     def _eligible(self, pod: Pod) -> bool:
         return pod.qos() == GUARANTEED and not pod.has_pod_level_resources
 
-    def _regenerate(self, blocks: list[ModelMemoryBlock], requested: Mapping[str, int]):
+    def _regenerate(
+        self, blocks: list[ModelMemoryBlock], requested: Mapping[str, int]
+    ) -> dict[str, list[TopologyHint]] | None:
         hints: dict[str, list[TopologyHint]] = {r: [] for r in requested}
         if len(blocks) != len(requested):
             return None
@@ -272,9 +278,9 @@ class MemoryStaticPolicy:
             return
         pool = self.reusable.get(pod.uid, {})
         for b in blocks:
-            per = pool.get(mask_of(b.numa))
-            if per and per.get(b.type):
-                per[b.type] = 0 if b.size >= per[b.type] else per[b.type] - b.size
+            held = pool.get(mask_of(b.numa))
+            if held and held.get(b.type):
+                held[b.type] = 0 if b.size >= held[b.type] else held[b.type] - b.size
 
     def _shrink_init_blocks(self, pod: Pod, container: Container, blocks: list[ModelMemoryBlock]) -> None:
         """Account reused init-container memory so the pod's blocks add up to what it really holds."""
