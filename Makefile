@@ -27,6 +27,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -19,10 +19,11 @@ from tmnb.kubelet.cpu_static import generate_cpu_hints
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology
 from tmnb.kubelet.devices import Device
 from tmnb.kubelet.merge import NUMAInfo
-from tmnb.kubelet.node import KubeletSettings, Machine, NodeModel, NodeSimulator, NUMANode
+from tmnb.kubelet.names import BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE
+from tmnb.kubelet.node import Machine, ModelSettings, NodeModel, NodeSimulator, NUMANode
 from tmnb.kubelet.options import CPUManagerOptions, TopologyManagerOptions
 from tmnb.kubelet.pod import Container, Pod
-from tmnb.kubelet.policy import TopologyPolicy
+from tmnb.kubelet.policy import policy_for
 
 GI = 1 << 30
 
@@ -59,9 +60,7 @@ def bench_merge(numa_count: int, seconds: float = 1.5) -> float:
     topo = machine(1 if numa_count < 2 else 2, max(1, numa_count // 2), 8).cpus
     topo = CPUTopology(topo)
     numa = NUMAInfo(tuple(range(numa_count)))
-    policies = [
-        TopologyPolicy(p, numa, TopologyManagerOptions()) for p in ("best-effort", "restricted", "single-numa-node")
-    ]
+    policies = [policy_for(p, numa, TopologyManagerOptions()) for p in (BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE)]
     cases = []
     for _ in range(200):
         avail = rnd.getrandbits(topo.num_cpus) & topo.all_mask
@@ -83,7 +82,7 @@ _MACHINE = machine(2, 1, 32, gpus_per_numa=2)  # one machine type for the whole 
 
 
 def node_model(name: str, policy: str) -> NodeModel:
-    settings = KubeletSettings(
+    settings = ModelSettings(
         topology_manager_policy=policy,
         cpu_manager_policy="static",
         reserved_cpu_count=2,

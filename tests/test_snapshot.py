@@ -4,7 +4,7 @@ import json
 import pytest
 
 from factories import node, pod, snapshot
-from tmnb.errors import SnapshotError
+from tmnb.errors import InputError, SnapshotError
 from tmnb.snapshot import SCHEMA_ID, digest, from_dict, json_schema, load, save, to_dict
 from tmnb.snapshot.io import manifest_path
 
@@ -116,5 +116,5 @@ def test_node_lookup_and_pods_on():
     snap = snapshot([node("a"), node("b")], [pod("p1", "a"), pod("p2", "b")])
     assert snap.node("b").name == "b"
     assert [p.name for p in snap.pods_on("a")] == ["p1"]
-    with pytest.raises(KeyError):
+    with pytest.raises(InputError, match="no node named 'zzz' in this snapshot \\(nodes: a, b\\)"):
         snap.node("zzz")

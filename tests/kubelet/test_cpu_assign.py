@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tmnb.cpuset import CPUSet
-from tmnb.kubelet.cpu_assign import CPUAllocationError, _Accumulator, take_distributed, take_packed
+from tmnb.kubelet.cpu_assign import _Accumulator, take_distributed, take_packed
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, cpus_of, mask_of_cpus
+from tmnb.kubelet.errors import CPUAllocationError
 
 
 def topo(rows: dict[int, tuple[int, int, int]]) -> CPUTopology:

@@ -1,8 +1,13 @@
-"""Bitmask rules, merge internals (ported from the kubelet's unit tables) and merge properties."""
+"""Bitmask rules, merge internals and the four policies' merge, against expectations that do not
+come from the code under test: the kubelet's own test tables (pkg/kubelet/cm/topologymanager
+policy_test.go, policy_best_effort_test.go, policy_restricted_test.go,
+policy_single_numa_node_test.go, restated here as data), cases worked out by hand, and a literal
+fold over every permutation with its own port of the kubelet's hint comparison."""
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -10,7 +15,7 @@ from hypothesis import strategies as st
 
 from tmnb.errors import InputError
 from tmnb.kubelet.bitmask import bits_of, is_narrower, iterate_masks, mask_of
-from tmnb.kubelet.hints import TopologyHint
+from tmnb.kubelet.hints import ProviderHints, TopologyHint
 from tmnb.kubelet.merge import (
     NUMAInfo,
     _compare,
@@ -19,8 +24,9 @@ from tmnb.kubelet.merge import (
     filter_single_numa,
     merge_lists,
 )
+from tmnb.kubelet.names import BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE, TOPOLOGY_NONE
 from tmnb.kubelet.options import TopologyManagerOptions
-from tmnb.kubelet.policy import TopologyPolicy
+from tmnb.kubelet.policy import policy_for
 
 
 def M(*bits: int) -> int:  # noqa: N802 - reads like the kubelet tables
@@ -176,7 +182,151 @@ class TestFilters:
         assert filter_single_numa(wide) == [[H(0), H(1)], [], []]
 
 
-# ---------------------------------------------------------------- property tests
+# ---------------------------------------------------------------- the policies' merge, case by case
+
+NIL_T, NIL_F = TopologyHint(None, True), TopologyHint(None, False)
+FOUR = NUMAInfo((0, 1, 2, 3))
+TWO = NUMAInfo((0, 1))
+
+
+def F(*bits: int) -> TopologyHint:  # noqa: N802 - a non-preferred hint, as in the tables
+    return H(*bits, p=False)
+
+
+def one(**resources: list[TopologyHint] | None) -> dict[str, list[TopologyHint] | None]:
+    """One provider answering for the given resources."""
+    return dict(resources)
+
+
+def merged(policy: str, numa: NUMAInfo, providers: Sequence[ProviderHints]) -> tuple[TopologyHint, bool]:
+    return policy_for(policy, numa).merge(providers)
+
+
+# (what the case shows, providers, merged hint) from commonPolicyMergeTestCases: every hint that wins
+# is preferred and names one node, so best-effort and restricted (on four nodes) and single-numa-node
+# (on two) all store it and admit the pod.
+COMMON = [
+    ("same single node from both, node 0", [one(r1=[H(0)]), one(r2=[H(0)])], H(0)),
+    ("same single node from both, node 1", [one(r1=[H(1)]), one(r2=[H(1)])], H(1)),
+    ("a provider without hints does not constrain, node 0", [None, one(r=[H(0)])], H(0)),
+    ("a provider without hints does not constrain, node 1", [None, one(r=[H(1)])], H(1)),
+    ("two choices meet one, node 0", [one(r1=[H(0), H(1)]), one(r2=[H(0)])], H(0)),
+    ("two choices meet one, node 1", [one(r1=[H(0), H(1)]), one(r2=[H(1)])], H(1)),
+    ("the narrower preferred hint both offer", [one(r1=[H(0), H(1)]), one(r2=[H(0), F(0, 1)])], H(0)),
+    (
+        "a wider preferred hint beats a narrower non-preferred merge",
+        [one(r1=[H(1), F(0, 1)]), one(r2=[H(0), H(1), F(0, 1)])],
+        H(1),
+    ),
+    ("two resources of one provider", [one(r1=[H(1), F(0, 1)], r2=[H(0), H(1), F(0, 1)])], H(1)),
+]
+
+
+@pytest.mark.parametrize(("case", "providers", "hint"), COMMON, ids=[c[0] for c in COMMON])
+@pytest.mark.parametrize(("policy", "numa"), [(BEST_EFFORT, FOUR), (RESTRICTED, FOUR), (SINGLE_NUMA_NODE, TWO)])
+def test_common_table(policy, numa, case, providers, hint):
+    assert merged(policy, numa, providers) == (hint, True)
+
+
+# (what the case shows, providers, merged hint, restricted admits) from the best-effort tables on four
+# nodes; restricted merges the same way (it embeds best-effort) but admits only preferred hints.
+BEST_EFFORT_TABLE = [
+    ("equal pairs of masks: the numerically lower", [one(r1=[H(0, 1), H(0, 2)]), one(r2=[H(0, 1), H(0, 2)])],
+     H(0, 1), True),
+    ("no providers: any node, preferred", [], H(0, 1, 2, 3), True),
+    ("an empty hint map: any node, preferred", [{}], H(0, 1, 2, 3), True),
+    ("a nil hint list: any node, preferred", [one(r=None)], H(0, 1, 2, 3), True),
+    ("an empty hint list: cannot be satisfied", [one(r=[])], F(0, 1, 2, 3), False),
+    ("a preferred nil hint", [one(r=[NIL_T])], H(0, 1, 2, 3), True),
+    ("a non-preferred nil hint", [one(r=[NIL_F])], F(0, 1, 2, 3), False),
+    ("no common node: the whole machine, not preferred", [one(r1=[H(0)]), one(r2=[H(1)])], F(0, 1, 2, 3), False),
+    ("same node, one side not preferred, node 0", [one(r1=[H(0)]), one(r2=[F(0)])], F(0), False),
+    ("same node, one side not preferred, node 1", [one(r1=[H(1)]), one(r2=[F(1)])], F(1), False),
+    ("different preferred masks merge to a non-preferred one, node 0", [one(r1=[H(0)]), one(r2=[H(0, 1)])],
+     F(0), False),
+    ("different preferred masks merge to a non-preferred one, node 1", [one(r1=[H(1)]), one(r2=[H(0, 1)])],
+     F(1), False),
+    ("two choices against one wide non-preferred", [one(r1=[H(0), H(1)]), one(r2=[F(0, 1)])], F(0), False),
+    ("non-preferred: stop at the best count (2)", [one(r1=[F(0, 1, 2, 3), F(0, 1)]), one(r2=[F(0, 1)])],
+     F(0, 1), False),
+    ("non-preferred: any mask of the best count", [one(r1=[F(0, 1, 2, 3), F(0, 1)]), one(r2=[F(0, 3)])],
+     F(0, 3), False),
+    ("non-preferred: the merge that reaches the count", [one(r1=[F(0, 1, 2, 3), F(0, 1)]), one(r2=[F(1, 2)])],
+     F(1, 2), False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "providers", "hint", "restricted_admits"), BEST_EFFORT_TABLE, ids=[c[0] for c in BEST_EFFORT_TABLE]
+)
+def test_best_effort_and_restricted_table(case, providers, hint, restricted_admits):
+    assert merged(BEST_EFFORT, FOUR, providers) == (hint, True)
+    assert merged(RESTRICTED, FOUR, providers) == (hint, restricted_admits)
+
+
+# (what the case shows, providers, stored hint) from the single-numa-node table on two nodes: a merge
+# that spans the machine is stored as nil, and only a preferred hint admits the pod.
+SINGLE_NUMA_TABLE = [
+    ("no providers", [], NIL_T),
+    ("an empty hint map", [{}], NIL_T),
+    ("a nil hint list", [one(r=None)], NIL_T),
+    ("an empty hint list", [one(r=[])], NIL_F),
+    ("a preferred nil hint", [one(r=[NIL_T])], NIL_T),
+    ("a non-preferred nil hint", [one(r=[NIL_F])], NIL_F),
+    ("no common node", [one(r1=[H(0)]), one(r2=[H(1)])], NIL_F),
+    ("same node, one side not preferred, node 0", [one(r1=[H(0)]), one(r2=[F(0)])], NIL_F),
+    ("same node, one side not preferred, node 1", [one(r1=[H(1)]), one(r2=[F(1)])], NIL_F),
+    ("two choices against one wide non-preferred", [one(r1=[H(0), H(1)]), one(r2=[F(0, 1)])], NIL_F),
+    ("a preferred two-node hint is filtered out", [one(r1=[H(0, 1)], r2=[H(0), H(1), F(0, 1)])], NIL_F),
+    ("a nil provider next to single-node choices", [one(r1=[H(0), H(1), F(0, 1)]), None], H(0)),
+]
+
+
+@pytest.mark.parametrize(("case", "providers", "hint"), SINGLE_NUMA_TABLE, ids=[c[0] for c in SINGLE_NUMA_TABLE])
+def test_single_numa_node_table(case, providers, hint):
+    assert merged(SINGLE_NUMA_NODE, TWO, providers) == (hint, hint.preferred is True)
+
+
+def test_none_policy_admits_without_affinity():
+    # by hand: the none policy never merges, whatever the providers say
+    assert merged(TOPOLOGY_NONE, TWO, [one(r=[])]) == (NIL_F, True)
+    assert merged(TOPOLOGY_NONE, TWO, [one(r1=[H(0)]), one(r2=[H(1)])]) == (NIL_F, True)
+
+
+def test_non_preferred_merge_climbs_to_the_best_count():
+    # by hand, four nodes. Lists: cpu [{0,1,2}], gpu [{0}, {1,2,3}], all non-preferred. The best
+    # non-preferred count is max(3, 1) = 3. Permutations: {0,1,2}&{0} = {0} (1 node) and
+    # {0,1,2}&{1,2,3} = {1,2} (2 nodes). Below the count, the wider one is closer: {1,2}.
+    providers = [one(cpu=[F(0, 1, 2)]), one(gpu=[F(0), F(1, 2, 3)])]
+    assert merged(BEST_EFFORT, FOUR, providers) == (F(1, 2), True)
+    assert merged(RESTRICTED, FOUR, providers) == (F(1, 2), False)
+    # single-numa-node drops every non-preferred hint: both lists are empty, so nothing merges and the
+    # machine-wide default is stored as nil
+    assert merged(SINGLE_NUMA_NODE, FOUR, providers) == (NIL_F, False)
+
+
+def test_prefer_closest_numa_picks_the_nearer_pair():
+    # by hand, four nodes where 0 is near 2 and 1 near 3. {0,1}: (10+20+20+10)/4 = 15;
+    # {0,2}: (10+11+11+10)/4 = 10.5. Without the option equal counts fall back to the lower mask.
+    rows = {0: [10, 20, 11, 20], 1: [20, 10, 20, 11], 2: [11, 20, 10, 20], 3: [20, 11, 20, 10]}
+    providers = [one(cpu=[H(0, 1), H(0, 2)])]
+    closest = TopologyManagerOptions(prefer_closest_numa=True)
+    assert policy_for(BEST_EFFORT, NUMAInfo((0, 1, 2, 3), rows)).merge(providers) == (H(0, 1), True)
+    assert policy_for(BEST_EFFORT, NUMAInfo((0, 1, 2, 3), rows), closest).merge(providers) == (H(0, 2), True)
+    assert policy_for(RESTRICTED, NUMAInfo((0, 1, 2, 3), rows), closest).merge(providers) == (H(0, 2), True)
+    # single-numa-node ignores the option: both hints span two nodes and are filtered out
+    assert policy_for(SINGLE_NUMA_NODE, NUMAInfo((0, 1, 2, 3), rows), closest).merge(providers) == (NIL_F, False)
+
+
+def test_policy_names_and_alignment():
+    names = {p: policy_for(p, TWO).name for p in (TOPOLOGY_NONE, BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE)}
+    assert names == {"none": "none", "best-effort": "best-effort", "restricted": "restricted",
+                     "single-numa-node": "single-numa-node"}  # fmt: skip
+    aligned = [p for p in names if policy_for(p, TWO).aligns_single_numa]
+    assert aligned == ["single-numa-node"]
+
+
+# ---------------------------------------------------------------- a literal reference fold
 
 NODE_COUNTS = st.sampled_from([1, 2, 3, 4])
 
@@ -198,27 +348,85 @@ def machines_and_providers(draw):
     return nodes, providers, rows
 
 
-def reference_merge(lists, numa: NUMAInfo, prefer_closest: bool) -> TopologyHint:
-    """The kubelet's literal fold: every permutation in nested-loop order, compare against best."""
-    threshold = best_non_preferred_count(lists)
+def _ref_lists(providers):
+    """The kubelet's filterProvidersHints, restated: a nil answer or nil list means any node is fine,
+    an empty list means the resource cannot be satisfied."""
+    out = []
+    for provider in providers:
+        if not provider:
+            out.append([NIL_T])
+            continue
+        for hints in provider.values():
+            out.append([NIL_T] if hints is None else [NIL_F] if hints == [] else list(hints))
+    return out
+
+
+def _ref_narrower(a: int, b: int) -> bool:
+    """bitmask IsNarrowerThan: fewer bits, or as many bits and a lower value."""
+    return a.bit_count() < b.bit_count() or (a.bit_count() == b.bit_count() and a < b)
+
+
+def _ref_average(rows, mask: int) -> float:
+    nodes = [i for i in range(64) if mask >> i & 1]
+    return sum(float(rows[i][j]) for i in nodes for j in nodes) / (len(nodes) ** 2)
+
+
+def _ref_fitter(current: tuple[int, bool], candidate: tuple[int, bool], rows) -> tuple[int, bool]:
+    """The mask comparison: narrowest, or with prefer-closest-numa-nodes the lowest average distance
+    among masks of equal size (ties again by narrowness)."""
+    cur, cand = current[0], candidate[0]
+    if rows is not None and cur.bit_count() == cand.bit_count():
+        dc, dn = _ref_average(rows, cur), _ref_average(rows, cand)
+        if dc != dn:
+            return candidate if dn < dc else current
+    return candidate if _ref_narrower(cand, cur) else current
+
+
+def _ref_pick(current, candidate, count: int, rows):
+    """HintMerger.compare as the kubelet's comments lay it out, case by case."""
+    if current is None:
+        return candidate
+    if current[1] != candidate[1]:
+        return candidate if candidate[1] else current
+    if current[1]:
+        return _ref_fitter(current, candidate, rows)
+    c, n = current[0].bit_count(), candidate[0].bit_count()
+    if c > count:  # (1) above the count: anything fitter
+        return _ref_fitter(current, candidate, rows)
+    if c == count:  # (2) at the count: only a fitter mask of the same count
+        return _ref_fitter(current, candidate, rows) if n == count else current
+    if n > count:  # (3a)
+        return current
+    if n == count:  # (3b)
+        return candidate
+    if n != c:  # (3ca), (3cb): climb towards the count
+        return candidate if n > c else current
+    return _ref_fitter(current, candidate, rows)  # (3cc)
+
+
+def reference_merge(lists, nodes, rows=None) -> TopologyHint:
+    """Every permutation in nested-loop order, merged and folded with ``_ref_pick``."""
+    machine = sum(1 << n for n in nodes)
+    count = max((min(h.affinity.bit_count() for h in hs if h.affinity is not None)
+                 for hs in lists if any(h.affinity is not None for h in hs)), default=0)  # fmt: skip
     best = None
     for perm in itertools.product(*lists):
-        preferred = True
-        merged = numa.default_mask
-        first = None
-        for affinity, hint_preferred in perm:
-            if affinity is not None:
-                merged &= affinity
-                if first is None:
-                    first = affinity
-                elif affinity != first:
-                    preferred = False
-            if not hint_preferred:
-                preferred = False
-        if merged == 0:
-            continue
-        best = _compare(numa, threshold, prefer_closest, best, (merged, preferred))
-    return TopologyHint(numa.default_mask, False) if best is None else TopologyHint(*best)
+        masks = [h.affinity for h in perm if h.affinity is not None]
+        mask = machine
+        for m in masks:
+            mask &= m
+        preferred = all(h.preferred for h in perm) and all(m == masks[0] for m in masks)
+        if mask:
+            best = _ref_pick(best, (mask, preferred), count, rows)
+    return TopologyHint(machine, False) if best is None else TopologyHint(*best)
+
+
+def test_reference_merge_agrees_with_the_tables():
+    """The reference is itself checked against the kubelet's cases before it judges the code."""
+    for _, providers, hint, _ in BEST_EFFORT_TABLE:
+        assert reference_merge(_ref_lists(providers), FOUR.nodes) == hint
+    for _, providers, hint in COMMON:
+        assert reference_merge(_ref_lists(providers), FOUR.nodes) == hint
 
 
 @settings(max_examples=300, deadline=None)
@@ -226,58 +434,40 @@ def reference_merge(lists, numa: NUMAInfo, prefer_closest: bool) -> TopologyHint
 def test_merge_equals_literal_permutation_fold(data, prefer_closest):
     nodes, providers, rows = data
     numa = NUMAInfo(nodes, rows)
-    lists = filter_provider_hints(providers)
-    assert merge_lists(lists, numa, prefer_closest=prefer_closest) == reference_merge(lists, numa, prefer_closest)
+    expected = reference_merge(_ref_lists(providers), nodes, rows if prefer_closest else None)
+    assert merge_lists(filter_provider_hints(providers), numa, prefer_closest=prefer_closest) == expected
 
 
 @settings(max_examples=200, deadline=None)
-@given(machines_and_providers(), st.sampled_from(["best-effort", "restricted", "single-numa-node"]), st.randoms())
+@given(machines_and_providers())
+def test_restricted_admits_exactly_when_a_preferred_merge_exists(data):
+    nodes, providers, _ = data
+    expected = reference_merge(_ref_lists(providers), nodes)
+    assert merged(RESTRICTED, NUMAInfo(nodes), providers) == (expected, expected.preferred)
+    assert merged(BEST_EFFORT, NUMAInfo(nodes), providers) == (expected, True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(machines_and_providers())
+def test_single_numa_node_against_the_reference(data):
+    nodes, providers, _ = data
+    single = [[h for h in hs if h.preferred and (h.affinity is None or h.affinity.bit_count() == 1)]
+              for hs in _ref_lists(providers)]  # fmt: skip
+    best = reference_merge(single, nodes)
+    stored = TopologyHint(None, best.preferred) if best.affinity == sum(1 << n for n in nodes) else best
+    hint, admit = merged(SINGLE_NUMA_NODE, NUMAInfo(nodes), providers)
+    assert (hint, admit) == (stored, stored.preferred)
+    assert hint.affinity is None or hint.affinity.bit_count() == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(machines_and_providers(), st.sampled_from([BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE]), st.randoms())
 def test_merge_independent_of_provider_and_hint_order(data, policy, rnd):
     nodes, providers, rows = data
-    tm = TopologyPolicy(policy, NUMAInfo(nodes, rows), TopologyManagerOptions(prefer_closest_numa=True))
+    tm = policy_for(policy, NUMAInfo(nodes, rows), TopologyManagerOptions(prefer_closest_numa=True))
     shuffled = [None if p is None else dict(rnd.sample(list(p.items()), len(p))) for p in providers]
     shuffled = [
         p if p is None else {k: None if v is None else rnd.sample(v, len(v)) for k, v in p.items()} for p in shuffled
     ]
     rnd.shuffle(shuffled)
     assert tm.merge(providers) == tm.merge(shuffled)
-
-
-@settings(max_examples=200, deadline=None)
-@given(machines_and_providers())
-def test_single_numa_node_never_multi_node(data):
-    nodes, providers, _ = data
-    hint, admit = TopologyPolicy("single-numa-node", NUMAInfo(nodes)).merge(providers)
-    assert hint.affinity is None or hint.affinity.bit_count() == 1
-    assert admit == hint.preferred
-
-
-@settings(max_examples=200, deadline=None)
-@given(machines_and_providers(), st.sampled_from(["restricted", "single-numa-node"]))
-def test_restricted_and_single_numa_admit_only_preferred(data, policy):
-    nodes, providers, _ = data
-    hint, admit = TopologyPolicy(policy, NUMAInfo(nodes)).merge(providers)
-    assert admit is hint.preferred
-
-
-@settings(max_examples=200, deadline=None)
-@given(machines_and_providers(), st.sampled_from(["best-effort", "none"]))
-def test_best_effort_and_none_always_admit(data, policy):
-    nodes, providers, _ = data
-    hint, admit = TopologyPolicy(policy, NUMAInfo(nodes)).merge(providers)
-    assert admit is True
-    if policy == "none":
-        assert hint == TopologyHint(None, False)
-    else:
-        assert hint.affinity is not None and hint.affinity & ~NUMAInfo(nodes).default_mask == 0
-
-
-@settings(max_examples=100, deadline=None)
-@given(machines_and_providers())
-def test_restricted_hint_equals_best_effort_hint(data):
-    nodes, providers, _ = data
-    numa = NUMAInfo(nodes)
-    assert (
-        TopologyPolicy("restricted", numa).merge(providers)[0]
-        == TopologyPolicy("best-effort", numa).merge(providers)[0]
-    )

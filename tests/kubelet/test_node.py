@@ -7,11 +7,11 @@ import pytest
 from tmnb.errors import ConfigRejected
 from tmnb.kubelet.cpu_topology import CPUInfo
 from tmnb.kubelet.devices import Device
-from tmnb.kubelet.memory_static import MemoryBlock
+from tmnb.kubelet.memory_static import ModelMemoryBlock
 from tmnb.kubelet.node import (
     ExistingAllocation,
-    KubeletSettings,
     Machine,
+    ModelSettings,
     NodeModel,
     NodeSimulator,
     NUMANode,
@@ -31,7 +31,7 @@ def machine(devices=None) -> Machine:
     return Machine(CPUS, nodes, devices or {})
 
 
-def settings(**kw) -> KubeletSettings:
+def settings(**kw) -> ModelSettings:
     base = {
         "topology_manager_policy": "single-numa-node",
         "cpu_manager_policy": "static",
@@ -40,7 +40,7 @@ def settings(**kw) -> KubeletSettings:
         "reserved_memory": {0: {"memory": "1Gi"}},
     }
     base.update(kw)
-    return KubeletSettings(**base)
+    return ModelSettings(**base)
 
 
 def gpod(name: str, cpu: str, memory: str = "1Gi", *, init=(), extra=None, sidecar=False) -> Pod:
@@ -69,7 +69,7 @@ def test_sequential_single_numa_node_packing():
     )
     assert c.pod_status_message == "Pod was rejected: Resources cannot be allocated with Topology locality"
     assert (d.admitted, str(d.containers[0].cpuset)) == (True, "6")
-    assert d.containers[0].memory == (MemoryBlock((0,), GI, "memory"),)
+    assert d.containers[0].memory == (ModelMemoryBlock((0,), GI, "memory"),)
 
 
 def test_best_effort_admits_cross_numa_and_allocates_from_hint_first():
@@ -171,7 +171,9 @@ def test_existing_allocations_are_respected():
         "n",
         machine(),
         settings(),
-        allocations=(ExistingAllocation("old", "app", cpus="3-5,9-11", memory=(MemoryBlock((1,), GI, "memory"),)),),
+        allocations=(
+            ExistingAllocation("old", "app", cpus="3-5,9-11", memory=(ModelMemoryBlock((1,), GI, "memory"),)),
+        ),
     )
     (res,) = simulate(node, [gpod("new", "5")])
     assert res.admitted and str(res.containers[0].cpuset) == "1-2,6-8"

@@ -9,7 +9,7 @@ import pytest
 from tmnb.errors import InputError
 from tmnb.kubelet.devices import Device, DeviceManager
 from tmnb.kubelet.hints import TopologyHint
-from tmnb.kubelet.memory_static import MemoryBlock, MemoryStaticPolicy
+from tmnb.kubelet.memory_static import MemoryStaticPolicy, ModelMemoryBlock
 from tmnb.kubelet.pod import BEST_EFFORT, BURSTABLE, GUARANTEED, Container, Pod, compute_qos
 
 GI = 1 << 30
@@ -138,8 +138,8 @@ class TestMemoryManager:
         policy = self._policy()
         pod = mem_pod("pod1", [("container1", "1Gi", "1Gi")])
         policy.blocks[("pod1", "container1")] = [
-            MemoryBlock((0,), GI, "memory"),
-            MemoryBlock((0,), GI, "hugepages-1Gi"),
+            ModelMemoryBlock((0,), GI, "memory"),
+            ModelMemoryBlock((0,), GI, "hugepages-1Gi"),
         ]
         want = [TopologyHint(1, True)]
         assert policy.get_topology_hints(pod, pod.containers[0]) == {"memory": want, "hugepages-1Gi": want}
@@ -147,9 +147,9 @@ class TestMemoryManager:
     @pytest.mark.parametrize(
         "blocks",
         [
-            [MemoryBlock((0,), GI, "memory")],  # number of blocks differs from requested resources
-            [MemoryBlock((0,), GI, "memory"), MemoryBlock((0,), GI, "hugepages-2Mi")],  # other resource
-            [MemoryBlock((0,), 512 * MI, "memory"), MemoryBlock((0,), GI, "hugepages-1Gi")],  # other size
+            [ModelMemoryBlock((0,), GI, "memory")],  # number of blocks differs from requested resources
+            [ModelMemoryBlock((0,), GI, "memory"), ModelMemoryBlock((0,), GI, "hugepages-2Mi")],  # other resource
+            [ModelMemoryBlock((0,), 512 * MI, "memory"), ModelMemoryBlock((0,), GI, "hugepages-1Gi")],  # other size
         ],
     )
     def test_mismatching_blocks_give_no_preference(self, blocks):
@@ -162,7 +162,7 @@ class TestMemoryManager:
         policy = self._policy()
         pod = mem_pod("p", [("a", "2Gi", "1Gi")])
         blocks = policy.allocate(pod, pod.containers[0], TopologyHint(0b11, True))
-        assert blocks == [MemoryBlock((0, 1), 2 * GI, "memory"), MemoryBlock((0, 1), GI, "hugepages-1Gi")]
+        assert blocks == [ModelMemoryBlock((0, 1), 2 * GI, "memory"), ModelMemoryBlock((0, 1), GI, "hugepages-1Gi")]
         # memory allocatable per node = 4Gi - 512Mi - 2Gi hugepages = 1.5Gi: node 0 fills, node 1 takes 512Mi
         assert policy.state[0].memory["memory"].free == 0
         assert policy.state[1].memory["memory"].free == GI

@@ -18,7 +18,7 @@ from kubernetes.utils import parse_quantity
 from tmnb.analysis.whatif import replay_node
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.policy import new_topology_manager
+from tmnb.kubelet.manager import new_topology_manager
 from tmnb.parse.kubelet_fields import RESOURCE_MANAGER_FIELDS
 from tmnb.parse.kubelet_flags import parse_kubelet_args
 from tmnb.settings.defaults import defaults_for

@@ -1,7 +1,8 @@
 """A faithful model of kubelet 1.36 Topology Manager admission (facts/kubelet-admission.md).
 
 Entry points: :func:`simulate` / :class:`NodeSimulator` (admit pods on a modelled node),
-:func:`new_topology_manager` and :class:`TopologyPolicy` (start-up checks and the hint merge),
+:func:`new_topology_manager` (start-up checks), :data:`POLICIES` / :func:`policy_for` (one
+:class:`TopologyPolicy` type per policy, each with its hint merge),
 the option parsers in :mod:`tmnb.kubelet.options`, and the conformance runner
 ``python -m tmnb.kubelet.conformance``. Free of pandas, notebooks and network access.
 """
@@ -9,12 +10,13 @@ the option parsers in :mod:`tmnb.kubelet.options`, and the conformance runner
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology
 from tmnb.kubelet.devices import Device
 from tmnb.kubelet.hints import TopologyHint
-from tmnb.kubelet.memory_static import MemoryBlock
+from tmnb.kubelet.manager import new_topology_manager
+from tmnb.kubelet.memory_static import ModelMemoryBlock
 from tmnb.kubelet.node import (
     ContainerResult,
     ExistingAllocation,
-    KubeletSettings,
     Machine,
+    ModelSettings,
     NodeModel,
     NodeSimulator,
     NUMANode,
@@ -30,9 +32,10 @@ from tmnb.kubelet.options import (
     parse_topology_manager_options,
 )
 from tmnb.kubelet.pod import Container, Pod
-from tmnb.kubelet.policy import TopologyPolicy, new_topology_manager
+from tmnb.kubelet.policy import POLICIES, TopologyPolicy, policy_for
 
 __all__ = [
+    "POLICIES",
     "CPUInfo",
     "CPUManagerOptions",
     "CPUTopology",
@@ -40,9 +43,9 @@ __all__ = [
     "ContainerResult",
     "Device",
     "ExistingAllocation",
-    "KubeletSettings",
     "Machine",
-    "MemoryBlock",
+    "ModelMemoryBlock",
+    "ModelSettings",
     "NUMANode",
     "NodeModel",
     "NodeSimulator",
@@ -55,6 +58,7 @@ __all__ = [
     "option_maturity",
     "parse_cpu_manager_options",
     "parse_topology_manager_options",
+    "policy_for",
     "reserved_cpu_count",
     "simulate",
 ]

@@ -13,14 +13,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TextIO
 
 from tmnb.errors import ConfigRejected, InputError, TmnbError
-from tmnb.kubelet.cpu_static import AdmissionError, CPUStaticPolicy, generate_cpu_hints
+from tmnb.kubelet.cpu_static import CPUStaticPolicy, generate_cpu_hints
 from tmnb.kubelet.cpu_topology import CPUTopology, mask_of_cpus
 from tmnb.kubelet.devices import Device, generate_device_hints
-from tmnb.kubelet.hints import provider_from_json, provider_to_json
-from tmnb.kubelet.memory_static import MemoryTable, NUMANodeState, calculate_hints
+from tmnb.kubelet.errors import AdmissionError
+from tmnb.kubelet.hints import ProviderHints, TopologyHint, provider_from_json, provider_to_json
+from tmnb.kubelet.manager import TopologyManagerConfig, new_topology_manager
+from tmnb.kubelet.memory_static import ModelMemoryTable, NUMANodeState, calculate_hints
+from tmnb.kubelet.names import SCOPE_CONTAINER
 from tmnb.kubelet.options import CPUManagerOptions, parse_cpu_manager_options, parse_topology_manager_options
 from tmnb.kubelet.pod import Container, Pod
-from tmnb.kubelet.policy import new_topology_manager
 from tmnb.kubelet.scope import admit_pod
 
 Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
@@ -54,7 +56,7 @@ def option_strings(options: Mapping[str, Any] | None) -> dict[str, str]:
     return out
 
 
-def _manager(inp: Mapping[str, Any], scope_default: str = "container"):
+def _manager(inp: Mapping[str, Any], scope_default: str = SCOPE_CONTAINER) -> TopologyManagerConfig:
     return new_topology_manager(
         _field(inp, "policy", str),
         _field(inp, "scope", str, scope_default),
@@ -197,7 +199,7 @@ def run_memory_hints(inp: Mapping[str, Any]) -> dict[str, Any]:
         try:
             node = int(key)
             tables = {
-                res: MemoryTable(
+                res: ModelMemoryTable(
                     total=int(t["total"]),
                     system_reserved=int(t["system_reserved"]),
                     allocatable=int(t["allocatable"]),
@@ -234,15 +236,15 @@ class _FixedProvider:
             raise InputError("allocate_error must map container name to error text", where=where)
         self.errors = dict(errors)
 
-    def get_topology_hints(self, pod: Pod, container: Container):
+    def get_topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
         self.calls.append(f"{self.name}.GetTopologyHints({container.name})")
         return self.per_container.get(container.name)
 
-    def get_pod_topology_hints(self, pod: Pod):
+    def get_pod_topology_hints(self, pod: Pod) -> ProviderHints:
         self.calls.append(f"{self.name}.GetPodTopologyHints")
         return self.pod
 
-    def allocate(self, pod: Pod, container: Container, affinity) -> None:
+    def allocate(self, pod: Pod, container: Container, affinity: TopologyHint) -> None:
         self.calls.append(f"{self.name}.Allocate({container.name})")
         text = self.errors.get(container.name, self.errors.get("*"))
         if text is not None:

@@ -14,10 +14,7 @@ from itertools import combinations
 
 from tmnb.errors import InputError
 from tmnb.kubelet.cpu_topology import CPUTopology, cpus_of
-
-
-class CPUAllocationError(Exception):
-    """The allocator's own error; its text is what the kubelet wraps in UnexpectedAdmissionError."""
+from tmnb.kubelet.errors import CPUAllocationError
 
 
 def _go_round3(x: float) -> float:

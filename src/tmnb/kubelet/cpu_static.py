@@ -13,32 +13,13 @@ from functools import lru_cache
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.bitmask import bits_of, iterate_masks
-from tmnb.kubelet.cpu_assign import CPUAllocationError, take_distributed, take_packed
+from tmnb.kubelet.cpu_assign import take_distributed, take_packed
 from tmnb.kubelet.cpu_topology import CPUTopology, cpus_of, to_cpuset
+from tmnb.kubelet.errors import AdmissionError, CPUAllocationError, SMTAlignmentError
 from tmnb.kubelet.hints import TopologyHint
+from tmnb.kubelet.names import CPU_STATIC, SINGLE_NUMA_NODE, TOPOLOGY_NONE
 from tmnb.kubelet.options import CPUManagerOptions
 from tmnb.kubelet.pod import GUARANTEED, Container, Pod, milli_value, pod_level_request, value
-
-
-class AdmissionError(Exception):
-    """An error from a provider's Allocate; ``reason`` is set when the kubelet error has a Type()."""
-
-    def __init__(self, message: str, reason: str | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason
-
-
-class SMTAlignmentError(AdmissionError):
-    def __init__(self, requested: int, per_core: int, available_physical: int | None = None) -> None:
-        if available_physical is None:
-            text = f"SMT Alignment Error: requested {requested} cpus not multiple cpus per core = {per_core}"
-        else:
-            text = (
-                "SMT Alignment Error: not enough free physical CPUs: "
-                f"available physical CPUs = {available_physical}, requested CPUs = {requested}, "
-                f"CPUs per core = {per_core}"
-            )
-        super().__init__(text, reason="SMTAlignmentError")
 
 
 def generate_cpu_hints(
@@ -97,7 +78,7 @@ def _not_modelled(option: str) -> InputError:
 class CPUStaticPolicy:
     """``NewStaticPolicy`` + ``Start`` + ``GetTopologyHints``/``GetPodTopologyHints``/``Allocate``."""
 
-    name = "static"
+    name = CPU_STATIC
 
     def __init__(
         self,
@@ -106,14 +87,14 @@ class CPUStaticPolicy:
         options: CPUManagerOptions | None = None,
         num_reserved_cpus: int | None = None,
         reserved_cpus: int | None = None,
-        topology_policy: str = "none",
+        topology_policy: str = TOPOLOGY_NONE,
     ) -> None:
         self.topology = topology
         self.options = options or CPUManagerOptions()
         self.cpu_group_size = topology.cpus_per_core()
         opts = self.options
         if opts.align_by_socket:
-            if topology_policy == "single-numa-node":
+            if topology_policy == SINGLE_NUMA_NODE:
                 raise ConfigRejected(
                     "Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket "
                     "policy option"

@@ -95,7 +95,7 @@ class CPUTopology:
     def smallest_takeable(self, level: str) -> int:
         """Smallest whole group of a level ("numa", "socket", "core") the allocator could ever take;
         a request below it skips that step without changing the result (cached)."""
-        cache = self.__dict__.setdefault("_smallest", {})
+        cache: dict[str, int] = self.__dict__.setdefault("_smallest", {})
         if level not in cache:
             masks = {"numa": self.numa_mask, "socket": self.socket_mask, "core": self.core_mask}[level]
             floor = {"numa": 0, "socket": self.cpus_per_socket(), "core": self.cpus_per_core()}[level]
@@ -151,7 +151,7 @@ class CPUTopology:
 
     def cpus_in_numa_mask(self, numa_mask: int) -> int:
         """CPU mask of the NUMA nodes in a NUMA mask (cached: hint generation asks for every mask)."""
-        cache = self.__dict__.setdefault("_numa_mask_cpus", {})
+        cache: dict[int, int] = self.__dict__.setdefault("_numa_mask_cpus", {})
         cpus = cache.get(numa_mask)
         if cpus is None:
             cpus = cache[numa_mask] = self.cpus_in_numa_nodes(n for n in self.numa_mask if numa_mask >> n & 1)

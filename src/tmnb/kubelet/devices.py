@@ -9,12 +9,12 @@ but the exact ids may not.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tmnb.errors import InputError
 from tmnb.kubelet.bitmask import iterate_masks, mask_of
-from tmnb.kubelet.cpu_static import AdmissionError
+from tmnb.kubelet.errors import AdmissionError
 from tmnb.kubelet.hints import TopologyHint
 from tmnb.kubelet.pod import Container, Pod, pod_level_request, value
 
@@ -104,12 +104,16 @@ class DeviceManager:
 
     def pod_requests(self, pod: Pod) -> dict[str, int]:
         resources = {r for c in pod.all_containers() for r in c.limits if r in self.devices}
-        return {
-            r: pod_level_request(pod, lambda c, r=r: value(c.limits[r]) if r in c.limits else None) for r in resources
-        }
+
+        def limit_of(resource: str) -> Callable[[Container], int | None]:
+            return lambda c: value(c.limits[resource]) if resource in c.limits else None
+
+        return {r: pod_level_request(pod, limit_of(r)) for r in resources}
 
     # ------------------------------------------------------------------ hints
-    def _hints(self, resource: str, requested: int, allocated: tuple[str, ...], reusable: set[str]):
+    def _hints(
+        self, resource: str, requested: int, allocated: tuple[str, ...], reusable: set[str]
+    ) -> list[TopologyHint] | None:
         if not self.aligned(resource):
             return None
         if allocated:

@@ -8,12 +8,12 @@ nothing fits, the hint map is *empty* (not an empty list), which the Topology Ma
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.bitmask import bits_of, is_narrower, iterate_masks, mask_of
-from tmnb.kubelet.cpu_static import AdmissionError
+from tmnb.kubelet.errors import AdmissionError
 from tmnb.kubelet.hints import TopologyHint
 from tmnb.kubelet.pod import GUARANTEED, Container, Pod, pod_level_request
 
@@ -25,7 +25,10 @@ def is_memory_resource(name: str) -> bool:
 
 
 @dataclass
-class MemoryTable:
+class ModelMemoryTable:
+    """One NUMA node's bytes of one resource as the Static policy tracks them (the kubelet's
+    ``state.MemoryTable``; the checkpoint file's parsed form is ``parse.state_files.MemoryTable``)."""
+
     total: int
     system_reserved: int
     allocatable: int
@@ -39,13 +42,16 @@ class MemoryTable:
 
 @dataclass
 class NUMANodeState:
-    memory: dict[str, MemoryTable]
+    memory: dict[str, ModelMemoryTable]
     cells: list[int]
     assignments: int = 0
 
 
 @dataclass(frozen=True)
-class MemoryBlock:
+class ModelMemoryBlock:
+    """Bytes of one resource a container holds on a set of NUMA nodes (the kubelet's ``state.Block``;
+    the snapshot's record of it is ``snapshot.MemoryBlock``)."""
+
     numa: tuple[int, ...]
     size: int
     type: str
@@ -84,10 +90,10 @@ def calculate_hints(
     return {r: [TopologyHint(m, m.bit_count() == min_size) for m in found] for r in requested} if found else {}
 
 
-_ZERO = MemoryTable(0, 0, 0)
+_ZERO = ModelMemoryTable(0, 0, 0)
 
 
-def _table(state: Mapping[int, NUMANodeState], node: int, resource: str) -> MemoryTable:
+def _table(state: Mapping[int, NUMANodeState], node: int, resource: str) -> ModelMemoryTable:
     return state[node].memory.get(resource, _ZERO)
 
 
@@ -121,18 +127,18 @@ class MemoryStaticPolicy:
             raise ConfigRejected("[memorymanager] you should specify the system reserved memory")
         self.state: dict[int, NUMANodeState] = {}
         for node, total in numa_memory.items():
-            tables: dict[str, MemoryTable] = {}
+            tables: dict[str, ModelMemoryTable] = {}
             huge_total = 0
             for res, size in (hugepages or {}).get(node, {}).items():
                 if not res.startswith("hugepages-"):
                     raise InputError(f"NUMA node {node}: hugepage resource names start with 'hugepages-', got {res!r}")
                 sys_res = reserved.get(node, {}).get(res, 0)
-                tables[res] = MemoryTable(size, sys_res, size - sys_res)
+                tables[res] = ModelMemoryTable(size, sys_res, size - sys_res)
                 huge_total += size
             sys_mem = reserved.get(node, {}).get(MEMORY, 0)
-            tables[MEMORY] = MemoryTable(total, sys_mem, total - sys_mem - huge_total)
+            tables[MEMORY] = ModelMemoryTable(total, sys_mem, total - sys_mem - huge_total)
             self.state[node] = NUMANodeState(tables, [node])
-        self.blocks: dict[tuple[str, str], list[MemoryBlock]] = {}
+        self.blocks: dict[tuple[str, str], list[ModelMemoryBlock]] = {}
         self.reusable: dict[str, dict[int, dict[str, int]]] = {}
 
     # ------------------------------------------------------------------ requests
@@ -149,13 +155,19 @@ class MemoryStaticPolicy:
 
     def pod_requested(self, pod: Pod) -> dict[str, int]:
         resources = {r for c in pod.containers for r in self.requested(c)}
-        return {r: pod_level_request(pod, lambda c, r=r: self.requested(c).get(r, 0)) for r in resources}
+
+        def request_of(resource: str) -> Callable[[Container], int | None]:
+            return lambda c: self.requested(c).get(resource, 0)
+
+        return {r: pod_level_request(pod, request_of(r)) for r in resources}
 
     # ------------------------------------------------------------------ hints
     def _eligible(self, pod: Pod) -> bool:
         return pod.qos() == GUARANTEED and not pod.has_pod_level_resources
 
-    def _regenerate(self, blocks: list[MemoryBlock], requested: Mapping[str, int]):
+    def _regenerate(
+        self, blocks: list[ModelMemoryBlock], requested: Mapping[str, int]
+    ) -> dict[str, list[TopologyHint]] | None:
         hints: dict[str, list[TopologyHint]] = {r: [] for r in requested}
         if len(blocks) != len(requested):
             return None
@@ -185,7 +197,7 @@ class MemoryStaticPolicy:
         return calculate_hints(self.state, requested, {})
 
     # ------------------------------------------------------------------ allocation
-    def allocate(self, pod: Pod, container: Container, affinity: TopologyHint) -> list[MemoryBlock]:
+    def allocate(self, pod: Pod, container: Container, affinity: TopologyHint) -> list[ModelMemoryBlock]:
         if not self._eligible(pod):
             return []
         key = (pod.uid, container.name)
@@ -218,7 +230,7 @@ class MemoryStaticPolicy:
         blocks = []
         for res in sorted(requested, key=lambda r: (r != MEMORY, r)):
             size = requested[res]
-            blocks.append(MemoryBlock(tuple(bits), size, res))
+            blocks.append(ModelMemoryBlock(tuple(bits), size, res))
             reuse = self.reusable.get(pod.uid, {}).get(best.affinity or 0, {}).get(res, 0)
             self._reserve(bits, res, 0 if reuse >= size else size - reuse)
         self._update_reusable(pod, container, blocks)
@@ -254,7 +266,7 @@ class MemoryStaticPolicy:
             table.free -= take
             size -= take
 
-    def _update_reusable(self, pod: Pod, container: Container, blocks: list[MemoryBlock]) -> None:
+    def _update_reusable(self, pod: Pod, container: Container, blocks: list[ModelMemoryBlock]) -> None:
         for uid in [u for u in self.reusable if u != pod.uid]:
             del self.reusable[uid]
         regular_init = any(c.name == container.name and not c.restartable for c in pod.init_containers)
@@ -266,11 +278,11 @@ class MemoryStaticPolicy:
             return
         pool = self.reusable.get(pod.uid, {})
         for b in blocks:
-            per = pool.get(mask_of(b.numa))
-            if per and per.get(b.type):
-                per[b.type] = 0 if b.size >= per[b.type] else per[b.type] - b.size
+            held = pool.get(mask_of(b.numa))
+            if held and held.get(b.type):
+                held[b.type] = 0 if b.size >= held[b.type] else held[b.type] - b.size
 
-    def _shrink_init_blocks(self, pod: Pod, container: Container, blocks: list[MemoryBlock]) -> None:
+    def _shrink_init_blocks(self, pod: Pod, container: Container, blocks: list[ModelMemoryBlock]) -> None:
         """Account reused init-container memory so the pod's blocks add up to what it really holds."""
         for block in blocks:
             remaining = block.size
@@ -287,7 +299,7 @@ class MemoryStaticPolicy:
                     if ib.size and ib.type == block.type and ib.numa == block.numa:
                         used = min(ib.size, remaining)
                         remaining -= used
-                        ib = MemoryBlock(ib.numa, ib.size - used, ib.type)
+                        ib = ModelMemoryBlock(ib.numa, ib.size - used, ib.type)
                     updated.append(ib)
                 self.blocks[(pod.uid, init.name)] = updated
 

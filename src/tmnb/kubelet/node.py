@@ -20,10 +20,18 @@ from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus, to_cpuset
 from tmnb.kubelet.devices import Device, DeviceManager
 from tmnb.kubelet.hints import TopologyHint
-from tmnb.kubelet.memory_static import MemoryBlock, MemoryStaticPolicy, is_memory_resource
+from tmnb.kubelet.manager import new_topology_manager
+from tmnb.kubelet.memory_static import MemoryStaticPolicy, ModelMemoryBlock, is_memory_resource
+from tmnb.kubelet.names import (
+    CPU_NONE,
+    CPU_STATIC,
+    MEMORY_NONE,
+    MEMORY_STATIC,
+    SCOPE_CONTAINER,
+    TOPOLOGY_NONE,
+)
 from tmnb.kubelet.options import parse_cpu_manager_options
 from tmnb.kubelet.pod import Container, Pod, quantity
-from tmnb.kubelet.policy import new_topology_manager
 from tmnb.kubelet.scope import AdmitResult, admit_pod
 from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
@@ -56,19 +64,20 @@ class Machine:
 
 
 @dataclass(frozen=True)
-class KubeletSettings:
-    """The effective kubelet settings that matter for admission (KubeletConfiguration names)."""
+class ModelSettings:
+    """The effective kubelet settings that matter for admission, as plain values (the provenance-
+    carrying ``tmnb.settings.KubeletSettings`` is what they are read from)."""
 
-    topology_manager_policy: str = "none"
-    topology_manager_scope: str = "container"
+    topology_manager_policy: str = TOPOLOGY_NONE
+    topology_manager_scope: str = SCOPE_CONTAINER
     topology_manager_policy_options: Mapping[str, str] = field(default_factory=dict)
-    cpu_manager_policy: str = "none"
+    cpu_manager_policy: str = CPU_NONE
     cpu_manager_policy_options: Mapping[str, str] = field(default_factory=dict)
     #: ``reservedSystemCPUs`` as a cpu list; supersedes ``reserved_cpu_count``.
     reserved_system_cpus: str | None = None
     #: ceil(kubeReserved.cpu + systemReserved.cpu) when no explicit list is given.
     reserved_cpu_count: int = 0
-    memory_manager_policy: str = "None"
+    memory_manager_policy: str = MEMORY_NONE
     #: ``reservedMemory``: NUMA node -> resource -> quantity.
     reserved_memory: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
     version: KubeVersion = MODELLED_KUBELET
@@ -82,7 +91,7 @@ class ExistingAllocation:
     pod_uid: str
     container: str
     cpus: str = ""
-    memory: tuple[MemoryBlock, ...] = ()
+    memory: tuple[ModelMemoryBlock, ...] = ()
     devices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
@@ -90,7 +99,7 @@ class ExistingAllocation:
 class NodeModel:
     name: str
     machine: Machine
-    settings: KubeletSettings = field(default_factory=KubeletSettings)
+    settings: ModelSettings = field(default_factory=ModelSettings)
     allocations: tuple[ExistingAllocation, ...] = ()
 
 
@@ -99,7 +108,7 @@ class ContainerResult:
     name: str
     affinity: TopologyHint | None
     cpuset: CPUSet
-    memory: tuple[MemoryBlock, ...]
+    memory: tuple[ModelMemoryBlock, ...]
     devices: Mapping[str, tuple[str, ...]]
 
     def to_json(self) -> dict[str, Any]:
@@ -186,13 +195,13 @@ class NodeSimulator:
     # ------------------------------------------------------------------ start-up
     def _cpu_manager(self) -> CPUStaticPolicy | _NoProvider:
         s = self.node.settings
-        if s.cpu_manager_policy == "none":
+        if s.cpu_manager_policy == CPU_NONE:
             if s.cpu_manager_policy_options:
                 raise ConfigRejected(
                     f"None policy: received unsupported options={gostr.format_string_map(s.cpu_manager_policy_options)}"
                 )
             return _NoProvider()
-        if s.cpu_manager_policy != "static":
+        if s.cpu_manager_policy != CPU_STATIC:
             raise ConfigRejected(f'unknown policy: "{s.cpu_manager_policy}"')
         options = parse_cpu_manager_options(
             s.cpu_manager_policy_options, version=s.version, feature_gates=s.feature_gates
@@ -213,9 +222,9 @@ class NodeSimulator:
 
     def _memory_manager(self) -> MemoryStaticPolicy | _NoProvider:
         s, m = self.node.settings, self.node.machine
-        if s.memory_manager_policy == "None":
+        if s.memory_manager_policy == MEMORY_NONE:
             return _NoProvider()
-        if s.memory_manager_policy != "Static":
+        if s.memory_manager_policy != MEMORY_STATIC:
             raise ConfigRejected(f'unknown policy: "{s.memory_manager_policy}"')
         node_ids = {n.id for n in m.numa_nodes}
         reserved: dict[int, dict[str, int]] = {}
@@ -326,8 +335,8 @@ def reserved_cpu_count(kube_reserved_cpu: Any = 0, system_reserved_cpu: Any = 0)
 __all__ = [
     "ContainerResult",
     "ExistingAllocation",
-    "KubeletSettings",
     "Machine",
+    "ModelSettings",
     "NUMANode",
     "NodeModel",
     "NodeSimulator",

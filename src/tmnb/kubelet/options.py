@@ -122,7 +122,7 @@ _CPU_EXCLUSIONS = (
 def _check_manager(manager: str) -> Manager:
     if manager not in _MATURITY:
         raise InputError(f"manager must be 'topology' or 'cpu', got {manager!r}")
-    return manager  # type: ignore[return-value]
+    return manager
 
 
 def _check_version(version: KubeVersion) -> None:

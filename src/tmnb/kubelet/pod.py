@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, cast
 
 from tmnb.errors import InputError
 
@@ -30,7 +30,7 @@ def _official_parse_quantity() -> Callable[[Any], Decimal]:
     quantity module, which only needs ``decimal``, is loaded on its own from the same file."""
     loaded = sys.modules.get("kubernetes.utils")
     if loaded is not None:
-        return loaded.parse_quantity
+        return cast(Callable[[Any], Decimal], loaded.parse_quantity)
     package = importlib.util.find_spec("kubernetes")
     if package is None or not package.submodule_search_locations:
         raise InputError("the kubernetes Python client is not installed (needed to parse quantities)")
@@ -38,7 +38,7 @@ def _official_parse_quantity() -> Callable[[Any], Decimal]:
     spec = importlib.util.spec_from_file_location("_tmnb_kubernetes_quantity", path)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module.parse_quantity
+    return cast(Callable[[Any], Decimal], module.parse_quantity)
 
 
 _PARSE_QUANTITY = _official_parse_quantity()
@@ -230,7 +230,7 @@ def compute_qos(pod: Pod) -> str:
     return BURSTABLE
 
 
-def pod_level_request(pod: Pod, per_container) -> int:
+def pod_level_request(pod: Pod, per_container: Callable[[Container], int | None]) -> int:
     """The larger of (max over init containers of earlier sidecars + itself) and (app containers +
     all sidecars), where ``per_container(c)`` is what one container counts for (None = skip)."""
     by_init = 0

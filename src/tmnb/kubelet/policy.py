@@ -1,98 +1,108 @@
-"""The four Topology Manager policies and the manager's start-up checks (``NewManager``)."""
+"""The four Topology Manager policies, one small type each (the kubelet's ``policy_*.go``).
+
+Every policy merges the providers' hints into one best hint and says whether the pod may be
+admitted with it. ``POLICIES`` maps each ``topologyManagerPolicy`` name to its type; the manager's
+start-up and settings validation both take the allowed names from it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import ClassVar, Protocol
 
-from tmnb.errors import ConfigRejected, InputError
+from tmnb.errors import ConfigRejected
 from tmnb.kubelet.hints import ProviderHints, TopologyHint
 from tmnb.kubelet.merge import NUMAInfo, filter_provider_hints, filter_single_numa, merge_lists
-from tmnb.kubelet.options import TopologyManagerOptions, parse_topology_manager_options
-from tmnb.versions import MODELLED_KUBELET, KubeVersion
-
-PolicyName = Literal["none", "best-effort", "restricted", "single-numa-node"]
-ScopeName = Literal["container", "pod", "none"]
-
-POLICIES: tuple[str, ...] = ("none", "best-effort", "restricted", "single-numa-node")
-SCOPES: tuple[str, ...] = ("container", "pod")
+from tmnb.kubelet.names import BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE, TOPOLOGY_NONE
+from tmnb.kubelet.options import TopologyManagerOptions
 
 
-@dataclass(frozen=True)
-class TopologyPolicy:
-    """A policy bound to a machine; ``merge`` is the kubelet's ``Policy.Merge``."""
+class TopologyPolicy(Protocol):
+    """The kubelet's ``Policy``: a name, ``Merge`` and whether the merged hint guarantees alignment."""
 
-    name: str
-    numa: NUMAInfo
-    options: TopologyManagerOptions = field(default_factory=TopologyManagerOptions)
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def aligns_single_numa(self) -> bool: ...
 
     def merge(self, providers: Sequence[ProviderHints]) -> tuple[TopologyHint, bool]:
         """(best hint, admit) for one container's or pod's provider answers."""
-        if self.name == "none":
-            return TopologyHint(None, False), True
-        lists = filter_provider_hints(providers)
-        if self.name == "single-numa-node":
-            best = merge_lists(filter_single_numa(lists), self.numa, prefer_closest=False)
-            if best.affinity == self.numa.default_mask:
-                best = TopologyHint(None, best.preferred)
-            return best, best.preferred
-        best = merge_lists(lists, self.numa, prefer_closest=self.options.prefer_closest_numa)
-        return best, best.preferred or self.name == "best-effort"
-
-    @property
-    def aligns_single_numa(self) -> bool:
-        """The kubelet's ``IsAlignmentGuaranteed``: only single-numa-node guarantees alignment."""
-        return self.name == "single-numa-node"
+        ...
 
 
 @dataclass(frozen=True)
-class TopologyManagerConfig:
-    """What a successfully started Topology Manager runs with; scope ``none`` for policy none."""
+class NonePolicy:
+    """``none``: no merge; every pod is admitted with no NUMA affinity."""
 
-    policy: TopologyPolicy
-    scope: str
+    numa: NUMAInfo
+    options: TopologyManagerOptions = field(default_factory=TopologyManagerOptions)
+    name: ClassVar[str] = TOPOLOGY_NONE
+    aligns_single_numa: ClassVar[bool] = False
 
-
-def _distance_rows(
-    nodes: Sequence[int], distances: Sequence[Sequence[int] | None] | Mapping[int, Sequence[int] | None] | None
-) -> dict[int, Sequence[int] | None]:
-    if distances is None:
-        return {}
-    if isinstance(distances, Mapping):
-        return {node: distances.get(node) for node in nodes}
-    if not isinstance(distances, Sequence):
-        raise InputError("distances must be null or a list of rows indexed by node id", where="distances")
-    return {node: distances[node] if node < len(distances) else None for node in nodes}
+    def merge(self, providers: Sequence[ProviderHints]) -> tuple[TopologyHint, bool]:
+        return TopologyHint(None, False), True
 
 
-def new_topology_manager(
-    policy: str,
-    scope: str,
-    options: Mapping[str, str],
-    numa_nodes: Sequence[int],
-    distances: Sequence[Sequence[int] | None] | Mapping[int, Sequence[int] | None] | None = None,
-    *,
-    version: KubeVersion = MODELLED_KUBELET,
-    feature_gates: Mapping[str, bool] | None = None,
-) -> TopologyManagerConfig:
-    """Start the manager as the kubelet does, raising ``ConfigRejected`` with its text where it would
-    refuse to start. Order matters: policy ``none`` short-circuits (options never parsed, no NUMA
-    limit), then options, NUMA distances, the node-count limit, policy name, scope name."""
-    nodes = tuple(numa_nodes)
-    if policy == "none":
-        return TopologyManagerConfig(TopologyPolicy("none", NUMAInfo(nodes)), "none")
-    opts = parse_topology_manager_options(options, version=version, feature_gates=feature_gates)
-    rows = _distance_rows(nodes, distances)
-    if opts.prefer_closest_numa:
-        for node in nodes:
-            if rows.get(node) is None:
-                raise ConfigRejected("cannot discover NUMA topology: error getting NUMA distances from cadvisor")
-    numa = NUMAInfo(nodes, {n: r for n, r in rows.items() if r is not None} if opts.prefer_closest_numa else None)
-    if len(nodes) > opts.max_allowable_numa_nodes:
-        raise ConfigRejected(f"unsupported on machines with more than {opts.max_allowable_numa_nodes} NUMA Nodes")
-    if policy not in POLICIES:
-        raise ConfigRejected(f'unknown policy: "{policy}"')
-    if scope not in SCOPES:
-        raise ConfigRejected(f'unknown scope: "{scope}"')
-    return TopologyManagerConfig(TopologyPolicy(policy, numa, opts), scope)
+@dataclass(frozen=True)
+class BestEffortPolicy:
+    """``best-effort``: the narrowest (optionally closest) merged hint, admitted whatever it is."""
+
+    numa: NUMAInfo
+    options: TopologyManagerOptions = field(default_factory=TopologyManagerOptions)
+    name: ClassVar[str] = BEST_EFFORT
+    aligns_single_numa: ClassVar[bool] = False
+
+    def can_admit(self, hint: TopologyHint) -> bool:
+        return True
+
+    def merge(self, providers: Sequence[ProviderHints]) -> tuple[TopologyHint, bool]:
+        lists = filter_provider_hints(providers)
+        best = merge_lists(lists, self.numa, prefer_closest=self.options.prefer_closest_numa)
+        return best, self.can_admit(best)
+
+
+@dataclass(frozen=True)
+class RestrictedPolicy(BestEffortPolicy):
+    """``restricted``: best-effort's merge, but only a preferred hint is admitted."""
+
+    name: ClassVar[str] = RESTRICTED
+
+    def can_admit(self, hint: TopologyHint) -> bool:
+        return hint.preferred
+
+
+@dataclass(frozen=True)
+class SingleNUMANodePolicy:
+    """``single-numa-node``: only single-node (or any-node) preferred hints take part; a hint spanning
+    the whole machine is stored as "no affinity"; only a preferred hint is admitted."""
+
+    numa: NUMAInfo
+    options: TopologyManagerOptions = field(default_factory=TopologyManagerOptions)
+    name: ClassVar[str] = SINGLE_NUMA_NODE
+    aligns_single_numa: ClassVar[bool] = True
+
+    def merge(self, providers: Sequence[ProviderHints]) -> tuple[TopologyHint, bool]:
+        lists = filter_single_numa(filter_provider_hints(providers))
+        best = merge_lists(lists, self.numa, prefer_closest=False)
+        if best.affinity == self.numa.default_mask:
+            best = TopologyHint(None, best.preferred)
+        return best, best.preferred
+
+
+PolicyType = Callable[[NUMAInfo, TopologyManagerOptions], TopologyPolicy]
+
+#: topologyManagerPolicy name -> policy type, in the kubelet's documentation order.
+POLICIES: Mapping[str, PolicyType] = {
+    p.name: p for p in (NonePolicy, BestEffortPolicy, RestrictedPolicy, SingleNUMANodePolicy)
+}
+TOPOLOGY_POLICIES: tuple[str, ...] = tuple(POLICIES)
+
+
+def policy_for(name: str, numa: NUMAInfo, options: TopologyManagerOptions | None = None) -> TopologyPolicy:
+    """The policy called ``name`` on this machine; ``ConfigRejected`` with the kubelet's text otherwise."""
+    policy_type = POLICIES.get(name)
+    if policy_type is None:
+        raise ConfigRejected(f'unknown policy: "{name}"')
+    return policy_type(numa, options or TopologyManagerOptions())

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tmnb.kubelet.cpu_static import AdmissionError
+from tmnb.kubelet.errors import AdmissionError
 from tmnb.kubelet.hints import ProviderHints, TopologyHint
+from tmnb.kubelet.names import SCOPE_NONE, SCOPE_POD, TOPOLOGY_NONE
 from tmnb.kubelet.pod import Container, Pod
 from tmnb.kubelet.policy import TopologyPolicy
 
@@ -70,11 +71,11 @@ def admit_pod(policy: TopologyPolicy, scope: str, providers: Sequence[HintProvid
     result = AdmitResult(admit=True)
     containers = pod.all_containers()
     try:
-        if scope == "none" or policy.name == "none":
+        if scope == SCOPE_NONE or policy.name == TOPOLOGY_NONE:
             for c in containers:
                 _allocate(providers, pod, c, NO_AFFINITY, result)
             return result
-        if scope == "pod":
+        if scope == SCOPE_POD:
             hint, admit = policy.merge([p.get_pod_topology_hints(pod) for p in providers])
             if not admit:
                 return _rejected(result)

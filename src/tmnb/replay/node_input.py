@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from tmnb.kubelet.cpu_topology import CPUInfo
 from tmnb.kubelet.devices import Device as ModelDevice
-from tmnb.kubelet.memory_static import MemoryBlock as ModelBlock
-from tmnb.kubelet.node import ExistingAllocation, KubeletSettings, Machine, NodeModel, NUMANode
+from tmnb.kubelet.memory_static import ModelMemoryBlock
+from tmnb.kubelet.node import ExistingAllocation, Machine, ModelSettings, NodeModel, NUMANode
 from tmnb.kubelet.options import OLDEST_MODELLED
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
@@ -57,14 +57,14 @@ def _version(node: Node) -> KubeVersion:
     return version
 
 
-def settings_of(plan: NodePlan) -> KubeletSettings:
+def settings_of(plan: NodePlan) -> ModelSettings:
     s = plan.planned
     node = plan.node
     reserved_memory = {int(e["numaNode"]): dict(e.get("limits", {})) for e in (s.get("reservedMemory") or [])}
     cpu_reserved = sum(
         quantity((s.get(k) or {}).get("cpu", "0"), f"{k}.cpu") for k in ("kubeReserved", "systemReserved")
     )
-    return KubeletSettings(
+    return ModelSettings(
         topology_manager_policy=s["topologyManagerPolicy"],
         topology_manager_scope=s["topologyManagerScope"],
         topology_manager_policy_options=dict(s.get("topologyManagerPolicyOptions") or {}),
@@ -85,7 +85,7 @@ def existing_allocations(node: Node) -> tuple[ExistingAllocation, ...]:
             pod_uid=a.pod_uid,
             container=a.container,
             cpus=a.cpuset if a.exclusive else "",
-            memory=tuple(ModelBlock(tuple(b.numa), b.size, b.type) for b in a.memory),
+            memory=tuple(ModelMemoryBlock(tuple(b.numa), b.size, b.type) for b in a.memory),
             devices={d.resource: tuple(d.ids) for d in a.devices},
         )
         for a in node.allocations

@@ -11,6 +11,7 @@ from __future__ import annotations
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet import gostr, options
+from tmnb.kubelet.names import CPU_NONE, CPU_STATIC, MEMORY_NONE
 from tmnb.parse.state_files import CpuManagerState, MemoryManagerState
 from tmnb.settings.effective import KubeletSettings
 from tmnb.settings.findings import Finding, Findings
@@ -29,7 +30,7 @@ def validate_checkpoints(
     root = settings.flags.root_dir if settings.flags is not None else "/var/lib/kubelet"
     if cpu_state is not None:
         _check_cpu_state(settings, version, cpu_state, online_cpus, f"{root}/cpu_manager_state", out)
-    memory_policy = settings.value("memoryManagerPolicy", "None")
+    memory_policy = settings.value("memoryManagerPolicy", MEMORY_NONE)
     if memory_state is not None and memory_state.policy_name != memory_policy:
         inner = (
             f"[memorymanager] configured policy {gostr.quote(memory_policy)} differs from state checkpoint policy "
@@ -54,7 +55,7 @@ def _check_cpu_state(
     path: str,
     out: Findings,
 ) -> None:
-    policy = settings.value("cpuManagerPolicy", "none")
+    policy = settings.value("cpuManagerPolicy", CPU_NONE)
     if state.policy_name != policy:
         out.add(
             "state.cpu-policy-mismatch",
@@ -66,7 +67,7 @@ def _check_cpu_state(
             kubelet=True,
         )
         return
-    if policy != "static" or (not state.entries and not state.default_cpuset):
+    if policy != CPU_STATIC or (not state.entries and not state.default_cpuset):
         return  # a fresh static state is initialised, not validated
     default = state.default_cpuset
     if not default:

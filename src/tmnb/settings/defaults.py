@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from tmnb.kubelet.names import CPU_NONE, MEMORY_NONE, SCOPE_CONTAINER, TOPOLOGY_NONE
 from tmnb.parse.duration import parse_go_duration
 from tmnb.parse.kubelet_fields import DURATION_FIELDS, FIELD_SINCE, FIELD_TYPES
 from tmnb.versions import KubeVersion
@@ -24,11 +25,11 @@ DEFAULT_EVICTION_HARD: dict[str, str] = {
 }
 
 _DEFAULTS: dict[str, Any] = {
-    "cpuManagerPolicy": "none",
+    "cpuManagerPolicy": CPU_NONE,
     "cpuManagerReconcilePeriod": "10s",
-    "memoryManagerPolicy": "None",
-    "topologyManagerPolicy": "none",
-    "topologyManagerScope": "container",
+    "memoryManagerPolicy": MEMORY_NONE,
+    "topologyManagerPolicy": TOPOLOGY_NONE,
+    "topologyManagerScope": SCOPE_CONTAINER,
     "evictionHard": DEFAULT_EVICTION_HARD,
     "mergeDefaultEvictionSettings": False,
     "enforceNodeAllocatable": ["pods"],

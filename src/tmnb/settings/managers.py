@@ -15,15 +15,12 @@ from typing import Any
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet import gostr, options
+from tmnb.kubelet.names import CPU_POLICIES, MEMORY_POLICIES, TOPOLOGY_SCOPES
+from tmnb.kubelet.policy import TOPOLOGY_POLICIES
 from tmnb.parse.quantity import ZERO, Quantity
 from tmnb.settings.effective import KubeletSettings
 from tmnb.settings.findings import Findings
 from tmnb.versions import KubeVersion
-
-TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
-TOPOLOGY_SCOPES = ("container", "pod")
-CPU_POLICIES = ("none", "static")
-MEMORY_POLICIES = ("None", "Static")
 
 
 def check_topology(

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
+from tmnb.errors import InputError
+
 SCHEMA_ID = "tmnb.snapshot/v1"
 
 _STRICT = ConfigDict(extra="forbid")
@@ -261,10 +263,12 @@ class Snapshot:
     disruption_budgets: list[DisruptionBudget] = Field(default_factory=list)
 
     def node(self, name: str) -> Node:
+        """The node called ``name``; an ``InputError`` naming it (and the known ones) when absent."""
         for node in self.nodes:
             if node.name == name:
                 return node
-        raise KeyError(name)
+        known = ", ".join(n.name for n in self.nodes[:5]) + (", …" if len(self.nodes) > 5 else "")
+        raise InputError(f"no node named {name!r} in this snapshot (nodes: {known or 'none'})", where="nodes")
 
     def pods_on(self, node: str) -> list[Pod]:
         return [p for p in self.pods if p.node == node]

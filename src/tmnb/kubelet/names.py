@@ -1,0 +1,31 @@
+"""The kubelet's policy and scope names, spelled once (KubeletConfiguration values, case-sensitive).
+
+The Topology Manager policy names double as the keys of the registry in ``kubelet.policy``;
+settings validation, the model and the replay all compare against these constants.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: topologyManagerPolicy values (policy_*.go); the allowed set is ``kubelet.policy.TOPOLOGY_POLICIES``.
+TOPOLOGY_NONE: Final = "none"
+BEST_EFFORT: Final = "best-effort"
+RESTRICTED: Final = "restricted"
+SINGLE_NUMA_NODE: Final = "single-numa-node"
+
+#: topologyManagerScope values; ``none`` is what the manager runs with under policy none.
+SCOPE_CONTAINER: Final = "container"
+SCOPE_POD: Final = "pod"
+SCOPE_NONE: Final = "none"
+TOPOLOGY_SCOPES: Final = (SCOPE_CONTAINER, SCOPE_POD)
+
+#: cpuManagerPolicy values (lower case).
+CPU_NONE: Final = "none"
+CPU_STATIC: Final = "static"
+CPU_POLICIES: Final = (CPU_NONE, CPU_STATIC)
+
+#: memoryManagerPolicy values (capitalised, unlike the CPU manager's).
+MEMORY_NONE: Final = "None"
+MEMORY_STATIC: Final = "Static"
+MEMORY_POLICIES: Final = (MEMORY_NONE, MEMORY_STATIC)
