@@ -222,7 +222,12 @@ def prepare(
 
         def collect(name: str) -> Snapshot:
             return open_snapshot(
-                "live", f"kubernetes.io/hostname={name}", context=context, kubeconfig=kubeconfig, node_files=spec
+                "live",
+                f"kubernetes.io/hostname={name}",
+                context=context,
+                kubeconfig=kubeconfig,
+                node_files=spec,
+                progress=False,
             )
 
         folder.mkdir(parents=True, exist_ok=True)

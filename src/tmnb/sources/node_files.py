@@ -37,12 +37,14 @@ def transport_for(spec: str, *, context: str | None, kubeconfig: str | None) -> 
     raise InputError(f"unknown node_files {spec!r}: expected {NODE_FILES_HELP}", where="node_files")
 
 
-def with_node_files(snapshot: Snapshot, spec: str, *, context: str | None, kubeconfig: str | None) -> Snapshot:
+def with_node_files(
+    snapshot: Snapshot, spec: str, *, context: str | None, kubeconfig: str | None, progress: bool | None = None
+) -> Snapshot:
     """Complete an API-only snapshot with each node's files; a node that cannot be read keeps its
     API view and gets an issue saying why."""
     if not spec:
         return snapshot
     transport = transport_for(spec, context=context, kubeconfig=kubeconfig)
-    bundles = collect_nodes([n.name for n in snapshot.nodes], transport)
+    bundles = collect_nodes([n.name for n in snapshot.nodes], transport, progress=progress)
     pods = {p.uid: p for p in snapshot.pods}
     return dataclasses.replace(snapshot, nodes=[merge_node(n, bundles[n.name], pods) for n in snapshot.nodes])

@@ -21,18 +21,22 @@ def open_snapshot(
     context: str | None = None,
     kubeconfig: str | None = None,
     node_files: str = "",
+    progress: bool | None = None,
 ) -> Snapshot:
     """``sample``, ``live`` (``context`` of ``kubeconfig``; default the current context, or the
-    in-cluster service account; ``node_files`` says how to read the nodes' own files, see
-    ``tmnb.sources.node_files``) or a snapshot file, narrowed to ``node_selector``."""
+        in-cluster service account; ``node_files`` says how to read the nodes' own files, see
+        ``tmnb.sources.node_files``) or a snapshot file, narrowed to ``node_selector``. ``progress``
+    None shows bars on a terminal or notebook for a live collection."""
     if source != "live" and node_files:
         raise InputError("node_files applies to source='live' only", where="node_files")
     if source == "live":
         from tmnb.sources.cluster import collect_cluster
         from tmnb.sources.node_files import with_node_files
 
-        snapshot = collect_cluster(context or None, kubeconfig or None, node_selector=node_selector)
-        snapshot = with_node_files(snapshot, node_files, context=context or None, kubeconfig=kubeconfig or None)
+        snapshot = collect_cluster(context or None, kubeconfig or None, node_selector=node_selector, progress=progress)
+        snapshot = with_node_files(
+            snapshot, node_files, context=context or None, kubeconfig=kubeconfig or None, progress=progress
+        )
     elif source == "sample":
         from tmnb.sources.sample import load_sample
 
