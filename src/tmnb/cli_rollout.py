@@ -17,6 +17,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         ("plan", "print the ordered plan (table or JSON); writes nothing"),
         ("execute", "carry out the approved gates; nothing is written for a gate not named in --approve"),
         ("status", "what the journal of a change says is done"),
+        ("rollback", "put back what was there on --node (needs --approve rollback)"),
     ):
         p = verbs.add_parser(verb, help=text)
         p.add_argument("--change-id", required=True, help="DNS-1123 name of the change; re-use it to resume")
@@ -51,7 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         p.add_argument("--apply", choices=("auto", "edit", "drop-in"), default="auto")
         p.add_argument("--drain", choices=("auto", "always", "never"), default="auto")
         p.add_argument("--format", choices=("table", "json"), default="table")
-        if verb == "execute":
+        if verb in ("execute", "rollback"):
             p.add_argument("--approve", action="append", default=[], metavar="GATE", help="canary, wave-1, ...")
             p.add_argument("--pause", type=float, default=0.0, help="seconds between waves")
             p.add_argument("--drain-timeout", type=float, default=300.0)
@@ -59,6 +60,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             p.add_argument("--evict-retry", type=float, default=5.0, help="seconds between eviction retries (429)")
             p.add_argument("--allow-emptydir", action="store_true", help="evict pods with emptyDir volumes")
             p.add_argument("--no-auto-rollback", action="store_true", help="leave a failed node as it is")
+            p.add_argument(
+                "--soak",
+                default="",
+                metavar="YAML",
+                help="after the canary: {minutes: 10, prometheus_url: URL | metrics_file: F, threshold_pct: 5, ...}",
+            )
 
 
 def command(args: argparse.Namespace) -> int:
@@ -66,11 +73,12 @@ def command(args: argparse.Namespace) -> int:
 
     if args.verb == "status":
         return _status(args)
+    from tmnb.errors import InputError
     from tmnb.rollout.session import prepare
     from tmnb.rollout.steps import Options
 
     options = None
-    if args.verb == "execute":
+    if args.verb in ("execute", "rollback"):
         options = Options(
             drain_timeout=args.drain_timeout,
             ready_timeout=args.ready_timeout,
@@ -89,7 +97,7 @@ def command(args: argparse.Namespace) -> int:
         canary=args.canary,
         waves=args.wave_size,
         override=args.override,
-        mode="execute" if args.verb == "execute" else "plan",
+        mode="plan" if args.verb == "plan" else "execute",
         approve=getattr(args, "approve", []),
         executor=args.executor,
         node_files=args.node_files,
@@ -98,10 +106,17 @@ def command(args: argparse.Namespace) -> int:
         drain=args.drain,
         pause=getattr(args, "pause", 0.0),
         options=options,
+        soak=_mapping(getattr(args, "soak", ""), "--soak"),
     )
     if args.verb == "plan":
         _print_plan(session, args.format)
         return 0
+    if args.verb == "rollback":
+        if len(args.nodes) != 1:
+            raise InputError("rollback takes exactly one --node", where="--node")
+        outcome = session.rollout.rollback_node(args.nodes[0])
+        print(f"{args.nodes[0]}: {outcome.nodes.get(args.nodes[0])}")
+        return 3
     outcome = session.rollout.run()
     if args.format == "json":
         print(json.dumps(outcome.to_json()))
@@ -139,3 +154,19 @@ def _status(args: argparse.Namespace) -> int:
         result = record.get("result") or record.get("error") or record.get("intent") or ""
         print(f"{record['time']}  {record.get('node') or '-':<16} {record['step']:<15} {record['event']:<8} {result}")
     return 0
+
+
+def _mapping(text: str, where: str) -> dict[str, Any]:
+    import yaml
+
+    from tmnb.errors import InputError
+
+    if not text:
+        return {}
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        value = None
+    if not isinstance(value, dict):
+        raise InputError(f"expected a YAML mapping, got {text!r}", where=where)
+    return value

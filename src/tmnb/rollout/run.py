@@ -18,6 +18,7 @@ from typing import Any, Literal
 from tmnb.errors import InputError, RolloutError
 from tmnb.rollout.cluster import ClusterOps
 from tmnb.rollout.plan import RolloutPlan
+from tmnb.rollout.soak import Soak, check
 from tmnb.rollout.steps import NodeRun, Options
 from tmnb.snapshot import Snapshot
 
@@ -26,6 +27,8 @@ Status = Literal["planned", "completed", "awaiting approval", "stopped", "rolled
 #: ``tmnb run`` / ``tmnb rollout`` exit statuses (README "Exit status").
 EXIT_CODES: dict[str, int] = {"planned": 0, "completed": 0, "awaiting approval": 5, "stopped": 3, "rolled back": 3}
 NODE_STEP = "node"
+#: the approval a manual rollback needs besides naming the node
+ROLLBACK_GATE = "rollback"
 
 
 @dataclass
@@ -67,11 +70,12 @@ class Rollout:
         collect: Callable[[str], Snapshot] | None = None,
         options: Options | None = None,
         pause: float = 0.0,
+        soak: Soak | None = None,
     ) -> None:
         if mode not in ("plan", "execute"):
             raise InputError(f"expected plan or execute, got {mode!r}", where="mode")
         approve = list(approve)
-        unknown = [g for g in approve if g not in plan.gates]
+        unknown = [g for g in approve if g not in (*plan.gates, ROLLBACK_GATE)]
         if unknown:
             raise InputError(
                 f"unknown gate(s) {', '.join(unknown)}: this plan has {', '.join(plan.gates) or 'no gates'}",
@@ -89,6 +93,7 @@ class Rollout:
         self.collect = collect
         self.options = options or Options()
         self.pause = pause
+        self.soak = soak
 
     # ------------------------------------------------------------------ state from the journal
     def node_state(self, node: str) -> str:
@@ -114,15 +119,20 @@ class Rollout:
     def next_gate(self) -> str | None:
         return next((g for g in self.plan.gates if self.gate_state(g) != "done"), None)
 
+    def soak_failure(self) -> str:
+        failed = [r for r in self.journal.records() if r.get("step") == "soak" and r.get("event") == "failed"]
+        return str(failed[-1].get("error", "")) if failed else ""
+
     def outcome(self, message: str = "") -> Outcome:
         nodes = {n.node: self.node_state(n.node) for n in self.plan.nodes}
         back = [n for n, s in nodes.items() if s == "rolled back"]
         failed = [n for n, s in nodes.items() if s == "failed"]
         nxt = self.next_gate()
+        soaked = self.soak_failure()
         status: Status
         if back:
             status = "rolled back"
-        elif failed:
+        elif failed or soaked:
             status = "stopped"
         elif nxt is None:
             status = "completed"
@@ -133,7 +143,9 @@ class Rollout:
         if not message:
             message = {
                 "rolled back": f"rolled back on {', '.join(back)}; the rollout stopped there",
-                "stopped": f"stopped: {', '.join(failed)} failed before anything was written",
+                "stopped": f"stopped: {', '.join(failed)} failed before anything was written"
+                if failed
+                else f"stopped after the canary's soak: {soaked}",
                 "completed": f"every planned node has the change ({len(nodes)} node(s))",
                 "planned": f"plan only: nothing was written; next gate {nxt}",
                 "awaiting approval": f"waiting at gate {nxt}: approve it to continue",
@@ -176,6 +188,43 @@ class Rollout:
             self.journal.record(change.node, NODE_STEP, event, result=result, gate=gate)
             if result != "done":
                 return self.outcome()
+        if gate == "canary" and self.soak is not None:
+            self._soak()
+        return self.outcome()
+
+    def _soak(self) -> None:
+        """Application metrics after the canary; a regression (or no metrics at all) stops the rollout."""
+        assert self.soak is not None
+        if self.journal.completed(None, "soak"):
+            return
+        self.journal.record(None, "soak", "intent", intent=f"soak {self.soak.minutes:g} min, then compare metrics")
+        try:
+            regressions, compared = check(self.soak, self.journal.path)
+        except InputError as exc:
+            self.journal.record(None, "soak", "failed", error=str(exc))
+            return
+        if regressions:
+            self.journal.record(None, "soak", "failed", error="; ".join(regressions), compared=compared)
+        else:
+            self.journal.record(
+                None, "soak", "done", result=f"no regression beyond {self.soak.threshold_pct:g}%: {compared}"
+            )
+
+    def rollback_node(self, node: str, reason: str = "manual rollback") -> Outcome:
+        """Put back what was there on ``node`` (from its backup), whatever state it is in."""
+        if self.mode != "execute" or ROLLBACK_GATE not in self.approved:
+            raise RolloutError(f"a rollback writes: it needs mode='execute' and approve=[..., '{ROLLBACK_GATE}']")
+        change = self.plan.node(node)
+        assert self.executor_for is not None and self.cluster is not None and self.collect is not None
+        with self.journal.lock():
+            run = NodeRun(
+                change, self.plan, self.executor_for(node), self.cluster, self.journal, self.run_dir, self.options,
+                self.collect,
+            )  # fmt: skip
+            if run.done("backup") is None:
+                raise RolloutError("nothing to roll back: the journal has no backup of this node", node=node)
+            run.rollback(reason=reason)
+            self.journal.record(node, NODE_STEP, "failed", result="rolled back", reason=reason)
         return self.outcome()
 
     def run(self) -> Outcome:

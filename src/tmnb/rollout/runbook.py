@@ -104,3 +104,13 @@ def summary(session: Session, out_dir: str) -> Outcome:
     elif outcome.status == "awaiting approval":
         glue("pending", {"why": outcome.message, "gate": outcome.next_gate})
     return outcome
+
+
+def rollback(session: Session, node: str) -> Outcome | None:
+    """The manual rollback cell: with ``rollback`` naming a node (and mode execute, approve rollback)."""
+    if not node:
+        print("no manual rollback asked (set rollback to a node name, approve 'rollback', mode 'execute')")
+        return None
+    outcome = session.rollout.rollback_node(node)
+    print(f"{node}: {outcome.nodes.get(node)}: files restored byte for byte, kubelet restarted, old settings verified")
+    return outcome

@@ -18,6 +18,7 @@ from typing import Any
 from tmnb.errors import InputError
 from tmnb.rollout.plan import RolloutPlan, build_plan, plan_json, validate_change_id
 from tmnb.rollout.run import Mode, Outcome, Rollout
+from tmnb.rollout.soak import Soak
 from tmnb.rollout.steps import Options
 from tmnb.snapshot import Snapshot
 
@@ -147,6 +148,7 @@ def prepare(
     drain: str = "auto",
     pause: float = 0.0,
     options: Options | None = None,
+    soak: Mapping[str, Any] | None = None,
 ) -> Session:
     """Snapshot, readiness, plan and a ready-to-run ``Rollout``; the plan is fixed at the first run
     of a change id and re-read on every later one (resume), so the waves never shift under it."""
@@ -246,6 +248,7 @@ def prepare(
         collect=collect,
         options=options,
         pause=pause,
+        soak=Soak.from_param(soak),
     )
     return Session(snapshot, readiness, plan, rollout, folder, ctx)
 
