@@ -468,3 +468,17 @@ def test_timeseries_and_distributions(tmp_path):
     assert [t.get_text() for t in box.get_yticklabels()] == ["container=api", "container=web"]
     assert box.get_xlabel() == "seconds" and len(box.patches) == 4
     assert plots.save(fig, tmp_path, "t").stat().st_size > 5000
+
+
+def test_journal_of_a_killed_rollout_reads_up_to_its_last_whole_record(tmp_path):
+    from tmnb.metrics.windows import read_journal
+
+    path = tmp_path / "journal.jsonl"
+    path.write_text('{"time": "2026-12-01T10:00:00Z", "event": "intent"}\n{"time": "2026-12-01T10:01:00Z", "ev')
+    assert list(read_journal(path)["event"]) == ["intent"]
+    path.write_text(
+        '{"time": "2026-12-01T10:00:00Z", "event": "intent"}\n{"time": \n'
+        '{"time": "2026-12-01T10:02:00Z", "event": "done"}\n'
+    )
+    with pytest.raises(InputError, match=":2"):
+        read_journal(path)

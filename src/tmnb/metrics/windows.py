@@ -63,12 +63,15 @@ def read_journal(path: str | Path) -> pd.DataFrame:
     except OSError as exc:
         raise InputError(f"cannot read the journal: {exc.strerror or exc}", source=source) from None
     rows = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         try:
             record = json.loads(raw)
         except json.JSONDecodeError as exc:
+            if number == len(lines) and not text.endswith("\n"):
+                break  # the last line of a rollout killed mid-write: every finished record is still good
             raise InputError(f"not a JSON object: {exc.msg}", source=source, line=number) from None
         if not isinstance(record, dict) or not isinstance(record.get("event"), str) or "time" not in record:
             raise InputError("expected a JSON object with 'time' and 'event' (string)", source=source, line=number)
