@@ -228,6 +228,8 @@ def test_pdb_blocking_the_drain_times_out_uncordons_and_applies_nothing(
     drain = [r for r in journal if r["step"] == "drain" and r["event"] == "failed"]
     assert drain and "global timeout reached" in drain[0]["error"] and "disruption budget" in drain[0]["error"]
     assert not any(r["step"] == "apply" for r in journal)
+    preflight = next(r for r in journal if r["step"] == "preflight" and r["event"] == "done")
+    assert preflight["budgets_blocking"] == ["app/web-pdb (covers 1 pod(s) here)"]
 
 
 def test_flag_override_is_refused_with_the_flag_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -33,6 +33,7 @@ class ClusterOps:
 
     def __post_init__(self) -> None:
         self.core = client.CoreV1Api(self.api_client)
+        self.policy = client.PolicyV1Api(self.api_client)
 
     def _call(self, what: str, node: str | None, fn: Callable[[], T]) -> T:
         try:
@@ -135,6 +136,24 @@ class ClusterOps:
                     raise
 
         self._call("delete the test pod", node, once)
+
+    def blocking_budgets(self, pods: list[dict[str, Any]], node: str) -> list[str]:
+        """Budgets over these pods that allow no disruption right now (the drain would wait on them)."""
+        doc = self._json("list PodDisruptionBudgets", node, self.policy.list_pod_disruption_budget_for_all_namespaces)
+        out = []
+        for pdb in doc.get("items") or []:
+            meta, spec, status = pdb.get("metadata") or {}, pdb.get("spec") or {}, pdb.get("status") or {}
+            wanted = ((spec.get("selector") or {}).get("matchLabels")) or {}
+            covered = [
+                p
+                for p in pods
+                if p["metadata"].get("namespace") == meta.get("namespace")
+                and wanted
+                and all((p["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())
+            ]
+            if covered and int(status.get("disruptionsAllowed") or 0) == 0:
+                out.append(f"{meta.get('namespace')}/{meta.get('name')} (covers {len(covered)} pod(s) here)")
+        return out
 
     def admission_failures(self, name: str, since: str) -> list[str]:
         """Pods on the node that the kubelet rejected at admission and that were created at or after ``since``."""

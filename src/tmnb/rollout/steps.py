@@ -197,8 +197,15 @@ class NodeRun:
         if rejected:
             raise RolloutError(f"the what-if now rejects {len(rejected)} pod(s): {', '.join(rejected[:5])}")
         pods = self.cluster.pods_on(self.node)
+        budgets = self.cluster.blocking_budgets(self._evictable(), self.node) if self.change.drain else []
         return {
-            "result": "ready, no drift, the what-if admits every pod",
+            "result": "ready, no drift, the what-if admits every pod"
+            + (
+                f"; budgets that allow no eviction now (the drain waits for them): {', '.join(budgets)}"
+                if budgets
+                else ""
+            ),
+            "budgets_blocking": budgets,
             "was_unschedulable": self.cluster.unschedulable(self.node),
             "restarts": {_name(p): restarts(p) for p in pods},
         }
