@@ -33,6 +33,8 @@ class Session:
     rollout: Rollout
     state_dir: Path
     context: str | None
+    #: how this rollout re-reads node files (the node_files parameter of a live collection)
+    node_files: str = ""
 
     @property
     def journal_path(self) -> Path:
@@ -59,10 +61,17 @@ class Session:
         return kept
 
     def compare_command(self) -> str:
+        """Collect the cluster again, then compare the changed nodes with the snapshot the plan used."""
         before = self.state_dir / "snapshots" / "before.json.gz"
+        collected = self.state_dir / "after-inventory"
+        after = collected / "snapshot.json.gz"
+        nodes = ",".join(n.node for n in self.plan.nodes)
+        context = f" -p context {self.context}" if self.context else ""
+        files = f" -p node_files {self.node_files}" if self.node_files else ""
         return (
-            f"tmnb run notebooks/05-compare.ipynb -p before {before} -p after AFTER.json.gz "
-            f"-p journal {self.journal_path}"
+            f"tmnb run notebooks/01-inventory.ipynb -p source live{context}{files} --out {collected} && "
+            f"tmnb run notebooks/05-compare.ipynb -p before {before} -p after {after} "
+            f"-p journal {self.journal_path} -p node_selector 'kubernetes.io/hostname in ({nodes})'"
         )
 
     def summary(self, outcome: Outcome) -> str:
@@ -250,7 +259,7 @@ def prepare(
         pause=pause,
         soak=Soak.from_param(soak),
     )
-    return Session(snapshot, readiness, plan, rollout, folder, ctx)
+    return Session(snapshot, readiness, plan, rollout, folder, ctx, spec)
 
 
 def open_session(
@@ -258,8 +267,14 @@ def open_session(
     drain_timeout: float = 300.0,
     ready_timeout: float = 180.0,
     auto_rollback: bool = True,
+    allow_emptydir: bool = False,
     **params: Any,
 ) -> Session:
-    """``prepare`` from the notebook's parameters (timeouts and rollback folded into ``Options``)."""
-    options = Options(drain_timeout=drain_timeout, ready_timeout=ready_timeout, auto_rollback=auto_rollback)
+    """``prepare`` from the notebook's parameters (timeouts, rollback, emptyDir folded into ``Options``)."""
+    options = Options(
+        drain_timeout=drain_timeout,
+        ready_timeout=ready_timeout,
+        auto_rollback=auto_rollback,
+        allow_emptydir=allow_emptydir,
+    )
     return prepare(options=options, **params)
