@@ -34,10 +34,14 @@ def show_plan(session: Session) -> None:
         f"Mode **{session.rollout.mode}**. Gates in order: {gates}. "
         f"{len(plan.excluded)} node(s) excluded (reasons in the table)."
     )
-    _show(session.plan_table())
+    import pandas as pd
+
+    with pd.option_context("display.max_colwidth", None):
+        _show(session.plan_table().style.hide(axis="index"))
     diffs = session.diffs()
     if diffs:
-        _markdown("Files that will be written:\n\n```diff\n" + diffs + "\n```")
+        print("Files that will be written:\n")
+        print(diffs)
 
 
 def _report(session: Session, outcome: Outcome, gate: str) -> None:
@@ -47,7 +51,7 @@ def _report(session: Session, outcome: Outcome, gate: str) -> None:
             if record.get("node") == change.node and record.get("event") in ("done", "failed", "skipped"):
                 detail = record.get("error") or record.get("result") or ""
                 print(f"    {record['step']:<15} {record['event']:<8} {detail}")
-    print(f"{outcome.status}: {outcome.message}")
+    print(f"gate {gate}: {session.rollout.gate_state(gate)}")
 
 
 def canary(session: Session) -> Outcome:
@@ -90,20 +94,25 @@ def waves(session: Session) -> Outcome:
     return rollout.outcome()
 
 
-def summary(session: Session, out_dir: str) -> Outcome:
-    """The outcome, the evidence kept in the run folder, and the glued values for ``tmnb run``."""
+def summary(session: Session) -> Outcome:
+    """The outcome: each node's state, the journal, the snapshots and the next command."""
+    outcome = session.rollout.outcome()
+    _markdown(session.summary(outcome))
+    return outcome
+
+
+def keep_and_glue(session: Session, out_dir: str) -> None:
+    """The journal and plan copied into the run folder; the values ``tmnb run`` reads back."""
     from tmnb.glue import glue
 
     outcome = session.rollout.outcome()
     kept = session.keep(out_dir)
-    _markdown(session.summary(outcome))
     glue("rollout", outcome.to_json())
     glue("journal", kept.get("journal.jsonl", ""))
     if outcome.status in ("rolled back", "stopped"):
         glue("alert", {"why": outcome.message})
     elif outcome.status == "awaiting approval":
         glue("pending", {"why": outcome.message, "gate": outcome.next_gate})
-    return outcome
 
 
 def rollback(session: Session, node: str) -> Outcome | None:

@@ -46,7 +46,7 @@ class Session:
         return pd.DataFrame(self.plan.rows()).fillna("")
 
     def diffs(self) -> str:
-        return "\n".join(f.diff() for n in self.plan.nodes for f in n.files)
+        return "\n".join(f"# {n.node} ({n.gate}): {f.how}\n{f.diff()}" for n in self.plan.nodes for f in n.files)
 
     def keep(self, out_dir: str | Path) -> dict[str, str]:
         """Copy the journal and the plan into a run folder; the paths a summary links."""
