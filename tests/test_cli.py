@@ -65,9 +65,15 @@ def test_whatif_refused_config(snap_file, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["whatif", "--snapshot", "nope.json", "--set", "a=b"], "tmnb: error: nope.json: cannot read snapshot"),
+        (
+            ["whatif", "--snapshot", "nope.json", "--set", "topologyManagerPolicy=restricted"],
+            "tmnb: error: nope.json: cannot read snapshot",
+        ),
         (["whatif", "--snapshot", "sample", "--set", "noequals"], "tmnb: error: --set: expected FIELD=VALUE"),
-        (["whatif", "--node-root", ".", "--set", "a=b"], "tmnb: error: --node-root needs --pods"),
+        (
+            ["whatif", "--node-root", ".", "--set", "topologyManagerPolicy=restricted"],
+            "tmnb: error: --node-root needs --pods",
+        ),
         (["snapshot", "--source", "elsewhere", "--out", "x.json"], "tmnb: error: source: unknown source 'elsewhere'"),
         (["run", "missing.ipynb"], "tmnb: error: missing.ipynb: notebook not found"),
     ],

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from tmnb.errors import InputError
+from tmnb.settings.target import check_target_fields
 from tmnb.snapshot import Snapshot, SnapshotSource
 from tmnb.sources.kube_objects import pods_from_list
 from tmnb.sources.resolve import open_snapshot
@@ -32,6 +33,7 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
                 raise InputError(f"{field}: expected a map, e.g. '{{name: \"value\"}}'", where="--set")
             value = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
         target[field.strip()] = value
+    check_target_fields(target, where="--set")
     return target
 
 

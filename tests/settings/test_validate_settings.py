@@ -482,3 +482,28 @@ def test_assignments_may_not_overlap_the_default_set() -> None:
     assert [f.message for f in validate_checkpoints(settings(STATIC_OK), version=V136, cpu_state=empty)] == [
         "default cpuset cannot be empty"
     ]
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ({"topologyManagerPolcy": "restricted"}, "did you mean topologyManagerPolicy"),
+        ({"cpuManagerPolicyOption": {}}, "did you mean cpuManagerPolicyOptions"),
+        ({"zzz": 1}, "not a KubeletConfiguration v1beta1 field"),
+        ({"kind": "KubeletConfiguration"}, "part of the file"),
+    ],
+)
+def test_unknown_target_fields_are_refused_with_the_closest_name(target, message):
+    from tmnb.errors import InputError
+    from tmnb.settings.target import check_target_fields
+
+    with pytest.raises(InputError, match=message):
+        check_target_fields(target)
+    check_target_fields({"topologyManagerPolicy": "restricted", "reservedSystemCPUs": "0"})
+
+
+def test_cli_refuses_a_misspelled_field_with_exit_2(capsys):
+    from tmnb.cli import main
+
+    assert main(["whatif", "--snapshot", "sample", "--set", "topologyManagerPolcy=restricted"]) == 2
+    assert "did you mean topologyManagerPolicy" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from tmnb.analysis.occupancy import pool_of
 from tmnb.analysis.whatif import whatif
 from tmnb.errors import InputError
 from tmnb.replay import NodePlan, plans_for, show_value
+from tmnb.settings.target import check_target_fields
 from tmnb.snapshot import Snapshot
 
 #: Findings whose remedy is a manual step during the rollout, not a change of plan.
@@ -187,6 +188,7 @@ def assess(
 ) -> Readiness:
     if not isinstance(target, Mapping) or not target:
         raise InputError("expected a non-empty mapping of KubeletConfiguration fields to set", where="target")
+    check_target_fields(target)
     if fail_on not in SEVERITY_ORDER:
         raise InputError(f"expected one of {', '.join(SEVERITY_ORDER)}, got {fail_on!r}", where="fail_on")
     if mode not in ("drain", "restart"):

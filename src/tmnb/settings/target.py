@@ -1,0 +1,29 @@
+"""A planned change's field names, checked before anything is predicted or written.
+
+The kubelet decodes its main config file leniently: a misspelled field is dropped after one log
+line and the change silently never happens. A target is what tmnb writes, so there an unknown
+name is an error that names the closest known field.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from tmnb.errors import InputError
+from tmnb.parse.kubelet_fields import FIELD_SINCE
+
+#: apiVersion/kind belong to the document, not to a change
+_DOCUMENT = ("apiVersion", "kind")
+
+
+def check_target_fields(target: Mapping[str, Any], *, where: str = "target") -> None:
+    for name in target:
+        if name in FIELD_SINCE:
+            continue
+        if name in _DOCUMENT:
+            raise InputError(f"{name} is part of the file, not a field to change", where=f"{where}.{name}")
+        close = difflib.get_close_matches(name, list(FIELD_SINCE), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else " (not a KubeletConfiguration v1beta1 field)"
+        raise InputError(f"unknown KubeletConfiguration field {name!r}{hint}", where=f"{where}.{name}")
