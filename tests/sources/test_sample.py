@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from kubernetes.utils import parse_quantity
 
+import tmnb
 from tmnb.analysis.whatif import replay_node
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
@@ -25,6 +26,7 @@ from tmnb.settings.defaults import defaults_for
 from tmnb.snapshot import Container, Node, Pod, Snapshot, digest, from_dict, load, to_dict
 from tmnb.sources import sample
 from tmnb.sources.sample import DATA_FILE, POOL_LABEL, generate_fleet, load_sample
+from tmnb.sources.sample.specs import apportion
 from tmnb.versions import KubeVersion
 
 TAE = "TopologyAffinityError"
@@ -358,7 +360,7 @@ def test_committed_sample_equals_a_fresh_generation(committed: Snapshot) -> None
 
 
 def test_sample_is_package_data_with_its_manifest() -> None:
-    package = Path(sample.__file__).parents[1]
+    package = Path(tmnb.__file__).parent
     assert DATA_FILE.is_relative_to(package) and DATA_FILE.exists()
     assert DATA_FILE.with_name(DATA_FILE.name + ".manifest.json").exists()
 
@@ -415,7 +417,7 @@ def test_a_scaled_fleet_needs_a_node_per_pool() -> None:
 
 @pytest.mark.parametrize("total", [7, 8, 13, 99, 200, 5000])
 def test_pools_are_apportioned_exactly(total: int) -> None:
-    counts = sample._apportion(total)
+    counts = apportion(total)
     assert sum(counts.values()) == total and min(counts.values()) >= 1
 
 
