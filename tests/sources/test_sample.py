@@ -5,6 +5,7 @@ the end can show that each one fails on a broken fleet."""
 from __future__ import annotations
 
 import copy
+import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
@@ -13,18 +14,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from kubernetes.utils import parse_quantity
 
-from tmnb.analysis.whatif import replay_node
+import tmnb
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.manager import new_topology_manager
 from tmnb.parse.kubelet_fields import RESOURCE_MANAGER_FIELDS
 from tmnb.parse.kubelet_flags import parse_kubelet_args
 from tmnb.settings.defaults import defaults_for
-from tmnb.snapshot import Container, Node, Pod, Snapshot, digest, from_dict, load, to_dict
+from tmnb.snapshot import Container, Node, Pod, Snapshot, digest, from_dict, load, save, to_dict
 from tmnb.sources import sample
 from tmnb.sources.sample import DATA_FILE, POOL_LABEL, generate_fleet, load_sample
+from tmnb.sources.sample.specs import apportion
 from tmnb.versions import KubeVersion
 
 TAE = "TopologyAffinityError"
@@ -36,6 +39,12 @@ TRACKED = RESOURCE_MANAGER_FIELDS
 @pytest.fixture(scope="module")
 def committed() -> Snapshot:
     return load_sample()
+
+
+@pytest.fixture(scope="module")
+def generated() -> Snapshot:
+    """A fresh run of the generator, so the hand-worked cases test the code, not the committed file."""
+    return generate_fleet()
 
 
 @pytest.fixture(scope="module")
@@ -351,14 +360,14 @@ CHECKS: dict[str, Callable[[Snapshot], list[str]]] = {
 
 
 # ------------------------------------------------------------------------------------------- the file
-def test_committed_sample_equals_a_fresh_generation(committed: Snapshot) -> None:
-    assert digest(committed) == digest(generate_fleet()), (
+def test_committed_sample_equals_a_fresh_generation(committed: Snapshot, generated: Snapshot) -> None:
+    assert digest(committed) == digest(generated), (
         "the committed sample is stale: python -m tmnb.sources.sample --out src/tmnb/sources/data/sample-fleet.json"
     )
 
 
 def test_sample_is_package_data_with_its_manifest() -> None:
-    package = Path(sample.__file__).parents[1]
+    package = Path(tmnb.__file__).parent
     assert DATA_FILE.is_relative_to(package) and DATA_FILE.exists()
     assert DATA_FILE.with_name(DATA_FILE.name + ".manifest.json").exists()
 
@@ -379,8 +388,61 @@ def test_cli_writes_a_loadable_scaled_snapshot(tmp_path: Path, capsys: pytest.Ca
 
 
 # ------------------------------------------------------------------------------------------- consistency
-def test_fleet_validates_against_the_schema(fleet: Snapshot) -> None:
-    assert digest(from_dict(to_dict(fleet))) == digest(fleet)
+# ------------------------------------------------------------------------------------------- the published schema
+@pytest.fixture(scope="module")
+def schema() -> Draft202012Validator:
+    published = json.loads((Path(__file__).parents[2] / "docs" / "snapshot.schema.json").read_text())
+    Draft202012Validator.check_schema(published)
+    return Draft202012Validator(published, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def schema_errors(schema: Draft202012Validator, document: Any) -> list[str]:
+    return [f"{error.json_path}: {error.message}" for error in schema.iter_errors(document)]
+
+
+def test_committed_file_validates_against_the_published_schema(schema: Draft202012Validator) -> None:
+    """The file as shipped, read as plain JSON: the published schema, not the model that wrote it."""
+    assert schema_errors(schema, json.loads(DATA_FILE.read_text())) == []
+
+
+def test_scaled_fleet_validates_against_the_published_schema(
+    schema: Draft202012Validator, scaled: Snapshot, tmp_path: Path
+) -> None:
+    save(scaled, tmp_path / "fleet.json")
+    assert schema_errors(schema, json.loads((tmp_path / "fleet.json").read_text())) == []
+
+
+def break_a_cpuset(data: dict[str, Any]) -> None:
+    first(data["nodes"], lambda n: n["allocations"])["allocations"][0]["cpuset"] = "0-3;5"
+
+
+def invent_a_qos_class(data: dict[str, Any]) -> None:
+    data["pods"][0]["qos_class"] = "Premium"
+
+
+def drop_a_required_field(data: dict[str, Any]) -> None:
+    del data["captured_at"]
+
+
+def add_an_unknown_field(data: dict[str, Any]) -> None:
+    data["nodes"][0]["numa"][0]["temperature"] = 41
+
+
+def count_hugepages_below_zero(data: dict[str, Any]) -> None:
+    zone = first((z for n in data["nodes"] for z in n["numa"]), lambda z: z["hugepages"])
+    zone["hugepages"][0]["free"] = -1
+
+
+@pytest.mark.parametrize(
+    "breakage", [break_a_cpuset, invent_a_qos_class, drop_a_required_field, add_an_unknown_field,
+                 count_hugepages_below_zero],
+)  # fmt: skip
+def test_the_published_schema_rejects_a_broken_file(
+    schema: Draft202012Validator, breakage: Callable[[dict[str, Any]], None]
+) -> None:
+    data = json.loads(DATA_FILE.read_text())
+    breakage(data)
+    assert schema_errors(schema, data)
 
 
 @pytest.mark.parametrize("check", CHECKS)
@@ -388,17 +450,94 @@ def test_fleet_is_internally_consistent(fleet: Snapshot, check: str) -> None:
     assert CHECKS[check](fleet) == []
 
 
-def test_allocations_are_what_the_kubelet_model_replays(fleet: Snapshot) -> None:
-    """An independent path (the what-if replay from the snapshot itself) reproduces every exclusive
-    cpuset and admits every running pod."""
-    for node in fleet.nodes:
-        replay = replay_node(node, fleet.pods_on(node.name), {})
-        assert not replay.refused
-        exclusive = {(a.pod_uid, a.container): a.cpuset for a in node.allocations if a.exclusive}
-        for result in replay.results:
-            assert result.admitted, (node.name, result.name, result.message)
-            for c in result.containers:
-                assert exclusive.get((result.uid, c.name), "") == str(c.cpuset), (node.name, result.name, c.name)
+# ------------------------------------------------------------------------------------------- worked by hand
+# Expected cpusets worked out on paper from the node's shape and the kubelet's rules, not by any
+# simulator: Linux numbers thread 0 of every core first, so core c holds CPUs c and c + cores; the
+# Topology Manager takes the narrowest NUMA mask that fits, the lowest one among equals; the static
+# CPU manager takes whole cores inside that mask, lowest core first, never from reservedSystemCPUs;
+# pods are admitted in creation order and none has left.
+def pinned_in_creation_order(s: Snapshot, node: str) -> list[tuple[str, str, list[int]]]:
+    """(workload, cpuset, NUMA zones) of the node's exclusive containers, oldest pod first."""
+    created_at = {p.uid: (p.created, p.name) for p in s.pods}
+    pods = {p.uid: p for p in s.pods}
+    pinned = sorted((a for a in s.node(node).allocations if a.exclusive), key=lambda a: created_at[a.pod_uid])
+    return [(pods[a.pod_uid].labels["app.kubernetes.io/name"], a.cpuset, a.numa) for a in pinned]
+
+
+def test_telco_nodes_pin_the_ptp_daemon_to_the_first_free_core(generated: Snapshot) -> None:
+    """EPYC NPS4: 64 cores, NUMA n = cores 16n..16n+15, core c = CPUs c, c+64. reservedSystemCPUs
+    holds cores 0 and 1 (0-1,64-65). linuxptp (2 CPUs, the oldest Guaranteed pod, a DaemonSet) fits
+    NUMA 0, whose first free core is core 2: CPUs 2 and 66, whatever the policy."""
+    for node in ("tel-epyc-01", "tel-epyc-02", "tel-epyc-03"):
+        assert pinned_in_creation_order(generated, node)[0] == ("ptp-daemon", "2,66", [0]), node
+
+
+def test_hugepages_push_the_second_dataplane_pod_to_the_other_nic(generated: Snapshot) -> None:
+    """tel-epyc-01, single-numa-node per pod: VFs sit on NUMA 1 and 3 only, 16 x 1 GiB hugepages each.
+    cu-up (6 CPUs, 4 GiB pages, 1 VF) takes cores 16-18 of NUMA 1; upf (8 CPUs, 8 GiB, 2 VFs) cores
+    19-22; the next cu-up cores 23-25. NUMA 1 still has cores 26-31 and 12 VFs but 16 - 4 - 8 - 4 = 0
+    hugepages, so the second upf goes to NUMA 3 (cores 48-63): cores 48-51; then cu-up cores 52-54."""
+    assert pinned_in_creation_order(generated, "tel-epyc-01")[1:] == [
+        ("cu-up", "16-18,80-82", [1]),
+        ("upf-dataplane", "19-22,83-86", [1]),
+        ("cu-up", "23-25,87-89", [1]),
+        ("upf-dataplane", "48-51,112-115", [3]),
+        ("cu-up", "52-54,116-118", [3]),
+    ]
+    upf = first(generated.node("tel-epyc-01").allocations, lambda a: a.cpuset == "48-51,112-115")
+    blocks = [(b.type, b.size, b.numa) for b in upf.memory]
+    assert blocks == [("memory", 16 << 30, [3]), ("hugepages-1Gi", 8 << 30, [3])]
+
+
+def test_sixteen_numa_nodes_take_one_solver_each(generated: Snapshot) -> None:
+    """spr-snc4-01: 4 sockets x 60 cores, SNC4 gives NUMA n = cores 15n..15n+14, core c = CPUs c, c+240.
+    Reserved: cores 0, 60, 120, 180. Each 28-CPU solver fits one NUMA node: NUMA 0 has exactly 14 free
+    cores (1-14); NUMA 1 is then the lowest with room (cores 15-28 of 15-29), then NUMA 2 and 3."""
+    assert pinned_in_creation_order(generated, "spr-snc4-01") == [
+        ("cfd-solver", "1-14,241-254", [0]),
+        ("cfd-solver", "15-28,255-268", [1]),
+        ("cfd-solver", "30-43,270-283", [2]),
+        ("cfd-solver", "45-58,285-298", [3]),
+    ]
+
+
+def test_without_a_topology_policy_the_trainer_spans_both_sockets(generated: Snapshot) -> None:
+    """gb200-01: 2 x 72 cores without SMT, reserved CPUs 0 and 72, policy none (no NUMA mask). 128 CPUs:
+    neither socket is whole, so single cores in socket order: 1-71 (71), then 73-129 (the other 57)."""
+    assert pinned_in_creation_order(generated, "gb200-01") == [("gb200-train", "1-71,73-129", [0, 1])]
+
+
+def test_single_numa_node_rejects_the_serving_pod_that_cannot_have_cpus_and_gpu_together(generated: Snapshot) -> None:
+    """gpu-h100-01, single-numa-node: 2 x 56 cores, core c = CPUs c, c+112, GPUs 0-3 on NUMA 0, 4-7 on
+    NUMA 1, reserved cores 0 and 56. The 48-CPU, 4-GPU trainer takes NUMA 0's GPUs and cores 1-24; the
+    80-CPU, 2-GPU encoder must go to NUMA 1: cores 57-96; the first 24-CPU, 1-GPU vllm: cores 97-108.
+    That leaves NUMA 0 62 CPUs and no GPU, NUMA 1 one GPU and 112 - 2 - 80 - 24 = 6 CPUs: the next
+    vllm fits no single NUMA node, so it and each replacement (the sample keeps three) are rejected."""
+    assert pinned_in_creation_order(generated, "gpu-h100-01") == [
+        ("llm-pretrain", "1-24,113-136", [0]),
+        ("embeddings", "57-96,169-208", [1]),
+        ("llm-serving", "97-108,209-220", [1]),
+    ]
+    admitted = max(p.created for p in generated.pods_on("gpu-h100-01") if p.phase == "Running")
+    later = [p for p in generated.pods_on("gpu-h100-01") if p.created > admitted]
+    assert [(p.labels["app.kubernetes.io/name"], p.phase, p.reason) for p in later] == [
+        ("llm-serving", "Failed", TAE)
+    ] * 3
+
+
+def test_best_effort_admits_the_same_pod_with_its_gpu_on_the_other_numa_node(generated: Snapshot) -> None:
+    """gpu-h100-02 holds the same first three pods as gpu-h100-01 under best-effort, pod scope. No NUMA
+    node has both 24 CPUs and a GPU, so no hint is preferred; the narrowest, lowest that the CPUs fit
+    is NUMA 0 (cores 25-36), and the GPU comes from NUMA 1, the only one with a GPU left."""
+    pinned = pinned_in_creation_order(generated, "gpu-h100-02")
+    assert pinned == [
+        ("llm-pretrain", "1-24,113-136", [0]),
+        ("embeddings", "57-96,169-208", [1]),
+        ("llm-serving", "97-108,209-220", [1]),
+        ("llm-serving", "25-36,137-148", [0]),
+    ]
+    split = first(generated.node("gpu-h100-02").allocations, lambda a: a.cpuset == "25-36,137-148")
+    assert [(d.resource, len(d.ids), d.numa) for d in split.devices] == [("nvidia.com/gpu", 1, [1])]
 
 
 def test_scaled_fleet_has_the_requested_size_and_every_pool(scaled: Snapshot) -> None:
@@ -415,7 +554,7 @@ def test_a_scaled_fleet_needs_a_node_per_pool() -> None:
 
 @pytest.mark.parametrize("total", [7, 8, 13, 99, 200, 5000])
 def test_pools_are_apportioned_exactly(total: int) -> None:
-    counts = sample._apportion(total)
+    counts = apportion(total)
     assert sum(counts.values()) == total and min(counts.values()) >= 1
 
 
