@@ -13,6 +13,7 @@ report lands in one demo folder.
 from __future__ import annotations
 
 import os
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,8 +38,9 @@ def run_demo(reports_dir: str | Path = "reports") -> list[RunResult]:
 
     folder = Path(reports_dir) / f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-demo"
     previous = os.environ.get("KUBECONFIG")
-    with Sandbox(load_sample(), folder / "sandbox", faults=Faults()) as box:
-        os.environ["KUBECONFIG"] = str(box.write_kubeconfig(folder / "sandbox" / "kubeconfig"))
+    # The kubeconfig carries the sandbox's token: it lives outside the evidence folder and goes with the run.
+    with Sandbox(load_sample(), folder / "sandbox", faults=Faults()) as box, tempfile.TemporaryDirectory() as secret:
+        os.environ["KUBECONFIG"] = str(box.write_kubeconfig(Path(secret) / "kubeconfig"))
         live = {"source": "live", "node_files": f"dir:{folder / 'sandbox' / 'nodes'}"}
         try:
             results = [run(_notebook("01-inventory.ipynb"), params=live, out=folder / "01-inventory")]

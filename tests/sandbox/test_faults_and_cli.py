@@ -123,3 +123,11 @@ def test_generated_nodes_source() -> None:
     assert [n.name for n in load_snapshot("ignored", 7).nodes] == [n.name for n in generate_fleet(7).nodes]
     with pytest.raises(InputError, match="at least 7 nodes"):
         load_snapshot("sample", 3)
+
+
+def test_the_private_key_does_not_outlive_the_sandbox(tmp_path: Path) -> None:
+    box = Sandbox(twin(), tmp_path / "run").start()
+    assert (tmp_path / "run" / "server.key").exists()
+    box.stop()
+    assert not (tmp_path / "run" / "server.key").exists()
+    assert (tmp_path / "run" / "server.crt").exists()  # public: kept with the evidence

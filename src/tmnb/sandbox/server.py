@@ -157,12 +157,14 @@ class Sandbox:
             self.cluster.reconcile()
 
     def stop(self) -> None:
+        """Stop serving; the private key goes too (the run directory may be kept as evidence)."""
         self._stop.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
         for t in self._threads:
             t.join(timeout=5)
+        (self.run_dir / "server.key").unlink(missing_ok=True)
 
     def __enter__(self) -> Sandbox:
         return self.start()
