@@ -8,7 +8,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from tmnb import __version__, cli_rollout
+from tmnb import __version__, cli_evidence, cli_rollout
 from tmnb.errors import RunError, TmnbError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ALERT, EXIT_PENDING = 0, 1, 2, 3, 5
@@ -68,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     what.add_argument("--format", choices=["table", "json"], default="table")
     _sandbox_parser(sub)
     cli_rollout.add_parser(sub)
+    cli_evidence.add_parser(sub)
     return parser
 
 
@@ -213,6 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "whatif": _cmd_whatif,
         "sandbox": _cmd_sandbox,
         "rollout": cli_rollout.command,
+        "evidence": cli_evidence.command,
     }
     handler = handlers[args.command]
     try:
