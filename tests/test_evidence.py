@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from factories import node, snapshot
 from tmnb.cli import main
+from tmnb.snapshot import save
 
 
 def _run_folder(root: Path, name: str) -> Path:
@@ -21,6 +23,7 @@ def _run_folder(root: Path, name: str) -> Path:
     )
     (folder / "journal.jsonl").write_text('{"time": "2026-12-01T10:00:00Z", "event": "intent"}\n')
     (folder / "report.html").write_text("<html>report</html>")
+    save(snapshot([node("w1")], []), folder / "snapshot.json.gz")
     return folder
 
 
@@ -47,7 +50,7 @@ def bundle(tmp_path: Path) -> Path:
 
 def test_pack_then_verify_is_intact(bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["evidence", "verify", str(bundle)]) == 0
-    assert "intact: 6 file(s)" in capsys.readouterr().out
+    assert "intact: 10 file(s)" in capsys.readouterr().out
     with tarfile.open(bundle) as tar:
         manifest = json.loads(tar.extractfile("MANIFEST.json").read())  # type: ignore[union-attr]
     assert manifest["schema"] == "tmnb.evidence/v1" and [r["name"] for r in manifest["runs"]] == [
@@ -89,13 +92,18 @@ def test_an_extra_file_is_named(bundle: Path, tmp_path: Path, capsys: pytest.Cap
     assert "extra: runs/04-rollout/planted.txt" in capsys.readouterr().err
 
 
-def test_open_unpacks_read_only(bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.notebook
+def test_open_unpacks_read_only_and_runs_the_postmortem(
+    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     target = tmp_path / "opened"
     assert main(["evidence", "open", str(bundle), "--to", str(target)]) == 0
     report = target / "runs" / "04-rollout" / "report.html"
     assert report.read_text() == "<html>report</html>"
     assert not report.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
-    assert f"report: {report}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"report: {report}" in out
+    assert "postmortem: " in out and (target / "postmortem" / "06-postmortem.html").exists()
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     pack.add_argument("--force", action="store_true", help="overwrite an existing bundle")
     check = verbs.add_parser("verify", help="exit 0 when intact, 4 with the missing, extra and modified files")
     check.add_argument("bundle")
-    opened = verbs.add_parser("open", help="unpack read-only (refusing unsafe members) and list the reports")
+    opened = verbs.add_parser(
+        "open", help="unpack read-only (refusing unsafe members), list the reports, run 06-postmortem on it"
+    )
     opened.add_argument("bundle")
     opened.add_argument("--to", required=True, help="a new directory to unpack into")
 
@@ -37,10 +39,18 @@ def command(args: argparse.Namespace) -> int:
         manifest, result = evidence.verify(args.bundle)
         return _report(args.bundle, manifest, result)
     target, result = evidence.unpack(args.bundle, args.to)
+    manifest, _ = evidence.verify(args.bundle)
+    code = _report(args.bundle, manifest, result)
+    if code:
+        return code
     for report in sorted(target.glob("runs/*/*.html")):
         print(f"report: {report}")
-    manifest, _ = evidence.verify(args.bundle)
-    return _report(args.bundle, manifest, result)
+    from tmnb.demo import NOTEBOOKS
+    from tmnb.runner import run
+
+    postmortem = run(NOTEBOOKS / "06-postmortem.ipynb", params={"evidence": str(target)}, out=target / "postmortem")
+    print(f"postmortem: {postmortem.html}")
+    return 0
 
 
 def _report(bundle: str, manifest: dict[str, Any], result: Verification) -> int:

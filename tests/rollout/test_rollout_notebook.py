@@ -10,7 +10,7 @@ import yaml
 
 from conftest import ROOT
 from tmnb.cli import main
-from tmnb.sandbox import Sandbox
+from tmnb.sandbox import Faults, Sandbox
 
 from .test_rollout_sandbox import CONFIG, NODES, box_fixture, digest, kubeconfig_fixture  # noqa: F401  (fixtures)
 
@@ -73,3 +73,22 @@ def test_execute_without_approval_fails_closed(box: Sandbox, kubeconfig: Path, t
     assert code == 5 and manifest["status"] == "pending"
     assert "not approved" in (tmp_path / "closed" / "04-rollout.html").read_text()
     assert {n: digest(box, n) for n in NODES} == before
+
+
+def test_postmortem_from_the_bundle_of_a_rollout(box: Sandbox, kubeconfig: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    box.api.set_faults(Faults(reject_pods={"w1"}))  # verification fails: the canary is rolled back
+    params = [("change_id", "pm-1"), ("target", "{topologyManagerPolicy: restricted}"), ("canary", "w1")]
+    code, _ = _run(tmp_path, "rollout", *params, ("mode", "execute"), ("approve", "[canary]"))
+    assert code == 3
+    bundle = tmp_path / "evidence.tar.gz"
+    assert main(["evidence", "pack", str(tmp_path / "rollout"), str(tmp_path / "state"), "--out", str(bundle)]) == 0
+    assert main(["evidence", "verify", str(bundle)]) == 0
+    box.stop()  # the postmortem needs no cluster
+    assert main(["run", str(ROOT / "notebooks" / "06-postmortem.ipynb"), "-p", "evidence", str(bundle),
+                 "--out", str(tmp_path / "pm")]) == 0  # fmt: skip
+    manifest = json.loads((tmp_path / "pm" / "manifest.json").read_text())
+    assert manifest["results"]["journal_records"] > 10
+    html = (tmp_path / "pm" / "06-postmortem.html").read_text()
+    assert "verify failed" in html and "rollback done" in html and "disagrees with the prediction" in html
+    assert (tmp_path / "pm" / "timeline.png").exists()

@@ -1,0 +1,98 @@
+"""One timeline of a change: events, rollout journal records, snapshot captures, Ready transitions.
+
+One row per moment: time (UTC), node ("" for the cluster), kind, what happened and detail. The
+change window runs from the journal's first record to its last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from tmnb.postmortem.evidence import Evidence
+
+COLUMNS = ["time", "node", "kind", "what", "detail"]
+#: journal steps that say the node's Ready state changed
+READY_STEPS = {"wait-ready": "Ready again", "stop": "kubelet stopped", "start": "kubelet started"}
+
+
+def _time(text: Any) -> pd.Timestamp | None:
+    try:
+        stamp = pd.Timestamp(text)
+    except (ValueError, TypeError):
+        return None
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def _journal_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for r in records:
+        if r.get("event") == "intent":
+            continue
+        step, event = str(r.get("step", "")), str(r.get("event", ""))
+        kind = "ready" if step in READY_STEPS and event == "done" else "rollout"
+        what = READY_STEPS[step] if kind == "ready" else f"{step} {event}"
+        detail = r.get("error") or r.get("result") or ""
+        rows.append(
+            {
+                "time": _time(r.get("time")),
+                "node": r.get("node") or "",
+                "kind": kind,
+                "what": what,
+                "detail": str(detail),
+            }
+        )
+    return rows
+
+
+def build(evidence: Evidence) -> pd.DataFrame:
+    rows: list[dict[str, Any]] = []
+    seen_events = set()
+    for path, snap in [*evidence.snapshots, *evidence.node_snapshots]:
+        rows.append(
+            {
+                "time": _time(snap.captured_at),
+                "node": "",
+                "kind": "snapshot",
+                "what": "captured",
+                "detail": str(path.name),
+            }
+        )
+        for e in snap.events:
+            key = (e.namespace, e.name, e.reason, e.last_seen or e.first_seen)
+            if key in seen_events:
+                continue
+            seen_events.add(key)
+            rows.append({
+                "time": _time(e.last_seen or e.first_seen),
+                "node": e.node or "",
+                "kind": "event",
+                "what": f"{e.type} {e.reason}: {e.namespace}/{e.name}" + (f" x{e.count}" if e.count > 1 else ""),
+                "detail": e.message,
+            })  # fmt: skip
+    rows += _journal_rows(evidence.journal)
+    frame = pd.DataFrame([r for r in rows if r["time"] is not None], columns=COLUMNS)
+    return frame.sort_values(["time", "node"], kind="stable", ignore_index=True)
+
+
+def change_window(evidence: Evidence) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    times = [t for t in (_time(r.get("time")) for r in evidence.journal) if t is not None]
+    return (min(times), max(times)) if times else None
+
+
+def journal_steps(evidence: Evidence) -> pd.DataFrame:
+    """The rollout's steps per node with their results (intents folded into their outcome)."""
+    rows = [
+        {
+            "time": _time(r.get("time")),
+            "node": r.get("node") or "",
+            "step": r.get("step", ""),
+            "result": r.get("event", ""),
+            "detail": str(r.get("error") or r.get("result") or ""),
+        }
+        for r in evidence.journal
+        if r.get("event") != "intent"
+    ]
+    return pd.DataFrame(rows, columns=["time", "node", "step", "result", "detail"])
