@@ -54,10 +54,6 @@ class RunError(TmnbError):
         super().__init__(message if output is None else f"{message} (partial output kept at {output})")
 
 
-class GateNotApproved(TmnbError):
-    """A write was not approved by parameter or by a person; gates fail closed."""
-
-
 class ConfigRejected(InputError):
     """The kubelet itself would refuse this configuration; the message is the kubelet's own text."""
 
