@@ -6,8 +6,9 @@ cluster's), and writes the baseline snapshot; occupancy and readiness then read 
 readiness report's canary then gets the change through the guided rollout (04-rollout in execute
 mode, the canary gate approved by parameter, the sandbox executor: preflight, backup, apply,
 restart, verify against the prediction, journal), a second collection captures the result, and the
-comparison report puts the two side by side with the rollout journal marking the change. Every
-report lands in one demo folder.
+comparison report puts the two side by side with the rollout journal marking the change. With the
+sandbox stopped, 06-postmortem reads the demo folder alone, and every run folder is packed into one
+verified evidence bundle beside it. Every report lands in one demo folder.
 """
 
 from __future__ import annotations
@@ -68,7 +69,27 @@ def run_demo(reports_dir: str | Path = "reports") -> list[RunResult]:
                 os.environ.pop("KUBECONFIG", None)
             else:
                 os.environ["KUBECONFIG"] = previous
+    # The sandbox is gone: the postmortem and the bundle stand on the evidence alone.
+    results.append(
+        run(_notebook("06-postmortem.ipynb"), params={"evidence": str(folder)}, out=folder / "06-postmortem")
+    )
+    pack_demo(folder)
     return results
+
+
+def pack_demo(folder: Path) -> Path:
+    """Every run folder of the demo in one bundle beside it, verified as ``tmnb evidence verify`` does."""
+    from tmnb.errors import TmnbError
+    from tmnb.evidence import pack, verify
+
+    runs = sorted(p for p in folder.iterdir() if (p / "manifest.json").is_file() or (p / "journal.jsonl").is_file())
+    bundle = folder.parent / f"{folder.name}-evidence.tar.gz"
+    pack(runs, bundle)
+    _, result = verify(bundle)
+    if not result.intact:
+        raise TmnbError(f"the demo's own bundle does not verify: {'; '.join(result.lines())}")
+    print(f"evidence: {bundle} ({len(runs)} run folders, verified)")
+    return bundle
 
 
 def _canary(by_pool: dict[str, str]) -> str:
