@@ -23,6 +23,7 @@ from kubernetes.utils import parse_quantity
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
+from tmnb.parse.kubelet_config import merge_patch
 from tmnb.sandbox import objects
 from tmnb.sandbox.budgets import budget, check_eviction
 from tmnb.sandbox.errors import ApiError, not_found
@@ -33,7 +34,6 @@ from tmnb.snapshot import Snapshot
 from tmnb.sources.kube_objects import pod_from_api
 
 ACTIVE = ("Pending", "Running")
-REPLACED_KINDS = ("ReplicaSet", "StatefulSet")
 #: Bound on rejected pods kept per owner: the real controller creates them without end (#84869).
 MAX_FAILED_PER_OWNER = 20
 OWNER_RESOURCES = {
@@ -44,19 +44,6 @@ OWNER_RESOURCES = {
 }
 #: Where an admitted pod shows the CPUs its containers got (sandbox-only; real clusters keep it on the node).
 CPUSET_ANNOTATION = "sandbox.tmnb.dev/cpuset"
-
-
-def _merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386; a strategic merge patch of scalar fields (cordon, labels) means the same."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    out = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = _merge_patch(out.get(key), value)
-    return out
 
 
 def _requests(pod: Obj) -> Counter[str]:
@@ -253,8 +240,9 @@ class Cluster:
             node = self.store["nodes"].get(("", name))
             if node is None:
                 raise not_found("nodes", name)
-            node["spec"] = _merge_patch(node["spec"], patch.get("spec") or {})
-            meta = _merge_patch(
+            # RFC 7386; a strategic merge patch of scalar fields (cordon, labels) means the same
+            node["spec"] = merge_patch(node["spec"], patch.get("spec") or {})
+            meta = merge_patch(
                 node["metadata"],
                 {k: v for k, v in (patch.get("metadata") or {}).items() if k in ("labels", "annotations")},
             )
