@@ -61,6 +61,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             p.add_argument("--allow-emptydir", action="store_true", help="evict pods with emptyDir volumes")
             p.add_argument("--no-auto-rollback", action="store_true", help="leave a failed node as it is")
             p.add_argument(
+                "--test-namespace", default="default", help="namespace of the verification test pod (default: default)"
+            )
+            p.add_argument("--test-image", default="busybox:1.37", help="image of the verification test pod")
+            p.add_argument(
                 "--soak",
                 default="",
                 metavar="YAML",
@@ -85,6 +89,8 @@ def command(args: argparse.Namespace) -> int:
             evict_retry=args.evict_retry,
             allow_emptydir=args.allow_emptydir,
             auto_rollback=not args.no_auto_rollback,
+            test_pod_namespace=args.test_namespace,
+            test_pod_image=args.test_image,
         )
     session = prepare(
         target=parse_settings(args.settings),

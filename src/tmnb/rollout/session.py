@@ -268,13 +268,18 @@ def open_session(
     ready_timeout: float = 180.0,
     auto_rollback: bool = True,
     allow_emptydir: bool = False,
+    test_namespace: str = "default",
+    test_image: str = "busybox:1.37",
     **params: Any,
 ) -> Session:
-    """``prepare`` from the notebook's parameters (timeouts, rollback, emptyDir folded into ``Options``)."""
+    """``prepare`` from the notebook's parameters (timeouts, rollback, emptyDir, test pod folded into
+    ``Options``)."""
     options = Options(
         drain_timeout=drain_timeout,
         ready_timeout=ready_timeout,
         auto_rollback=auto_rollback,
         allow_emptydir=allow_emptydir,
+        test_pod_namespace=test_namespace,
+        test_pod_image=test_image,
     )
     return prepare(options=options, **params)

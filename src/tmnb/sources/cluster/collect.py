@@ -152,7 +152,7 @@ def _configz(api: ClusterApi, node: Node) -> dict[str, Setting] | Issue:
         return Issue(source="configz", message=f"unreadable /configz: {exc}")
     except Exception as exc:
         if status_of(exc) == 403:
-            return configz_forbidden(node, describe(exc))
+            return configz_forbidden(describe(exc))
         return Issue(source="configz", message=f"cannot read /configz through the API server: {describe(exc)}")
 
 

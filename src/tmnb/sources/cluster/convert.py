@@ -26,7 +26,6 @@ from tmnb.snapshot import (
 from tmnb.snapshot import Node as SnapshotNode
 from tmnb.versions import KubeVersion
 
-FINE_GRAINED_AUTHZ = KubeVersion(1, 33)
 #: NRT attributes that carry the kubelet's own setting (written by resource-topology-exporter).
 NRT_SETTINGS = ("topologyManagerPolicy", "topologyManagerScope")
 
@@ -73,20 +72,18 @@ def configz_settings(data: bytes, node: SnapshotNode) -> dict[str, Setting]:
     return effective_settings(configz=doc, version=kubelet_version(node)).fields
 
 
-def configz_forbidden(node: SnapshotNode, detail: str) -> Issue:
-    """The RBAC a 403 on /configz asks for, in the order the kubelet checks it."""
-    version = kubelet_version(node)
-    if version is None or version >= FINE_GRAINED_AUTHZ:
-        need = (
-            "grant 'get' on nodes/configz (kubelet fine-grained authorization, default on from 1.33); "
-            "kubelets before 1.33 or with KubeletFineGrainedAuthz off need 'get' on nodes/proxy instead"
-        )
-    else:
-        need = (
-            f"this kubelet ({version}) predates fine-grained authorization: grant 'get' on nodes/proxy "
-            "(broad: it reaches every kubelet endpoint), or nodes/configz once the node runs 1.33+"
-        )
-    return Issue(source="configz", message=f"forbidden reading /configz: {need} ({detail})")
+def configz_forbidden(detail: str) -> Issue:
+    """The RBAC a 403 on /configz asks for. tmnb reads /configz through the API server's node proxy,
+    which the API server authorizes as ``get nodes/proxy`` whatever the kubelet version:
+    ``nodes/configz`` (KubeletFineGrainedAuthz) only covers direct calls to the kubelet's port."""
+    return Issue(
+        source="configz",
+        message=(
+            "forbidden reading /configz: grant 'get' on nodes/proxy (deploy/collector-rbac.yaml, role "
+            "tmnb-collector-configz); the API server's node proxy checks that, not nodes/configz, which "
+            f"only applies to direct kubelet calls ({detail})"
+        ),
+    )
 
 
 def nrt_zones(obj: Mapping[str, Any]) -> list[NrtZone]:
