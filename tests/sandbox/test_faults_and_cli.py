@@ -66,7 +66,9 @@ def test_a_kubelet_that_disagrees_rejects_new_pods_only(sandbox: Sandbox) -> Non
         },
     }  # fmt: skip
     created = sandbox.cluster.create_pod("app", body)
-    assert created["status"]["phase"] == "Failed" and created["status"]["reason"] == "TopologyAffinityError"
+    assert created["status"]["phase"] == "Pending"  # the create answer predates the kubelet's verdict
+    probe = sandbox.cluster.get("pods", "app", "probe")
+    assert probe["status"]["phase"] == "Failed" and probe["status"]["reason"] == "TopologyAffinityError"
     assert sandbox.cluster.restart_kubelet("w2") is None
     assert all(
         p["status"]["phase"] != "Failed" for p in sandbox.cluster.items("pods") if p["metadata"]["name"] != "probe"

@@ -393,8 +393,9 @@ class Cluster:
                 raise ApiError(422, "Invalid", f'Pod "{meta["name"]}" is invalid: {exc}') from None
             body["status"] = {"phase": "Pending", "qosClass": qos}
             self._put("pods", body)
+            created = copy.deepcopy(body)  # as the API server answers: before any kubelet has seen the pod
             self._place(body)
-            return copy.deepcopy(body)
+            return created
 
     def _place(self, pod: Obj) -> None:
         node = pod["spec"].get("nodeName")
