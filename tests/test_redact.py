@@ -1,6 +1,6 @@
 import pytest
 
-from tmnb.redact import PLACEHOLDER, redact_argv, secret_in
+from tmnb.redact import PLACEHOLDER, redact_argv, redact_text, redact_value, secret_in
 
 
 @pytest.mark.parametrize(
@@ -35,3 +35,50 @@ def test_redact_argv(argv, expected):
 )
 def test_secret_in(name, value, secret):
     assert secret_in(name, value) is secret
+
+
+@pytest.mark.parametrize(
+    ("text", "gone"),
+    [
+        ("Authorization: Bearer abcdefgh12345678", "abcdefgh12345678"),
+        ("client-key-data: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t", "LS0tLS1CRUdJTi"),
+        ("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----", "MHcCAQEE"),
+        ("token eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln", "eyJzdWIiOiJ4In0"),
+        ("pull failed for AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+        ("GET https://admin:hunter2@prom:9090/api", "hunter2"),
+        ('DB_PASSWORD="s3cr3t-value"', "s3cr3t-value"),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG", "wJalrXUtnFEMI"),
+    ],
+)
+def test_redact_text_removes_what_credentials_look_like(text: str, gone: str) -> None:
+    out = redact_text(text)
+    assert gone not in out and PLACEHOLDER in out
+    assert redact_text(out) == out  # idempotent: stored text can be loaded and saved again
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Resources cannot be allocated with Topology locality",
+        "couldn't find key password in Secret app/db-creds",
+        "--tls-private-key-file=/var/lib/kubelet/pki/kubelet.key",
+        "reservedSystemCPUs: 0-1,64-65",
+        "--authorization-mode=Webhook",
+    ],
+)
+def test_redact_text_keeps_ordinary_text(text: str) -> None:
+    assert redact_text(text) == text
+
+
+def test_redact_value_hides_secret_named_entries_and_header_values() -> None:
+    value = {"staticPodURLHeader": {"Authorization": ["Bearer x"]}, "note": ["password=1"], "cpus": 4}
+    assert redact_value(value) == {"staticPodURLHeader": {"Authorization": PLACEHOLDER},
+                                   "note": [f"password={PLACEHOLDER}"], "cpus": 4}  # fmt: skip
+
+
+def test_snapshot_text_is_redacted_when_built_and_when_loaded() -> None:
+    from tmnb.snapshot.model import Event, Issue
+
+    event = Event(namespace="a", kind="Pod", name="p", reason="r", message="Bearer abcdefgh12345678", type="Warning")
+    assert "abcdefgh" not in event.message
+    assert "AKIAIOSFODNN7EXAMPLE" not in Issue(source="kubelet config", message="line 3: AKIAIOSFODNN7EXAMPLE").message

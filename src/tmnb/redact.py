@@ -2,16 +2,21 @@
 
 Command lines and environment files can carry inline secrets (``--token=...``,
 ``KUBELET_BOOTSTRAP_TOKEN=...``). Values of such keys are replaced by a placeholder; paths to
-key or credential *files* are kept, because they are configuration, not secrets.
+key or credential *files* are kept, because they are configuration, not secrets. Free text (event
+and log messages, error texts that quote a file) is scrubbed of what credentials look like:
+private keys, JWTs, bearer tokens, cloud access keys, passwords in URLs and ``secret=value`` pairs.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 PLACEHOLDER = "<redacted>"
-_SECRET_NAME = re.compile(r"token|passw(or)?d|secret|private[-_]?key|credential|api[-_]?key|bearer", re.I)
+_SECRET_NAME = re.compile(
+    r"token|passw(or)?d|secret|private[-_]?key|credential|api[-_]?key|bearer|client[-_]?key", re.I
+)
 _FILE_NAME = re.compile(r"(file|dir|path|ca|cert)$", re.I)
 
 
@@ -36,7 +41,7 @@ def redact_argv(argv: Iterable[str]) -> list[str]:
             out.append(arg)
             hide_next = True
         else:
-            out.append(arg)
+            out.append(redact_text(arg))
     return out
 
 
@@ -53,3 +58,55 @@ def secret_in(name: str, value: object) -> bool:
     if isinstance(value, str):
         return bool(_URL_USERINFO.search(value)) or (is_secret_name(name) and not value.startswith("env:"))
     return False
+
+
+_KEY_WORDS = r"[\w.-]*(?:token|passw(?:or)?d|secret|private[-_]?key|credential|api[-_]?key|client[-_]?key)[\w.-]*"
+_PAIR = re.compile(rf"(?i)\b({_KEY_WORDS})([\"']?\s*[=:]\s*[\"']?)([^\s\"',;}}]+)")
+#: What credentials look like in free text, each with what is kept of the match.
+_TEXT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY-----.*?(-----END[A-Z ]*PRIVATE KEY-----|\Z)", re.S), PLACEHOLDER),
+    (re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]*"), PLACEHOLDER),  # base64 of "-----BEGIN" (kubeconfig *-data)
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), PLACEHOLDER),  # JWT
+    (re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}"), rf"\1\2{PLACEHOLDER}"),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), PLACEHOLDER),  # AWS access key id
+    (re.compile(r"://[^/@\s:]+:[^/@\s]+@"), f"://{PLACEHOLDER}@"),  # password in a URL
+)
+
+
+def _pair(match: re.Match[str]) -> str:
+    """``secret=value`` loses its value; ``--tls-private-key-file=/path`` (a file name) keeps it."""
+    name, sep, value = match.groups()
+    if _FILE_NAME.search(name) or value == PLACEHOLDER:
+        return match.group(0)
+    return f"{name}{sep}{PLACEHOLDER}"
+
+
+#: One cheap search first: most texts (settings, reasons, cpu-lists) hold none of these.
+_TRIGGER = re.compile(
+    r"(?i)BEGIN|LS0t|eyJ|bearer|basic|AKIA|ASIA|://|token|passw|secret|private|credential|api.?key|client.?key"
+)
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every credential-looking part replaced by the placeholder (idempotent)."""
+    if not _TRIGGER.search(text):
+        return text
+    for pattern, keep in _TEXT_PATTERNS:
+        text = pattern.sub(keep, text)
+    return _PAIR.sub(_pair, text)
+
+
+def _hidden(key: str) -> bool:
+    """A map entry whose whole value is a credential (``staticPodURLHeader: {Authorization: [...]}``)."""
+    return is_secret_name(key) or key.lower() in ("authorization", "proxy-authorization", "cookie")
+
+
+def redact_value(value: Any, name: str = "") -> Any:
+    """A JSON-like value with secret-named entries and credential-looking text redacted."""
+    if isinstance(value, dict):
+        return {k: PLACEHOLDER if _hidden(str(k)) else redact_value(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_value(v, name) for v in value)
+    if isinstance(value, str):
+        return redact_text(value)
+    return value

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tmnb.errors import RolloutError
-from tmnb.redact import PLACEHOLDER, redact_argv, secret_in
+from tmnb.redact import PLACEHOLDER, redact_argv, redact_value, secret_in
 
 Event = Literal["intent", "done", "failed", "skipped", "info"]
 EVENTS: tuple[Event, ...] = ("intent", "done", "failed", "skipped", "info")
@@ -44,7 +44,7 @@ def default_operator() -> str:
 def _clean(key: str, value: Any) -> Any:
     if key == "commands" and isinstance(value, list):
         return [redact_argv(argv) if isinstance(argv, list) else argv for argv in value]
-    return PLACEHOLDER if secret_in(key, value) else value
+    return PLACEHOLDER if secret_in(key, value) else redact_value(value, key)
 
 
 def _append(fd: int, rec: dict[str, Any]) -> None:

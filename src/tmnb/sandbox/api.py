@@ -172,6 +172,8 @@ class Api:
             return Response(200, c.patch_node(name, req.json()))
         if verb == "POST" and resource == "pods" and name is None:
             return Response(201, c.create_pod(ns or "default", req.json()))
+        if verb == "POST" and resource == "events" and name is None:
+            return Response(201, c.create_event(ns or "default", req.json()))
         if verb == "DELETE" and resource == "pods" and name:
             return Response(200, c.delete_pod(ns or "default", name))
         raise ApiError(

@@ -397,6 +397,17 @@ class Cluster:
             self._place(body)
             return created
 
+    def create_event(self, namespace: str, body: Obj) -> Obj:
+        """An event as a client posts it (``kubectl create -f event.yaml``): stored as given."""
+        with self.lock:
+            meta = body.setdefault("metadata", {})
+            if not meta.get("name") or not isinstance(body.get("involvedObject"), dict):
+                raise ApiError(422, "Invalid", "Event is invalid: metadata.name and involvedObject are required")
+            meta["namespace"] = namespace
+            meta.pop("resourceVersion", None)
+            body.update(apiVersion="v1", kind="Event")
+            return copy.deepcopy(self._put("events", body))
+
     def _place(self, pod: Obj) -> None:
         node = pod["spec"].get("nodeName")
         if node:

@@ -41,7 +41,7 @@ GROUPS: dict[str, tuple[Resource, ...]] = {
         Resource("pods", "Pod", True, ("create", "delete", *READ), ("po",), "pod"),
         Resource("pods/eviction", "Eviction", True, ("create",), extra={"group": "policy", "version": "v1"}),
         Resource("pods/log", "Pod", True, ("get",)),
-        Resource("events", "Event", True, READ, ("ev",), "event"),
+        Resource("events", "Event", True, ("create", *READ), ("ev",), "event"),
         Resource("namespaces", "Namespace", False, READ, ("ns",), "namespace"),
     ),
     "apps/v1": (

@@ -10,16 +10,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
 from tmnb.errors import InputError
+from tmnb.redact import redact_argv, redact_text, redact_value
 
 SCHEMA_ID = "tmnb.snapshot/v1"
 
 _STRICT = ConfigDict(extra="forbid")
 
 CpuList = Annotated[str, Field(pattern=r"^(\d+(-\d+)?(,\d+(-\d+)?)*)?$", description="Linux cpu-list, e.g. 0-3,8-11")]
+#: Free text that may quote what it came from (an event, an error naming a file's line): stored redacted.
+Text = Annotated[str, AfterValidator(redact_text)]
+Value = Annotated[Any, AfterValidator(redact_value)]
 SettingSource = Literal["default", "file", "dropin", "flag", "configz", "nrt", "unknown"]
 
 
@@ -29,7 +33,7 @@ class SnapshotSource:
 
     kind: Literal["live", "sample", "sandbox", "bundle"]
     context: str | None = None
-    detail: str | None = None
+    detail: Text | None = None
 
 
 @dataclass(config=_STRICT, frozen=True)
@@ -37,7 +41,7 @@ class Layer:
     """One configuration layer that set a field but lost to a later one."""
 
     source: SettingSource
-    value: Any
+    value: Value
     detail: str | None = None
 
 
@@ -45,7 +49,7 @@ class Layer:
 class Setting:
     """An effective kubelet setting and the layer that decided it."""
 
-    value: Any
+    value: Value
     source: SettingSource
     detail: str | None = Field(default=None, description="file path, drop-in name or flag name")
     overridden: tuple[Layer, ...] = Field(default=(), description="earlier layers, lowest first")
@@ -122,7 +126,7 @@ class Issue:
     """Something a collector could not read. Recorded, never fatal for the other nodes."""
 
     source: Annotated[str, Field(description="collector step, e.g. configz, lscpu, cpu_manager_state")]
-    message: str
+    message: Text
     severity: Literal["error", "warning", "info"] = "error"
 
 
@@ -160,7 +164,9 @@ class KubeletInfo:
     settings: dict[str, Setting] = Field(default_factory=dict, description="keyed by KubeletConfiguration JSON name")
     config_file: str | None = None
     config_dir: str | None = None
-    flags: list[str] = Field(default_factory=list, description="command line, secrets redacted")
+    flags: Annotated[list[str], AfterValidator(redact_argv)] = Field(
+        default_factory=list, description="command line, secrets redacted"
+    )
     kubeadm_managed: bool = False
 
 
@@ -212,7 +218,7 @@ class Pod:
     phase: str
     created: Annotated[str, Field(description="RFC 3339 creation timestamp")]
     reason: str | None = None
-    message: str | None = None
+    message: Text | None = None
     owner: OwnerRef | None = None
     labels: dict[str, str] = Field(default_factory=dict)
     containers: list[Container] = Field(default_factory=list)
@@ -227,7 +233,7 @@ class Event:
     kind: str
     name: str
     reason: str
-    message: str
+    message: Text
     type: Literal["Normal", "Warning"]
     count: int = 1
     first_seen: str | None = None
