@@ -29,3 +29,6 @@ CPU_POLICIES: Final = (CPU_NONE, CPU_STATIC)
 MEMORY_NONE: Final = "None"
 MEMORY_STATIC: Final = "Static"
 MEMORY_POLICIES: Final = (MEMORY_NONE, MEMORY_STATIC)
+
+#: pod.status.reason of a pod the kubelet's admission handlers refused.
+ADMISSION_REASONS: Final = ("TopologyAffinityError", "SMTAlignmentError", "UnexpectedAdmissionError")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from tmnb.analysis.diagnose import Diagnosis, diagnose
+from tmnb.kubelet.names import ADMISSION_REASONS
 from tmnb.postmortem.evidence import Evidence
-from tmnb.rollout.cluster import ADMISSION_REASONS
 
 
 def rejected_pods(evidence: Evidence) -> pd.DataFrame:
@@ -27,3 +28,16 @@ def flapping(rejected: pd.DataFrame) -> pd.DataFrame:
     """Controllers with more than one rejected pod: the kubelet keeps refusing their replacements."""
     counts = rejected[rejected["owner"] != ""].groupby(["owner", "reason"], as_index=False).size()
     return counts[counts["size"] > 1].rename(columns={"size": "rejected pods"}).reset_index(drop=True)
+
+
+def diagnoses(evidence: Evidence) -> list[tuple[str, Diagnosis]]:
+    """Each rejected pod explained on the first whole-cluster snapshot that holds it (other pools
+    are visible there), else on the node snapshot that saw it; with that snapshot's folder."""
+    out, seen = [], set()
+    for path, snap in [*evidence.snapshots, *evidence.node_snapshots]:
+        names = {n.name for n in snap.nodes}
+        for p in snap.pods:
+            if p.phase == "Failed" and p.reason in ADMISSION_REASONS and p.uid not in seen and p.node in names:
+                seen.add(p.uid)
+                out.append((path.parent.name, diagnose(snap, p)))
+    return out

@@ -61,6 +61,28 @@ def failed_pods(found: Evidence) -> None:
         _table(flap, "")
 
 
+def why_rejected(found: Evidence) -> None:
+    import pandas as pd
+
+    explained = rejections.diagnoses(found)
+    if not explained:
+        _markdown("_no rejected pod to explain_")
+        return
+    for seen_in, d in explained:
+        verdict = "the model reproduces the rejection" if d.reproduced else "the model does not reproduce it"
+        _markdown(
+            f"### {d.pod} on {d.node}\n\n**{d.reason}**: {d.message}  \n**Why** ({verdict}, replayed on the "
+            f"snapshot of `{seen_in}`): {d.why}.  \n**Merged hint**: `{d.merged or 'none'}`"
+        )
+        _table(pd.DataFrame(d.hints, columns=["container", "provider", "resource", "hints"]), "no provider gave hints")
+        if d.remedies:
+            lines = [f"{i}. {r.change} (checked on {r.checked_on}){': ' + r.note if r.note else ''}"
+                     for i, r in enumerate(d.remedies, start=1)]  # fmt: skip
+            _markdown("**What would admit it**, each checked with the model, best first:\n\n" + "\n".join(lines))
+        elif d.reproduced:
+            _markdown("_no single change the model tried admits it: resize the pod or add capacity_")
+
+
 def configuration(found: Evidence) -> None:
     from tmnb.analysis import compare as cmp
 

@@ -16,12 +16,12 @@ from typing import Any, TypeVar
 from kubernetes import client
 
 from tmnb.errors import RolloutError
+from tmnb.kubelet.names import ADMISSION_REASONS
 from tmnb.sources.cluster.retry import Backoff, describe, status_of
 
 T = TypeVar("T")
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 #: The kubelet's reasons for a pod it refused at admission (facts: node-artifacts §8).
-ADMISSION_REASONS = ("TopologyAffinityError", "SMTAlignmentError", "UnexpectedAdmissionError")
 
 
 @dataclass

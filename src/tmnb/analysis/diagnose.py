@@ -1,0 +1,242 @@
+"""Why the kubelet refused a pod, and what would have admitted it.
+
+A rejected pod is replayed on its node as the snapshot saw the node (its checkpoints' allocations
+kept, as after a kubelet restart): each provider's hints, the policy's merge, the model's verdict.
+Every remedy is a changed copy of the pod, the node's settings or its pods, replayed the same way;
+only remedies the model admits are shown, best first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tmnb.cpuset import CPUSet
+from tmnb.errors import ConfigRejected, InputError
+from tmnb.kubelet.names import (
+    ADMISSION_REASONS,
+    BEST_EFFORT,
+    RESTRICTED,
+    SCOPE_CONTAINER,
+    SCOPE_POD,
+    SINGLE_NUMA_NODE,
+)
+from tmnb.kubelet.node import NodeModel, NodeSimulator
+from tmnb.kubelet.pod import Container as ModelContainer
+from tmnb.kubelet.pod import Pod as ModelPod
+from tmnb.replay.node_input import model_for, model_pod
+from tmnb.replay.plan import plan_for
+from tmnb.snapshot import Pod, Snapshot
+
+PREFER_CLOSEST = "prefer-closest-numa-nodes"
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """One change that the model admits the pod under, with where it was checked."""
+
+    kind: str
+    change: str
+    checked_on: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    pod: str
+    node: str
+    reason: str
+    message: str
+    #: the model rejects the pod too, so the explanation below is the kubelet's
+    reproduced: bool
+    why: str
+    hints: list[dict[str, str]] = field(default_factory=list)
+    merged: str = ""
+    remedies: list[Remedy] = field(default_factory=list)
+
+
+def _model(snapshot: Snapshot, node: str) -> NodeModel:
+    return model_for(plan_for(snapshot.node(node), {}), mode="restart")
+
+
+def _admits(model: NodeModel, pod: ModelPod) -> bool:
+    try:
+        return NodeSimulator(model).admit(pod).admitted
+    except ConfigRejected:
+        return False
+
+
+def _hint_rows(sim: NodeSimulator, pod: ModelPod) -> tuple[list[dict[str, str]], str]:
+    names = ("device manager", "CPU manager", "memory manager")
+    policy, pod_scope = sim.topology.policy, sim.topology.scope == SCOPE_POD
+    groups: list[tuple[str, list[Any]]] = (
+        [("(pod)", [p.get_pod_topology_hints(pod) for p in sim.providers])]
+        if pod_scope
+        else [(c.name, [p.get_topology_hints(pod, c) for p in sim.providers]) for c in pod.all_containers()]
+    )
+    rows, merged = [], []
+    for container, answers in groups:
+        for provider, answer in zip(names, answers, strict=True):
+            for resource, hints in (answer or {}).items():
+                shown = "any NUMA node" if hints is None else " ".join(map(str, hints)) or "none: cannot fit"
+                rows.append({"container": container, "provider": provider, "resource": resource, "hints": shown})
+        hint, admit = policy.merge(answers)
+        merged.append(f"{container}: {hint} → {'admit' if admit else 'reject'}")
+    return rows, "; ".join(merged)
+
+
+def _exclusive_cpus(container: ModelContainer) -> int:
+    cpu = container.requests.get("cpu") or container.limits.get("cpu") or "0"
+    try:
+        value = float(cpu[:-1]) / 1000 if str(cpu).endswith("m") else float(cpu)
+    except ValueError:
+        return 0
+    return int(value) if value.is_integer() else 0
+
+
+def _why(sim: NodeSimulator, snapshot: Snapshot, node: str, pod: ModelPod, reason: str) -> str:
+    """The sentence that names the constraint: the exclusive CPUs asked for against the largest
+    free set on one NUMA node, when that is what does not fit."""
+    free = set(sim.free_cpus())
+    by_numa = {z.id: len(free & set(CPUSet.parse(z.cpus))) for z in snapshot.node(node).numa}
+    wanted = {c.name: _exclusive_cpus(c) for c in pod.all_containers()}
+    name, most = max(wanted.items(), key=lambda kv: kv[1], default=("", 0))
+    per_zone = ", ".join(f"NUMA {z}: {n} free" for z, n in sorted(by_numa.items()))
+    if most and by_numa:
+        best = max(by_numa.values())
+        total = sum(wanted.values()) if sim.topology.scope == SCOPE_POD else most
+        who = "the pod asks" if sim.topology.scope == SCOPE_POD else f"container {name} asks"
+        if total > best:
+            need = {
+                SINGLE_NUMA_NODE: "single-numa-node needs them on one NUMA node",
+                RESTRICTED: "restricted admits only the narrowest NUMA placement the CPUs could ever have",
+            }.get(sim.topology.policy.name, f"{sim.topology.policy.name} refused the wider placement")
+            return (
+                f"{who} for {total} exclusive CPUs; the largest free set on one NUMA node is {best} ({per_zone}); "
+                f"{need}"
+            )
+    if reason == "SMTAlignmentError":
+        return f"the CPU request is not a multiple of the {sim.cpu_topology.cpus_per_core()} CPUs of a core"
+    return f"no NUMA placement satisfies every resource manager at once ({per_zone})"
+
+
+def _with_cpus(pod: ModelPod, name: str, cpus: int) -> ModelPod:
+    def resize(c: ModelContainer) -> ModelContainer:
+        if c.name != name:
+            return c
+        return dataclasses.replace(c, requests={**c.requests, "cpu": str(cpus)}, limits={**c.limits, "cpu": str(cpus)})
+
+    return dataclasses.replace(
+        pod, containers=tuple(map(resize, pod.containers)), init_containers=tuple(map(resize, pod.init_containers))
+    )
+
+
+def _smaller_request(model: NodeModel, pod: ModelPod, node: str) -> Iterable[Remedy]:
+    wanted = {c.name: _exclusive_cpus(c) for c in pod.all_containers()}
+    name, most = max(wanted.items(), key=lambda kv: kv[1], default=("", 0))
+    step = 2 if model.settings.cpu_manager_policy_options.get("full-pcpus-only") == "true" else 1
+    for cpus in range(most - step, 0, -step):
+        if _admits(model, _with_cpus(pod, name, cpus)):
+            yield Remedy("smaller request", f"container {name}: cpu {most} → {cpus} (requests and limits)", node)
+            return
+
+
+def _settings(model: NodeModel, **changes: Any) -> NodeModel:
+    return dataclasses.replace(model, settings=dataclasses.replace(model.settings, **changes))
+
+
+def _setting_changes(model: NodeModel, pod: ModelPod, node: str) -> Iterable[Remedy]:
+    s = model.settings
+    other = SCOPE_CONTAINER if s.topology_manager_scope == SCOPE_POD else SCOPE_POD
+    if _admits(_settings(model, topology_manager_scope=other), pod):
+        yield Remedy("scope", f"topologyManagerScope: {s.topology_manager_scope} → {other}", node)
+    options = dict(s.topology_manager_policy_options)
+    if s.topology_manager_policy in (RESTRICTED, BEST_EFFORT) and options.get(PREFER_CLOSEST) != "true":
+        closer = _settings(model, topology_manager_policy_options={**options, PREFER_CLOSEST: "true"})
+        if _admits(closer, pod):
+            yield Remedy("policy option", f'topologyManagerPolicyOptions: {PREFER_CLOSEST}: "true"', node)
+    if s.topology_manager_policy != BEST_EFFORT and _admits(_settings(model, topology_manager_policy=BEST_EFFORT), pod):
+        yield Remedy(
+            "policy",
+            f"topologyManagerPolicy: {s.topology_manager_policy} → {BEST_EFFORT}",
+            node,
+            "admitted, but its CPUs and memory may then span NUMA nodes",
+        )
+
+
+def _moving_pods(snapshot: Snapshot, model: NodeModel, pod: ModelPod, node: str) -> Iterable[Remedy]:
+    """The fewest pods (largest exclusive holders first, at most three) whose leaving admits it."""
+    held: dict[str, int] = {}
+    for a in snapshot.node(node).allocations:
+        if a.exclusive and a.cpuset:
+            held[f"{a.namespace}/{a.pod}"] = held.get(f"{a.namespace}/{a.pod}", 0) + len(CPUSet.parse(a.cpuset))
+    uids = {f"{a.namespace}/{a.pod}": a.pod_uid for a in snapshot.node(node).allocations}
+    moved: list[str] = []
+    for name, _ in sorted(held.items(), key=lambda kv: (-kv[1], kv[0]))[:3]:
+        moved.append(name)
+        gone = {uids[n] for n in moved}
+        freed = dataclasses.replace(model, allocations=tuple(a for a in model.allocations if a.pod_uid not in gone))
+        if _admits(freed, pod):
+            freed_cpus = sum(held[n] for n in moved)
+            yield Remedy("free CPUs", f"move {', '.join(moved)} off {node}", node, f"frees {freed_cpus} CPUs")
+            return
+
+
+def _other_pools(snapshot: Snapshot, pod: ModelPod, node: str, pool_of: Callable[[str], str]) -> Iterable[Remedy]:
+    admitting: dict[str, list[str]] = {}
+    for other in snapshot.nodes:
+        if other.name == node or not other.ready:
+            continue
+        try:
+            model = _model(snapshot, other.name)
+        except (InputError, ConfigRejected):
+            continue
+        if _admits(model, pod):
+            admitting.setdefault(pool_of(other.name), []).append(other.name)
+    here = pool_of(node)
+    for pool, nodes in sorted(admitting.items(), key=lambda kv: (kv[0] == here, -len(kv[1]), kv[0])):
+        shown = ", ".join(sorted(nodes)[:3]) + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")
+        where = "other nodes of this pool" if pool == here else f"pool {pool}"
+        yield Remedy("another node", f"schedule it on {where}: {shown}", shown)
+
+
+def diagnose(snapshot: Snapshot, pod: Pod, *, pool_label: str = "tmnb.dev/pool") -> Diagnosis:
+    """Explain one rejected pod from the snapshot that holds it and its node."""
+    if not pod.node:
+        raise InputError(f"pod {pod.namespace}/{pod.name} has no node: nothing to replay")
+    node = pod.node
+    who = f"{pod.namespace}/{pod.name}"
+    mpod = model_pod(pod)
+    try:
+        model = _model(snapshot, node)
+        sim = NodeSimulator(model)
+    except ConfigRejected as exc:
+        why = f"the node's kubelet would not start: {exc}"
+        return Diagnosis(who, node, pod.reason or "", pod.message or "", False, why)
+    hints, merged = _hint_rows(sim, mpod)
+    result = NodeSimulator(model).admit(mpod)
+    why = _why(sim, snapshot, node, mpod, result.reason or pod.reason or "")
+    if result.admitted:
+        why = (
+            "the node as this snapshot saw it would admit the pod now: it was refused under an earlier state "
+            "(other pods held the CPUs then, or the settings differed)"
+        )
+    labels = {n.name: n.labels for n in snapshot.nodes}
+    remedies: list[Remedy] = []
+    if not result.admitted:
+        remedies += _smaller_request(model, mpod, node)
+        remedies += _setting_changes(model, mpod, node)
+        remedies += _moving_pods(snapshot, model, mpod, node)
+        remedies += _other_pools(snapshot, mpod, node, lambda n: labels.get(n, {}).get(pool_label, "(no pool)"))
+    return Diagnosis(who, node, pod.reason or "", pod.message or "", not result.admitted, why, hints, merged, remedies)
+
+
+def rejected(snapshot: Snapshot) -> list[Pod]:
+    return [p for p in snapshot.pods if p.phase == "Failed" and p.reason in ADMISSION_REASONS and p.node]
+
+
+def diagnose_all(snapshot: Snapshot, pods: Sequence[Pod] | None = None) -> list[Diagnosis]:
+    """Every rejected pod of the snapshot (or the ones given), diagnosed."""
+    return [diagnose(snapshot, p) for p in (rejected(snapshot) if pods is None else pods)]

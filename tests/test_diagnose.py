@@ -1,0 +1,91 @@
+"""Rejected pods explained by replaying their node, and remedies the model has checked.
+
+worker-1: 2 NUMA nodes x 4 cores x 2 threads (CPUs 0-3,8-11 on NUMA 0; 4-7,12-15 on NUMA 1), static
+CPU manager with CPUs 0,8 reserved, single-numa-node. A pod holds 4 exclusive CPUs on NUMA 1, so
+NUMA 0 has 6 free CPUs and NUMA 1 has 4: a pod asking for 8 fits on neither.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from factories import node, pod, settings, snapshot
+from tmnb.analysis.diagnose import diagnose, diagnose_all
+from tmnb.errors import InputError
+from tmnb.snapshot import Allocation, KubeletInfo, Snapshot
+
+STATIC = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0,8", "topologyManagerPolicy": "single-numa-node"}
+
+
+def fleet(big_cpu: str = "8", **kubelet: str) -> Snapshot:
+    info = KubeletInfo(settings=settings(**{**STATIC, **kubelet}))
+    holder = Allocation(pod_uid="uid-holder", namespace="app", pod="holder", container="main", cpuset="4-5,12-13",
+                        exclusive=True, numa=[1])  # fmt: skip
+    w1 = node("worker-1", kubelet=info, allocations=[holder])
+    w2 = node("worker-2", kubelet=info, labels={"kubernetes.io/hostname": "worker-2", "tmnb.dev/pool": "batch"})
+    big = pod("big", cpu=big_cpu, phase="Failed", reason="TopologyAffinityError",
+              message="Pod was rejected: Resources cannot be allocated with Topology locality")  # fmt: skip
+    return snapshot([w1, w2], [pod("holder", cpu="4"), big])
+
+
+def test_rejection_is_reproduced_and_explained_in_numbers():
+    (d,) = diagnose_all(fleet())
+    assert d.pod == "app/big" and d.node == "worker-1" and d.reproduced
+    assert "asks for 8 exclusive CPUs; the largest free set on one NUMA node is 6" in d.why
+    assert "NUMA 0: 6 free, NUMA 1: 4 free" in d.why
+    cpu_hints = [h for h in d.hints if h["provider"] == "CPU manager"]
+    assert cpu_hints and "preferred" not in cpu_hints[0]["hints"].replace("not-preferred", "")  # nothing fits one node
+    assert "reject" in d.merged
+
+
+def test_remedies_are_checked_and_ranked():
+    kinds = {r.kind: r for r in diagnose_all(fleet())[0].remedies}
+    assert kinds["smaller request"].change == "container main: cpu 8 → 6 (requests and limits)"
+    assert "best-effort" in kinds["policy"].change and "span NUMA nodes" in kinds["policy"].note
+    assert kinds["free CPUs"].change == "move app/holder off worker-1"
+    assert kinds["another node"].change == "schedule it on pool batch: worker-2"
+    assert "scope" not in kinds  # one container: pod scope changes nothing, so it is not offered
+
+
+def test_pod_scope_is_offered_only_when_it_admits():
+    # two containers of 4 CPUs: pod scope needs all 8 on one NUMA node, container scope 4 per container
+    snap = fleet(big_cpu="4", topologyManagerScope="pod")
+    big = next(p for p in snap.pods if p.name == "big")
+    two = dataclasses.replace(big, containers=[*big.containers, dataclasses.replace(big.containers[0], name="side")])
+    d = diagnose(snap, two)
+    assert d.reproduced and "the pod asks for 8 exclusive CPUs" in d.why
+    assert any(r.kind == "scope" and r.change == "topologyManagerScope: pod → container" for r in d.remedies)
+
+
+def test_a_pod_the_node_admits_now_says_so_and_offers_nothing():
+    d = diagnose_all(fleet(big_cpu="2"))[0]
+    assert not d.reproduced and "would admit the pod now" in d.why and d.remedies == []
+
+
+def test_a_pod_without_a_node_is_an_input_error():
+    snap = fleet()
+    big = dataclasses.replace(next(p for p in snap.pods if p.name == "big"), node=None)
+    with pytest.raises(InputError, match="app/big has no node"):
+        diagnose(snap, big)
+
+
+@pytest.mark.notebook
+def test_postmortem_explains_the_rejection_with_checked_remedies(tmp_path):
+    import json
+
+    from conftest import ROOT
+    from tmnb.runner import run
+    from tmnb.snapshot import save
+
+    folder = tmp_path / "evidence" / "01-inventory"
+    folder.mkdir(parents=True)
+    save(fleet(), folder / "snapshot.json.gz")
+    (folder / "manifest.json").write_text(json.dumps({"notebook": "01-inventory.ipynb", "status": "ok"}))
+    result = run(ROOT / "notebooks" / "06-postmortem.ipynb", params={"evidence": str(tmp_path / "evidence")},
+                 out=tmp_path / "pm")  # fmt: skip
+    assert result.status == "ok", result.message
+    html = result.html.read_text()
+    assert "app/big on worker-1" in html and "the largest free set on one NUMA node is 6" in html
+    assert "container main: cpu 8 → 6" in html and "schedule it on pool batch: worker-2" in html
