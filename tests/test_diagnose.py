@@ -89,3 +89,30 @@ def test_postmortem_explains_the_rejection_with_checked_remedies(tmp_path):
     html = result.html.read_text()
     assert "app/big on worker-1" in html and "the largest free set on one NUMA node is 6" in html
     assert "container main: cpu 8 → 6" in html and "schedule it on pool batch: worker-2" in html
+
+
+def test_nodes_without_the_extended_resource_are_never_offered():
+    snap = fleet()
+    big = next(p for p in snap.pods if p.name == "big")
+    gpu = dataclasses.replace(big.containers[0], requests={**big.containers[0].requests, "nvidia.com/gpu": "1"},
+                              limits={**big.containers[0].limits, "nvidia.com/gpu": "1"})  # fmt: skip
+    d = diagnose(snap, dataclasses.replace(big, containers=[gpu]))
+    assert not any(r.kind == "another node" for r in d.remedies)  # worker-2 has no nvidia.com/gpu to give
+
+
+def test_replicas_of_one_controller_are_explained_once(tmp_path):
+    import json
+
+    from tmnb.postmortem.evidence import open_evidence
+    from tmnb.postmortem.rejections import diagnoses
+    from tmnb.snapshot import save
+
+    snap = fleet()
+    big = next(p for p in snap.pods if p.name == "big")
+    twin = dataclasses.replace(big, name="big-2", uid="uid-big-2")
+    folder = tmp_path / "01-inventory"
+    folder.mkdir()
+    save(dataclasses.replace(snap, pods=[*snap.pods, twin]), folder / "snapshot.json.gz")
+    (folder / "manifest.json").write_text(json.dumps({"notebook": "01-inventory.ipynb", "status": "ok"}))
+    ((seen_in, d, alike),) = diagnoses(open_evidence(tmp_path))
+    assert seen_in == "01-inventory" and d.pod == "app/big" and alike == ["app/big-2"]

@@ -7,8 +7,9 @@ readiness report's canary then gets the change through the guided rollout (04-ro
 mode, the canary gate approved by parameter, the sandbox executor: preflight, backup, apply,
 restart, verify against the prediction, journal), a second collection captures the result, and the
 comparison report puts the two side by side with the rollout journal marking the change. With the
-sandbox stopped, 06-postmortem reads the demo folder alone, and every run folder is packed into one
-verified evidence bundle beside it. Every report lands in one demo folder.
+sandbox stopped, 06-postmortem reads the demo folder alone (including why the wide pod that the
+demo deploys on the canary after the change is refused, and what would admit it), and every run
+folder is packed into one verified evidence bundle beside it. Every report lands in one demo folder.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from tmnb.errors import InputError
 from tmnb.runner import RunResult, run
@@ -60,6 +62,7 @@ def run_demo(reports_dir: str | Path = "reports") -> list[RunResult]:
                 "state_dir": str(folder / "rollout-state"),
             }
             results.append(run(_notebook("04-rollout.ipynb"), params=change, out=folder / "04-rollout"))
+            _deploy_wide_pod(box, canary)
             after = run(_notebook("01-inventory.ipynb"), params=live, out=folder / "after-change-inventory")
             journal = results[-1].results.get("journal") or ""
             params = {"before": baseline, "after": after.results["snapshot"], "journal": journal}
@@ -90,6 +93,36 @@ def pack_demo(folder: Path) -> Path:
         raise TmnbError(f"the demo's own bundle does not verify: {'; '.join(result.lines())}")
     print(f"evidence: {bundle} ({len(runs)} run folders, verified)")
     return bundle
+
+
+def _deploy_wide_pod(box: Any, canary: str) -> None:
+    """After the change, a team deploys a Guaranteed pod one core wider than the canary's freest NUMA
+    node: single-numa-node refuses it (TopologyAffinityError), so the postmortem has a real
+    rejection to explain. Skipped when the canary has no exclusive CPUs to be short of."""
+    from tmnb.cpuset import CPUSet
+
+    kubelet = box.cluster.kubelets[canary]
+    free = set(kubelet.free_cpus())
+    per_numa = [len(free & set(CPUSet.parse(z.cpus))) for z in kubelet.snapshot_node.numa]
+    core = kubelet.sim.cpu_topology.cpus_per_core() if kubelet.sim else 1
+    wide = (max(per_numa, default=0) // core + 1) * core  # whole cores, so full-pcpus-only has no say
+    if not free or wide > len(free):
+        return
+    cpus = str(wide)
+    resources = {"cpu": cpus, "memory": "1Gi"}
+    body = {
+        "metadata": {"name": "wide-batch-0", "labels": {"app": "wide-batch"}},
+        "spec": {
+            "nodeName": canary,
+            "containers": [
+                {"name": "main", "image": "busybox", "resources": {"requests": resources, "limits": resources}}
+            ],
+        },
+    }
+    box.cluster.create_pod("batch", body)
+    status = box.cluster.get("pods", "batch", "wide-batch-0")["status"]
+    outcome = f"{status.get('phase')} {status.get('reason', '')}".strip()
+    print(f"demo: batch/wide-batch-0 ({cpus} exclusive CPUs) deployed on {canary} after the change: {outcome}")
 
 
 def _canary(by_pool: dict[str, str]) -> str:

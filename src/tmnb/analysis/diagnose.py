@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from tmnb.cpuset import CPUSet
@@ -26,11 +27,13 @@ from tmnb.kubelet.names import (
 from tmnb.kubelet.node import NodeModel, NodeSimulator
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
+from tmnb.kubelet.pod import quantity
 from tmnb.replay.node_input import model_for, model_pod
 from tmnb.replay.plan import plan_for
-from tmnb.snapshot import Pod, Snapshot
+from tmnb.snapshot import Node, Pod, Snapshot
 
 PREFER_CLOSEST = "prefer-closest-numa-nodes"
+NO_FIT = "none: cannot fit"
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ def _hint_rows(sim: NodeSimulator, pod: ModelPod) -> tuple[list[dict[str, str]],
     for container, answers in groups:
         for provider, answer in zip(names, answers, strict=True):
             for resource, hints in (answer or {}).items():
-                shown = "any NUMA node" if hints is None else " ".join(map(str, hints)) or "none: cannot fit"
+                shown = "any NUMA node" if hints is None else " ".join(map(str, hints)) or NO_FIT
                 rows.append({"container": container, "provider": provider, "resource": resource, "hints": shown})
         hint, admit = policy.merge(answers)
         merged.append(f"{container}: {hint} → {'admit' if admit else 'reject'}")
@@ -96,7 +99,9 @@ def _exclusive_cpus(container: ModelContainer) -> int:
     return int(value) if value.is_integer() else 0
 
 
-def _why(sim: NodeSimulator, snapshot: Snapshot, node: str, pod: ModelPod, reason: str) -> str:
+def _why(
+    sim: NodeSimulator, snapshot: Snapshot, node: str, pod: ModelPod, reason: str, hints: list[dict[str, str]]
+) -> str:
     """The sentence that names the constraint: the exclusive CPUs asked for against the largest
     free set on one NUMA node, when that is what does not fit."""
     free = set(sim.free_cpus())
@@ -117,6 +122,12 @@ def _why(sim: NodeSimulator, snapshot: Snapshot, node: str, pod: ModelPod, reaso
                 f"{who} for {total} exclusive CPUs; the largest free set on one NUMA node is {best} ({per_zone}); "
                 f"{need}"
             )
+    short = sorted({h["resource"] for h in hints if h["hints"] == NO_FIT})
+    if short:
+        return (
+            f"{', '.join(short)}: no NUMA placement has enough free of it for the request (its provider gives no "
+            f"hint at all); CPUs free per NUMA node: {per_zone}"
+        )
     if reason == "SMTAlignmentError":
         return f"the CPU request is not a multiple of the {sim.cpu_topology.cpus_per_core()} CPUs of a core"
     return f"no NUMA placement satisfies every resource manager at once ({per_zone})"
@@ -133,11 +144,12 @@ def _with_cpus(pod: ModelPod, name: str, cpus: int) -> ModelPod:
     )
 
 
-def _smaller_request(model: NodeModel, pod: ModelPod, node: str) -> Iterable[Remedy]:
+def _smaller_request(model: NodeModel, sim: NodeSimulator, pod: ModelPod, node: str) -> Iterable[Remedy]:
     wanted = {c.name: _exclusive_cpus(c) for c in pod.all_containers()}
     name, most = max(wanted.items(), key=lambda kv: kv[1], default=("", 0))
-    step = 2 if model.settings.cpu_manager_policy_options.get("full-pcpus-only") == "true" else 1
-    for cpus in range(most - step, 0, -step):
+    whole_cores = model.settings.cpu_manager_policy_options.get("full-pcpus-only") == "true"
+    step = sim.cpu_topology.cpus_per_core() if whole_cores else 1
+    for cpus in range((most - 1) // step * step, 0, -step):
         if _admits(model, _with_cpus(pod, name, cpus)):
             yield Remedy("smaller request", f"container {name}: cpu {most} → {cpus} (requests and limits)", node)
             return
@@ -184,10 +196,26 @@ def _moving_pods(snapshot: Snapshot, model: NodeModel, pod: ModelPod, node: str)
             return
 
 
+def _offers(other: Node, pod: ModelPod) -> bool:
+    """The node has the allocatable CPU and every extended resource the pod requests: the model's
+    managers ignore resources a node lacks, where the scheduler would never place the pod."""
+    wanted: dict[str, Decimal] = {}
+    for c in pod.containers:
+        for resource, value in c.requests.items():
+            wanted[resource] = wanted.get(resource, Decimal(0)) + quantity(value, f"{pod.name}.{resource}")
+    for resource, amount in wanted.items():
+        if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+            continue
+        have = other.allocatable.get(resource)
+        if have is None or quantity(have, f"{other.name}.allocatable.{resource}") < amount:
+            return False
+    return True
+
+
 def _other_pools(snapshot: Snapshot, pod: ModelPod, node: str, pool_of: Callable[[str], str]) -> Iterable[Remedy]:
     admitting: dict[str, list[str]] = {}
     for other in snapshot.nodes:
-        if other.name == node or not other.ready:
+        if other.name == node or not other.ready or not _offers(other, pod):
             continue
         try:
             model = _model(snapshot, other.name)
@@ -217,7 +245,7 @@ def diagnose(snapshot: Snapshot, pod: Pod, *, pool_label: str = "tmnb.dev/pool")
         return Diagnosis(who, node, pod.reason or "", pod.message or "", False, why)
     hints, merged = _hint_rows(sim, mpod)
     result = NodeSimulator(model).admit(mpod)
-    why = _why(sim, snapshot, node, mpod, result.reason or pod.reason or "")
+    why = _why(sim, snapshot, node, mpod, result.reason or pod.reason or "", hints)
     if result.admitted:
         why = (
             "the node as this snapshot saw it would admit the pod now: it was refused under an earlier state "
@@ -226,7 +254,7 @@ def diagnose(snapshot: Snapshot, pod: Pod, *, pool_label: str = "tmnb.dev/pool")
     labels = {n.name: n.labels for n in snapshot.nodes}
     remedies: list[Remedy] = []
     if not result.admitted:
-        remedies += _smaller_request(model, mpod, node)
+        remedies += _smaller_request(model, sim, mpod, node)
         remedies += _setting_changes(model, mpod, node)
         remedies += _moving_pods(snapshot, model, mpod, node)
         remedies += _other_pools(snapshot, mpod, node, lambda n: labels.get(n, {}).get(pool_label, "(no pool)"))

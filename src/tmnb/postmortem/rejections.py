@@ -30,14 +30,26 @@ def flapping(rejected: pd.DataFrame) -> pd.DataFrame:
     return counts[counts["size"] > 1].rename(columns={"size": "rejected pods"}).reset_index(drop=True)
 
 
-def diagnoses(evidence: Evidence) -> list[tuple[str, Diagnosis]]:
+def diagnoses(evidence: Evidence) -> list[tuple[str, Diagnosis, list[str]]]:
     """Each rejected pod explained on the first whole-cluster snapshot that holds it (other pools
-    are visible there), else on the node snapshot that saw it; with that snapshot's folder."""
-    out, seen = [], set()
+    are visible there), else on the node snapshot that saw it. Pods of one controller refused on
+    one node for one reason are explained once; the others are listed with it."""
+    out: dict[tuple[str, str, str], tuple[str, Diagnosis, list[str]]] = {}
+    seen: set[str] = set()
     for path, snap in [*evidence.snapshots, *evidence.node_snapshots]:
         names = {n.name for n in snap.nodes}
         for p in snap.pods:
-            if p.phase == "Failed" and p.reason in ADMISSION_REASONS and p.uid not in seen and p.node in names:
-                seen.add(p.uid)
-                out.append((path.parent.name, diagnose(snap, p)))
-    return out
+            if p.phase != "Failed" or p.reason not in ADMISSION_REASONS or p.uid in seen or p.node not in names:
+                continue
+            seen.add(p.uid)
+            owner = (
+                f"{p.owner.controller_kind or p.owner.kind}/{p.owner.controller_name or p.owner.name}"
+                if p.owner
+                else ""
+            )
+            key = (p.node or "", f"{p.namespace}/{owner}" if owner else f"{p.namespace}/{p.name}", p.reason or "")
+            if key in out:
+                out[key][2].append(f"{p.namespace}/{p.name}")
+            else:
+                out[key] = (path.parent.name, diagnose(snap, p), [])
+    return list(out.values())

@@ -68,11 +68,16 @@ def why_rejected(found: Evidence) -> None:
     if not explained:
         _markdown("_no rejected pod to explain_")
         return
-    for seen_in, d in explained:
+    for seen_in, d, alike in explained:
         verdict = "the model reproduces the rejection" if d.reproduced else "the model does not reproduce it"
+        more = (
+            f"  \n**Refused the same way**: {len(alike)} more of its controller: {', '.join(alike[:5])}"
+            if alike
+            else ""
+        )
         _markdown(
             f"### {d.pod} on {d.node}\n\n**{d.reason}**: {d.message}  \n**Why** ({verdict}, replayed on the "
-            f"snapshot of `{seen_in}`): {d.why}.  \n**Merged hint**: `{d.merged or 'none'}`"
+            f"snapshot of `{seen_in}`): {d.why}.  \n**Merged hint**: `{d.merged or 'none'}`{more}"
         )
         _table(pd.DataFrame(d.hints, columns=["container", "provider", "resource", "hints"]), "no provider gave hints")
         if d.remedies:
