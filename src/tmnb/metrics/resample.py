@@ -5,12 +5,13 @@ garbage collection: one slow minute is followed by another), and replicas with e
 share traffic and nodes). Resampling single samples ignores both and makes intervals too narrow;
 thinning throws evidence away. Instead each bootstrap replicate draws, independently per window,
 
-- **pods as clusters**: the window's series with replacement (a replica drawn twice counts twice);
+- **pods as clusters**: each series of the window gets one random weight for all its samples, with
+  the spread of drawing the window's pods with replacement (a replica drawn twice counts twice);
 - **time blocks**: the window cut into consecutive blocks of ``block`` seconds, drawn with
   replacement, the same draw for every series, so what replicas share at one time stays together.
 
-A sample's weight is (times its series was drawn) x (times its block was drawn): the two-way
-"pigeonhole" bootstrap for crossed effects (Owen 2007), which errs on the wide side. Weighted
+A sample's weight is (its pod's weight) x (times its block was drawn): the two-way "pigeonhole"
+bootstrap for crossed effects (Owen 2007), which errs on the wide side. Weighted
 medians of values sorted once make each replicate O(samples), so 2,000 replicates stay cheap.
 
 The block length comes from the data (Politis and White 2004, with the correction of Patton,
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: Replicates x samples held in memory at once (int64 weights: 8 bytes each).
+#: Replicates x samples held in memory at once (float64 weights: 8 bytes each).
 CHUNK = 2_000_000
 
 
@@ -107,24 +108,42 @@ class Window:
         return cls(values[order], ids[order], slots[order], int(ids.max()) + 1, int(slots.max()) + 1)
 
     def weights(self, count: int, rng: np.random.Generator) -> np.ndarray:
-        """(count, samples) integer weights: series drawn as clusters x time blocks drawn."""
-        return _draws(self.n_series, count, rng)[:, self.series] * _draws(self.n_blocks, count, rng)[:, self.blocks]
+        """(count, samples) weights: a pod's weight x how often its sample's time block was drawn."""
+        return (
+            _pod_weights(self.n_series, count, rng)[:, self.series] * _draws(self.n_blocks, count, rng)[:, self.blocks]
+        )
 
 
 def _draws(n: int, count: int, rng: np.random.Generator) -> np.ndarray:
     """(count, n): how often each of n items is drawn in n draws with replacement, per replicate."""
     picks = rng.integers(0, n, size=(count, n)) + (np.arange(count) * n)[:, None]
-    return np.bincount(picks.ravel(), minlength=count * n).reshape(count, n).astype(np.int32)
+    return np.bincount(picks.ravel(), minlength=count * n).reshape(count, n)
+
+
+def _pod_weights(n: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    """(count, n) pod weights summing to n: Dirichlet with the spread of drawing n of n pods.
+
+    Drawing pods with replacement can leave only the pods that lived a minute in the window (one
+    replaced mid-window), and their few samples then stand for the whole window; continuous
+    weights with the same variance, (n - 1) / n, never drop a pod entirely.
+    """
+    if n == 1:
+        return np.ones((count, 1))
+    return rng.dirichlet(np.full(n, (n - 1) / n), size=count) * n
 
 
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Per row of ``weights``: the median of ``values`` (sorted) repeated that many times; NaN if none."""
+    """Per row of ``weights``: the weighted median of ``values`` (sorted ascending); NaN if no weight.
+
+    The first value whose cumulative weight reaches half the total, averaged with the first that
+    passes it: for integer weights, the median of the values repeated that many times.
+    """
     cum = np.cumsum(weights, axis=1)
-    total = cum[:, -1]
-    lower = np.minimum((cum < ((total + 1) // 2)[:, None]).sum(axis=1), len(values) - 1)
-    upper = np.minimum((cum < (total // 2 + 1)[:, None]).sum(axis=1), len(values) - 1)
-    out = (values[lower] + values[upper]) / 2
-    return np.where(total > 0, out, np.nan)
+    half = cum[:, -1:] / 2
+    last = len(values) - 1
+    lower = np.minimum((cum < half).sum(axis=1), last)
+    upper = np.minimum((cum <= half).sum(axis=1), last)
+    return np.where(cum[:, -1] > 0, (values[lower] + values[upper]) / 2, np.nan)
 
 
 def weighted_mean(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
