@@ -64,10 +64,12 @@ def test_replicates_draw_pods_as_clusters_and_time_blocks_for_all_pods_at_once()
     cells = np.zeros((300, 3, 3))
     for i, (pod, block) in enumerate(zip(window.series, window.blocks, strict=True)):
         cells[:, pod, block] = weights[:, i]  # every sample of a cell has the same weight (4 per cell)
-    pods, blocks = cells.sum(axis=2) / 3, cells.sum(axis=1) / 3
+    pods, blocks = cells.sum(axis=2) / 3, cells.sum(axis=1) / 3  # pod weights and block draws both sum to 3
     assert np.allclose(pods.sum(axis=1), 3) and np.allclose(blocks.sum(axis=1), 3)
-    assert np.array_equal(cells, pods[:, :, None] * blocks[:, None, :])  # weight = pod draws x block draws
-    assert (pods == 0).any() and (blocks == 0).any()  # some replicates leave a pod, or a time block, out
+    assert np.allclose(blocks, np.round(blocks))  # blocks: drawn 3 times of 3, with replacement
+    assert np.allclose(cells, pods[:, :, None] * blocks[:, None, :])  # weight = pod weight x block draws
+    assert (np.round(blocks) == 0).any()  # some replicates leave a time block out
+    assert (pods > 0).all() and pods.std() > 0.5  # but never a pod: its weight varies, it is not dropped
 
 
 def test_intervals_widen_with_serial_correlation():

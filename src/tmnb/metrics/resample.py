@@ -109,9 +109,10 @@ class Window:
 
     def weights(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """(count, samples) weights: a pod's weight x how often its sample's time block was drawn."""
-        return (
-            _pod_weights(self.n_series, count, rng)[:, self.series] * _draws(self.n_blocks, count, rng)[:, self.blocks]
-        )
+        cells, cell = np.unique(self.series * self.n_blocks + self.blocks, return_inverse=True)
+        pods = _pod_weights(self.n_series, count, rng)[:, cells // self.n_blocks]
+        blocks = _draws(self.n_blocks, count, rng)[:, cells % self.n_blocks]
+        return np.take(pods * blocks, cell, axis=1)  # one weight per (pod, block) cell, then per sample
 
 
 def _draws(n: int, count: int, rng: np.random.Generator) -> np.ndarray:
