@@ -457,6 +457,15 @@ def test_a_zero_median_before_falls_back_to_the_mean():
     )
 
 
+def test_a_before_median_barely_above_zero_gives_an_open_interval():
+    before = np.r_[np.zeros(14), np.full(16, 0.1)]  # many resamples have a median of 0: an infinite rise
+    row = stats.compare(samples(before, np.full(30, 0.1), "cpu_throttling"), group_by=["container"]).iloc[0]
+    assert row["change_pct"] == 0 and row["ci_high_pct"] == np.inf and row["ci_low_pct"] <= 0
+    assert row["verdict"] == "no significant change"
+    (record,) = stats.as_records(stats.compare(samples(before, np.full(30, 0.1)), group_by=["container"]))
+    assert record["ci_high_pct"] is None and record["change_pct"] == 0 and json.dumps(record, allow_nan=False)
+
+
 def test_only_rate_series_are_thinned():
     frame = samples(NOISE_B, NOISE_A)
     raw = stats.compare(frame, group_by=["container"]).iloc[0]

@@ -21,6 +21,7 @@ smaller than the threshold rare, while a change well past it is still called;
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -114,26 +115,56 @@ def _p_value(draws: np.ndarray) -> float:
     return float(min(1.0, 2 * (min(below, above) + 1) / (len(draws) + 1)))
 
 
-def _test(before: pd.DataFrame, after: pd.DataFrame, block: float, resamples: int, seed: int) -> dict[str, float]:
-    """Relative median change with its interval and p-value; the mean difference when the before
-    median is 0 (no relative change exists), with NaN percentages."""
+def _interval(draws: np.ndarray) -> tuple[float, float]:
+    """The 95 % percentile interval; a draw with a before median of 0 is an infinite rise, kept as such."""
+    valid = draws[~np.isnan(draws)]
+    if not len(valid):
+        return np.nan, np.nan
+    big = np.finfo(float).max / 4  # interpolating between infinities gives NaN, between huge values does not
+    low, high = np.percentile(np.clip(valid, -big, big), [2.5, 97.5])
+    return (float(low) if abs(low) < big else float(np.sign(low) * np.inf)), (
+        float(high) if abs(high) < big else float(np.sign(high) * np.inf)
+    )
+
+
+@dataclass(frozen=True)
+class Tested:
+    """What the bootstrap says about one group: ``change`` in % (NaN when the before median is 0, and
+    then ``mean_low``/``mean_high`` bound the change of the mean)."""
+
+    change: float
+    low: float
+    high: float
+    p_value: float
+    block: float
+    mean_low: float = np.nan
+    mean_high: float = np.nan
+
+    def columns(self) -> dict[str, float]:
+        return {
+            "change_pct": self.change,
+            "ci_low_pct": self.low,
+            "ci_high_pct": self.high,
+            "p_value": self.p_value,
+            "block_s": self.block,
+        }
+
+
+def _test(before: pd.DataFrame, after: pd.DataFrame, block: float, resamples: int, seed: int) -> Tested:
+    """Relative median change with its interval and p-value; the change of the mean when the before
+    median is 0 (no relative change exists)."""
     rng = np.random.default_rng(seed)
     b, a = _window(before, block), _window(after, block)
-    zero = float(np.median(b.values)) == 0
-    statistic = "mean" if zero else "median"
-    draws_b = resample.replicate(b, resamples, rng, statistic)
-    draws_a = resample.replicate(a, resamples, rng, statistic)
+    if float(np.median(b.values)) == 0:
+        draws = resample.replicate(a, resamples, rng, "mean") - resample.replicate(b, resamples, rng, "mean")
+        low, high = _interval(draws)
+        return Tested(np.nan, np.nan, np.nan, _p_value(draws), block, low, high)
+    draws_b = resample.replicate(b, resamples, rng)
+    draws_a = resample.replicate(a, resamples, rng)
     with np.errstate(divide="ignore", invalid="ignore"):
-        if zero:
-            change, draws = float(a.values.mean() - b.values.mean()), draws_a - draws_b
-        else:
-            change, draws = (float(np.median(a.values) / np.median(b.values)) - 1) * 100, (draws_a / draws_b - 1) * 100
-    valid = draws[~np.isnan(draws)]
-    low, high = np.percentile(valid, [2.5, 97.5]) if len(valid) else (np.nan, np.nan)
-    out = {"p_value": _p_value(draws), "block_s": block}
-    if zero:
-        return {**out, "change_pct": np.nan, "ci_low_pct": np.nan, "ci_high_pct": np.nan, "_low": low, "_high": high}
-    return {**out, "change_pct": change, "ci_low_pct": float(low), "ci_high_pct": float(high)}
+        draws = (draws_a / draws_b - 1) * 100
+    change = (float(np.median(a.values) / np.median(b.values)) - 1) * 100
+    return Tested(change, *_interval(draws), _p_value(draws), block)
 
 
 def verdict(change: float, low: float, high: float, *, worse_if_up: bool, threshold: float) -> str:
@@ -191,18 +222,14 @@ def compare(
             continue
         tested = _test(before, after, block_seconds(part), resamples, seed)
         worse_if_up = not signal.higher_is_better
-        if np.isnan(tested["change_pct"]):
-            row["verdict"] = _zero_verdict(tested.pop("_low"), tested.pop("_high"), worse_if_up)
+        if np.isnan(tested.change):
+            row["verdict"] = _zero_verdict(tested.mean_low, tested.mean_high, worse_if_up)
             row["notes"] = "before median is 0: verdict from the change of the mean"
         else:
             row["verdict"] = verdict(
-                tested["change_pct"],
-                tested["ci_low_pct"],
-                tested["ci_high_pct"],
-                worse_if_up=worse_if_up,
-                threshold=threshold_pct,
+                tested.change, tested.low, tested.high, worse_if_up=worse_if_up, threshold=threshold_pct
             )
-        row.update(tested)
+        row.update(tested.columns())
         rows.append(row)
     return pd.DataFrame(rows, columns=[*COLUMNS, *by])
 
@@ -267,6 +294,10 @@ def attention(table: pd.DataFrame, compared: bool = True) -> str:
 
 
 def as_records(table: pd.DataFrame, digits: int = 4) -> list[dict[str, object]]:
-    """The table as JSON-safe records (rounded, NaN as None) for glue and manifests."""
-    rounded = table.round(digits).astype(object)
-    return rounded.where(rounded.notna(), None).to_dict("records")
+    """The table as JSON-safe records (rounded; NaN and an open interval's infinity as None)."""
+    rounded = table.round(digits)
+    numeric = rounded.select_dtypes("number")
+    missing = rounded.isna()
+    missing[numeric.columns] = ~np.isfinite(numeric.astype(float))
+    values = rounded.astype(object)
+    return values.where(~missing, None).to_dict("records")
