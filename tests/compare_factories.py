@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import brentq
+from scipy.stats import norm
 
 from factories import GIB, node, pod, settings, snapshot
 from tmnb.cpuset import CPUSet
@@ -271,12 +273,35 @@ class Workload:
     latency: tuple[float, float] | None  # median request latency in seconds
 
 
-#: How the first, second and third workload change: 30 % slower (the regression), faster, steady
-#: without a latency histogram. Throttling ends because 1.33 drops the CFS quota of exclusive CPUs.
+#: Spread (log scale) of the synthetic request latencies around their median.
+LATENCY_SIGMA = 0.4
+
+
+def histogram_p99(median: float) -> float:
+    """The p99 that ``histogram_quantile`` reports for lognormal latencies over ``BUCKETS``: linear
+    between the bounds of the bucket that holds it, as Prometheus interpolates."""
+    bounds = np.array(BUCKETS)
+    cdf = norm.cdf(np.log(bounds / median) / LATENCY_SIGMA)
+    i = int(np.searchsorted(cdf, 0.99))
+    low, f_low = (bounds[i - 1], cdf[i - 1]) if i else (0.0, 0.0)
+    return float(low + (bounds[i] - low) * (0.99 - f_low) / (cdf[i] - f_low))
+
+
+def shifted(median: float, pct: float) -> tuple[float, float]:
+    """Medians before and after such that the reported p99 moves by exactly ``pct`` percent."""
+    target = histogram_p99(median) * (1 + pct / 100)
+    return median, float(brentq(lambda m: histogram_p99(m) - target, median * 0.5, median * 2, xtol=1e-12))
+
+
+#: How the workloads change: 30 % slower (the regression), faster, steady without a latency
+#: histogram, p99 +2.5 % (half the 5 % threshold: no alarm) and p99 +15 % (threshold + 10: a
+#: regression). Throttling ends because 1.33 drops the CFS quota of exclusive CPUs.
 ROLES = (
     ((1.0, 1.0), 0.10, (0.050, 0.065)),
     ((1.6, 1.5), 0.25, (0.040, 0.030)),
     ((3.0, 3.0), 0.05, None),
+    ((1.2, 1.2), 0.08, shifted(0.050, 2.5)),
+    ((1.4, 1.4), 0.12, shifted(0.050, 15.0)),
 )
 
 
@@ -383,7 +408,7 @@ def write_openmetrics(
     for w in (w for w in loads if w.latency):
         for p, times, after in _pods(w, t, change):
             medians = np.log(np.take(w.latency, after))[:, None]
-            latencies = rng.lognormal(medians, 0.4, size=(len(times), per_scrape))
+            latencies = rng.lognormal(medians, LATENCY_SIGMA, size=(len(times), per_scrape))
             buckets = np.cumsum((latencies[:, :, None] <= bounds).sum(axis=1), axis=0)
             total, sums = per_scrape * np.arange(1, len(times) + 1), np.cumsum(latencies.sum(axis=1))
             name = "http_request_duration_seconds"
@@ -400,14 +425,15 @@ def write_openmetrics(
 
 
 def latency_csv(path: Path, timeline: Timeline, loads: tuple[Workload, ...], *, step: int = 60, seed: int = 11) -> Path:
-    """Per-pod p99 latency samples in the documented long format (what a metrics export looks like)."""
+    """Per-pod p99 latency samples in the documented long format (what a metrics export looks like):
+    the p99 a histogram of the workload's latencies reports, with 4 % noise per sample."""
     rng = np.random.default_rng(seed)
     t = _scrapes(timeline, step)
     change = timeline.rollout[1].timestamp()
     rows = []
     for w in (w for w in loads if w.latency):
         for p, times, after in _pods(w, t, change):
-            p99 = np.take(w.latency, after) * np.exp(2.326 * 0.4) * rng.normal(1, 0.04, len(times))
+            p99 = np.take([histogram_p99(m) for m in w.latency], after) * rng.normal(1, 0.04, len(times))
             rows += [
                 {
                     "timestamp": pd.Timestamp(s, unit="s", tz="UTC").isoformat(),

@@ -14,7 +14,7 @@ from tmnb import plots
 from tmnb.errors import CollectError, InputError
 from tmnb.metrics import files, queries, stats
 from tmnb.metrics.collect import collect
-from tmnb.metrics.frame import assign_windows, empty, from_series, series_key
+from tmnb.metrics.frame import BASE, assign_windows, empty, from_series, series_key
 from tmnb.metrics.prometheus import Prometheus, redact_url
 from tmnb.metrics.windows import parse_duration, read_journal, resolve
 
@@ -124,6 +124,27 @@ def test_parquet_with_naive_times_and_no_query_column(tmp_path):
     assert frame["query"].unique().tolist() == ["cpu_usage"]
     assert frame["timestamp"].iloc[0] == pd.Timestamp("2026-12-01T09:00:00Z")
     assert frame["value"].tolist() == [1.0, 2.0, 3.0]
+
+
+def test_a_rate_window_column_says_which_series_are_rates(tmp_path):
+    path = tmp_path / "mixed.csv"
+    path.write_text(
+        "timestamp,query,pod,rate_window,value\n"
+        "2026-12-01T09:00:00Z,cpu_usage,a,5m,1.5\n"
+        "2026-12-01T09:00:00Z,latency_p99,a,,0.1\n"
+        "2026-12-01T09:01:00Z,latency_p99,a,0,0.2\n"
+    )
+    frame = files.load(path)
+    assert frame["rate_window"].tolist() == [300.0, 0.0, 0.0]
+    assert "rate_window" not in frame["series"].iloc[0] and list(frame.columns[:5]) == [*BASE, "rate_window"]
+    windowed = assign_windows(frame, resolve(change_at="2026-12-01T10:00:00Z", length="2h", margin="5m"))
+    assert windowed["rate_window"].tolist() == [300.0, 0.0, 0.0]
+    path.write_text("timestamp,pod,rate_window,value\n2026-12-01T09:00:00Z,a,5m,1\n2026-12-01T09:01:00Z,a,5 min,1\n")
+    with pytest.raises(InputError, match=r"mixed.csv:3: rate_window: invalid rate window '5 min': expected a duration"):
+        files.load(path)
+    parquet = tmp_path / "cpu.parquet"
+    pd.DataFrame({"timestamp": [T0, T0], "value": [1.0, 2.0], "rate_window": [120, None]}).to_parquet(parquet)
+    assert files.load(parquet)["rate_window"].tolist() == [120.0, 0.0]
 
 
 @pytest.mark.parametrize(
@@ -327,6 +348,7 @@ def test_collect_from_a_file_assigns_windows_and_reports_gaps():
     assert got.available and got.source.startswith("file ")
     assert set(got.frame["window"]) == {"before", "after"}
     assert [s.name for s in got.with_data()] == ["latency_p99", "requests_per_second"]
+    assert "rate_window" not in got.frame  # a file without the column holds raw samples
     assert got.problems.empty and got.failures() == []
 
 
@@ -375,8 +397,12 @@ NOISE_B, NOISE_A = RNG.normal(1.0, 0.03, 60), RNG.normal(1.0, 0.03, 60)
         (NOISE_A * 1.3, False, "regression"),
         (NOISE_A * 0.7, False, "improvement"),
         (NOISE_A * 1.3, True, "improvement"),
+        (NOISE_A * 0.7, True, "regression"),
+        (NOISE_A * 1.055, False, "possible regression"),
+        (NOISE_A * 0.945, False, "possible improvement"),
+        (NOISE_A * 1.055, True, "possible improvement"),
         (NOISE_A, False, "no significant change"),
-        (NOISE_A * 1.03, False, "within threshold"),
+        (NOISE_A * 1.03, False, "no significant change"),  # real, but smaller than the threshold
         (NOISE_A[:5] * 2, False, "insufficient data"),
     ],
 )
@@ -389,25 +415,67 @@ def test_verdicts(after, better_up, verdict):
     if verdict != "insufficient data":
         assert row["ci_low_pct"] <= row["change_pct"] <= row["ci_high_pct"]
         assert row["median_before"] == pytest.approx(np.median(NOISE_B))
+        assert row["n_before"] == 60  # raw samples are all kept
+    if verdict.startswith("possible"):  # past the threshold, its interval reaching back inside it
+        change, low, high = row["change_pct"], row["ci_low_pct"], row["ci_high_pct"]
+        assert (change > 5 and low < 5) if change > 0 else (change < -5 and high > -5)
 
 
-def test_a_zero_median_before_falls_back_to_the_rank_test():
+@pytest.mark.parametrize(
+    ("change", "low", "high", "up_is_worse", "verdict"),
+    [
+        (12, 6, 18, True, "regression"),
+        (12, 6, 18, False, "improvement"),
+        (7, 4, 10, True, "possible regression"),
+        (7, 4, 10, False, "possible improvement"),
+        (-7, -10, -4, True, "possible improvement"),
+        (-12, -18, -6, True, "improvement"),
+        (-12, -18, -6, False, "regression"),
+        (5, 4.9, 5.1, True, "no significant change"),  # the estimate must pass the threshold, not touch it
+        (5.2, 5.1, 5.3, True, "regression"),
+        (3, 1, 5, True, "no significant change"),
+        (0, -9, 9, True, "no significant change"),
+    ],
+)
+def test_verdict_rules(change, low, high, up_is_worse, verdict):
+    assert stats.verdict(change, low, high, worse_if_up=up_is_worse, threshold=5) == verdict
+
+
+def test_a_zero_median_before_falls_back_to_the_mean():
     row = stats.compare(samples(np.zeros(30), np.full(30, 0.2), "cpu_throttling"), group_by=["container"]).iloc[0]
-    assert np.isnan(row["change_pct"]) and row["verdict"] == "regression" and "rank test" in row["notes"]
+    assert np.isnan(row["change_pct"]) and row["verdict"] == "regression" and "change of the mean" in row["notes"]
     frame = samples(np.zeros(30), np.full(30, 0.2), "cpu_throttling")
     assert stats.regressions(stats.compare(frame, group_by=["container"]))[0].startswith(
-        "cpu_throttling container=web: median 0 → 0.2 (rank test p="
+        "cpu_throttling container=web: median 0 → 0.2 (bootstrap p="
     )
     same = stats.compare(samples(np.zeros(30), np.zeros(30), "cpu_throttling"), group_by=["container"]).iloc[0]
-    assert same["verdict"] == "no significant change"
+    assert same["verdict"] == "no significant change" and same["p_value"] == 1
+    rare = np.zeros(30)
+    rare[[3, 17]] = 0.01  # two throttled minutes after, none before: not enough to call it
+    assert stats.compare(samples(np.zeros(30), rare, "cpu_throttling"), group_by=["container"]).iloc[0]["verdict"] == (
+        "no significant change"
+    )
 
 
-def test_thinning_keeps_one_sample_per_series_and_slot():
+def test_a_before_median_barely_above_zero_gives_an_open_interval():
+    before = np.r_[np.zeros(14), np.full(16, 0.1)]  # many resamples have a median of 0: an infinite rise
+    row = stats.compare(samples(before, np.full(30, 0.1), "cpu_throttling"), group_by=["container"]).iloc[0]
+    assert row["change_pct"] == 0 and row["ci_high_pct"] == np.inf and row["ci_low_pct"] <= 0
+    assert row["verdict"] == "no significant change"
+    (record,) = stats.as_records(stats.compare(samples(before, np.full(30, 0.1)), group_by=["container"]))
+    assert record["ci_high_pct"] is None and record["change_pct"] == 0 and json.dumps(record, allow_nan=False)
+
+
+def test_only_rate_series_are_thinned():
     frame = samples(NOISE_B, NOISE_A)
-    assert stats.compare(frame, group_by=["container"], spacing=300).iloc[0][["n_before", "n_after"]].tolist() == [
-        12,
-        12,
-    ]
+    raw = stats.compare(frame, group_by=["container"]).iloc[0]
+    assert raw[["n_before", "n_after"]].tolist() == [60, 60]
+    rated = stats.compare(frame.assign(rate_window=300.0), group_by=["container"]).iloc[0]
+    assert rated[["n_before", "n_after"]].tolist() == [12, 12]
+    assert rated["block_s"] >= 300  # a block is never shorter than what a series declares dependent
+    mixed = pd.concat([frame.assign(rate_window=300.0), samples(NOISE_B, NOISE_A, group="api")], ignore_index=True)
+    counts = stats.compare(mixed, group_by=["container"]).set_index("group")["n_before"]
+    assert counts.to_dict() == {"container=api": 60, "container=web": 12}
     with pytest.raises(InputError, match="group_by cannot use kind"):
         stats.compare(frame, group_by=["kind"])
 
@@ -444,10 +512,22 @@ def test_no_samples_no_rows():
     assert table.empty and "namespace" in table.columns and stats.regressions(table) == []
 
 
-def test_regression_lines():
-    table = stats.compare(samples(NOISE_B, NOISE_A * 1.3), group_by=["container"])
+def test_regression_lines_and_the_top_of_the_report():
+    table = pd.concat(
+        [
+            stats.compare(samples(NOISE_B, NOISE_A * 1.3), group_by=["container"]),
+            stats.compare(samples(NOISE_B, NOISE_A * 1.055, group="api"), group_by=["container"]),
+        ],
+        ignore_index=True,
+    )
     (line,) = stats.regressions(table)
     assert line.startswith("latency_p99 container=web: +3") and "95% CI" in line
+    (maybe,) = stats.possible_regressions(table)
+    assert maybe.startswith("latency_p99 container=api: +") and "95% CI +" in maybe
+    top = stats.attention(table)
+    assert top.index("Metric regressions") < top.index(line) < top.index("Possible regressions") < top.index(maybe)
+    assert stats.attention(table.iloc[:0]) == "No metric regressions or possible regressions."
+    assert stats.attention(table, compared=False) == "No application metrics were compared."
 
 
 # --- figures --------------------------------------------------------------------------------------

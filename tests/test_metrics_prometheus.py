@@ -28,8 +28,11 @@ from compare_factories import (
 from conftest import ROOT, require_tool
 from tmnb.analysis import compare as cmp
 from tmnb.errors import InputError
+from tmnb.metrics.collect import collect
 from tmnb.metrics.prometheus import Prometheus
-from tmnb.metrics.queries import build
+from tmnb.metrics.queries import Signal, build
+from tmnb.metrics.stats import thin
+from tmnb.metrics.windows import resolve
 from tmnb.runner import run
 from tmnb.snapshot import load, save
 
@@ -133,6 +136,20 @@ def test_backfilled_cpu_usage_per_pod(prometheus):
     assert len(before) == 61 * sum(len(w.pods_before) for w in prometheus.loads)
 
 
+def test_rate_series_say_their_window_and_raw_ones_do_not(prometheus):
+    first, _ = prometheus.timeline.rollout
+    windows = resolve(change_at=f"{first:%Y-%m-%dT%H:%M:%SZ}", length="1h", margin="5m")
+    signals = [*build(["cpu_usage"]), Signal("periods", "throttling", "periods", "container_cpu_cfs_periods_total")]
+    got = collect(prometheus_url=prometheus.url, signals=signals, windows=windows, step=60)
+    spans = got.frame.groupby("query")["rate_window"].unique().to_dict()
+    assert [list(spans["cpu_usage"]), list(spans["periods"])] == [[300.0], [0.0]]
+    thinned = thin(got.frame)
+    per_series = thinned[thinned["query"] == "cpu_usage"].groupby(["series", "window"]).size()
+    assert per_series.max() <= 13  # 1 h of 1-minute steps: one sample per 5m rate window
+    raw = thinned[thinned["query"] == "periods"].groupby(["series", "window"]).size()
+    assert raw.max() == 61  # a counter read without a range selector: every step kept
+
+
 def test_malformed_promql_and_empty_results(prometheus):
     end = prometheus.timeline.end
     with Prometheus(prometheus.url) as prom:
@@ -157,12 +174,19 @@ def test_notebook_against_prometheus(prometheus, tmp_path):
         out=tmp_path / "run",
     )
     glued = result.results
-    slower, faster, steady = prometheus.loads
+    slower, faster, steady, half, plus_ten = prometheus.loads
     stats = {(r["query"], r["group"]): r for r in glued["statistics"]}
     assert stats[("latency_p99", group(slower))]["verdict"] == "regression"
     assert stats[("latency_p99", group(faster))]["verdict"] == "improvement"
-    assert stats[("cpu_usage", group(slower))]["verdict"] in {"no significant change", "within threshold"}
-    assert [line.split(":")[0] for line in glued["regressions"]] == [f"latency_p99 {group(slower)}"]
+    assert stats[("cpu_usage", group(slower))]["verdict"] == "no significant change"
+    # p99 +2.5 % (half the threshold) raises nothing; +15 % (threshold + 10 points) is a regression
+    small, big = stats[("latency_p99", group(half))], stats[("latency_p99", group(plus_ten))]
+    assert small["verdict"] == "no significant change" and 1 < small["change_pct"] < 4
+    assert big["verdict"] == "regression" and 12 < big["change_pct"] < 18 and big["ci_low_pct"] > 5
+    assert small["n_before"] <= 25  # rate() series: one sample per 5m rate window of the 2h window
+    flagged = sorted(line.split(":")[0] for line in glued["regressions"])
+    assert flagged == sorted(f"latency_p99 {group(w)}" for w in (slower, plus_ten))
+    assert glued["possible_regressions"] == []
     for w in prometheus.loads:  # throttling ends with the quota, and the report says why
         row = stats[("cpu_throttling", group(w))]
         assert row["median_after"] == 0 and row["verdict"] == "improvement"
@@ -174,9 +198,11 @@ def test_notebook_against_prometheus(prometheus, tmp_path):
     assert problems[("nothing", "before")]["message"] == "no data: the query returned no series"
     assert glued["metrics_source"] == f"Prometheus at {prometheus.url}"
     assert result.status == "alert" and f"latency_p99 {group(slower)}" in result.message
+    assert f"latency_p99 {group(plus_ten)}" in result.message and group(half) not in result.message
     assert "latency_p99-over-time.png" in glued["figures"] and "broken-over-time.png" not in glued["figures"]
     html = result.html.read_text()
     assert "unclosed left parenthesis" in html and "Confounders" in html
+    assert html.index("Metric regressions") < html.index("Kubelet settings")  # at the top of the report
     matched = cmp.containers(load(folder / "before.json"), load(folder / "after.json"))
     assert glued["verdicts"] == cmp.summary(matched).set_index("verdict")["containers"].to_dict()
 

@@ -16,7 +16,7 @@ from tmnb.errors import CollectError, InputError
 from tmnb.metrics import files
 from tmnb.metrics.frame import assign_windows, concat, empty
 from tmnb.metrics.prometheus import Prometheus
-from tmnb.metrics.queries import Signal, describe
+from tmnb.metrics.queries import Signal, describe, range_seconds
 from tmnb.metrics.windows import Windows
 
 PROBLEM_COLUMNS = ["query", "window", "severity", "message"]
@@ -79,7 +79,7 @@ def _from_prometheus(url: str, signals: Sequence[Signal], windows: Windows, step
                 problems += [(signal.name, window, "warning", w) for w in warnings]
                 if got.empty:
                     problems.append((signal.name, window, "warning", "no data: the query returned no series"))
-                frames.append(got.assign(window=window))
+                frames.append(got.assign(window=window, rate_window=range_seconds(signal.promql)))
         return Collected(concat(frames), list(signals), _problems(problems), source, available=True)
 
 

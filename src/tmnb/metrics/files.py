@@ -2,7 +2,8 @@
 
 For teams whose metrics live elsewhere (Datadog exports, a warehouse, a saved Prometheus
 result): one row per sample with ``timestamp`` and ``value``, an optional ``query`` naming the
-signal (default: the file name), and every other column a series label.
+signal (default: the file name), an optional ``rate_window`` saying the series are ``rate()``s
+over that window (a Prometheus duration; empty: raw samples), and every other column a series label.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pandas as pd
 
 from tmnb.errors import InputError
 from tmnb.metrics.frame import RESERVED, concat, series_key
+from tmnb.metrics.windows import parse_duration
 
 REQUIRED = ("timestamp", "value")
 SUFFIXES = (".csv", ".csv.gz", ".parquet")
@@ -88,6 +90,34 @@ def _values(raw: pd.DataFrame, source: str, csv: bool) -> pd.Series:
     return values.astype(float)
 
 
+def _rate_windows(raw: pd.DataFrame, source: str, csv: bool) -> pd.Series:
+    """Seconds per row from the ``rate_window`` column: a duration (numbers: seconds), empty = raw (0)."""
+    column = raw["rate_window"]
+    if pd.api.types.is_numeric_dtype(column):
+        seconds = column.astype(float).fillna(0.0)
+        bad = seconds < 0
+    else:
+        text = column.fillna("").astype(str).str.strip()
+        known: dict[str, float] = {"": 0.0, "0": 0.0}
+        for value in text.unique():
+            if value not in known:
+                try:
+                    known[value] = parse_duration(value, where="rate_window")
+                except InputError:
+                    known[value] = -1.0
+        seconds = text.map(known).astype(float)
+        bad = seconds < 0
+    if bad.any():
+        index, line = _row_line(bad, csv)
+        raise InputError(
+            f"invalid rate window {column.iloc[index]!r}: expected a duration such as 5m, or empty for raw samples",
+            source=source,
+            where="rate_window",
+            line=line,
+        )
+    return seconds
+
+
 def load(path: str | Path) -> pd.DataFrame:
     """Read one file into the long format; names the file, column and line of the first problem."""
     path = Path(path)
@@ -111,6 +141,8 @@ def load(path: str | Path) -> pd.DataFrame:
             "value": _values(raw, source, csv),
         }
     )
+    if "rate_window" in raw:
+        frame["rate_window"] = _rate_windows(raw, source, csv).to_numpy()
     for label in labels:
         frame[label] = raw[label].fillna("").astype(str)
     frame["series"] = [series_key(dict(zip(labels, row, strict=True))) for row in frame[labels].itertuples(index=False)]

@@ -2,8 +2,10 @@
 
 Columns: ``query`` (signal name), ``series`` (its labels as ``{a="x",b="y"}``, sorted),
 ``timestamp`` (UTC), ``value`` (float) and one string column per label, "" where a series
-lacks it. :func:`assign_windows` adds ``window`` ("before", "after" or "change"), so Prometheus
-results and CSV/Parquet files go through the same statistics and plots.
+lacks it. A source that knows its series are ``rate()``s over a window adds ``rate_window``
+(seconds; 0 = raw samples), so the statistics thin exactly what is dependent by construction.
+:func:`assign_windows` adds ``window`` ("before", "after" or "change"), so Prometheus results
+and CSV/Parquet files go through the same statistics and plots.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import pandas as pd
 from tmnb.metrics.windows import Windows
 
 BASE = ["query", "series", "timestamp", "value"]
-RESERVED = {*BASE, "window"}
+#: Optional columns that are not labels, in the order they follow BASE.
+EXTRA = ["window", "rate_window"]
+RESERVED = {*BASE, *EXTRA}
 
 
 def series_key(labels: Mapping[str, str]) -> str:
@@ -81,7 +85,13 @@ def concat(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
     labels = label_columns(out)
     out[labels] = out[labels].fillna("").astype(str)
     out["timestamp"] = out["timestamp"].astype("datetime64[ns, UTC]")
-    return out[[*BASE, *(["window"] if "window" in out else []), *sorted(labels)]]
+    if "rate_window" in out:
+        out["rate_window"] = out["rate_window"].astype(float).fillna(0.0)
+    return out[[*BASE, *_extra(out), *sorted(labels)]]
+
+
+def _extra(frame: pd.DataFrame) -> list[str]:
+    return [c for c in EXTRA if c in frame.columns]
 
 
 def assign_windows(frame: pd.DataFrame, windows: Windows) -> pd.DataFrame:
@@ -91,4 +101,4 @@ def assign_windows(frame: pd.DataFrame, windows: Windows) -> pd.DataFrame:
     inside = [(ts >= b0) & (ts <= b1), (ts > b1) & (ts < a0), (ts >= a0) & (ts <= a1)]
     out = frame.assign(window=np.select(inside, ["before", "change", "after"], default=""))
     out = out[out["window"] != ""].reset_index(drop=True)
-    return out[[*BASE, "window", *label_columns(out)]]
+    return out[[*BASE, *_extra(out), *label_columns(out)]]

@@ -1,25 +1,33 @@
-"""Before/after statistics per signal and workload: did it get better, worse, or nothing we can tell?
+"""Before/after statistics per signal and workload: worse, better, maybe, or nothing we can tell?
 
-Per (query, group) the samples of each window are compared by their median: the relative change
-gets a percentile bootstrap 95 % interval (scipy), and Mann-Whitney U gives a p-value. A change
-is a *regression* only when it is worse than ``threshold_pct`` **and** the interval excludes no
-change, so noise does not page anyone. Samples of one series closer together than ``spacing``
-are thinned first: consecutive points of a ``rate()`` over a longer window share most of their
-data, and keeping them all would make the interval look more certain than it is.
+Per (query, group) the samples of each window are pooled and compared by their median. The
+relative change gets a 95 % percentile interval from a bootstrap that keeps what is correlated
+together (:mod:`tmnb.metrics.resample`: pods drawn as clusters, time blocks as long as the data's
+serial correlation), so every raw sample counts without making the interval look surer than it
+is. Only samples that are dependent by construction are thinned: a ``rate()`` series read at a
+step shorter than its rate window keeps one sample per series and rate window.
 
-Verdicts: ``regression``, ``improvement``, ``within threshold`` (real but smaller than the
-threshold), ``no significant change``, ``insufficient data`` (fewer than ``min_samples`` a side).
+Verdicts for a signal where up is worse (mirrored for improvements and ``higher_is_better``):
+
+- ``regression``: the whole interval lies beyond ``threshold_pct``; only these raise the alert;
+- ``possible regression``: the estimate passes the threshold but the interval reaches below it;
+- ``no significant change``: otherwise; ``insufficient data``: fewer than ``min_samples`` a side.
+
+Acting only when the whole interval is beyond the threshold keeps false alarms for changes
+smaller than the threshold rare, while a change well past it is still called;
+``bench/stats_calibration.py`` measures both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from tmnb.errors import InputError
+from tmnb.metrics import resample
 from tmnb.metrics.frame import group_label
 from tmnb.metrics.queries import Signal, describe
 
@@ -40,22 +48,36 @@ COLUMNS = [
     "ci_low_pct",
     "ci_high_pct",
     "p_value",
+    "block_s",
     "verdict",
     "notes",
 ]
+#: Verdicts, the ones to look at first.
+VERDICTS = (
+    "regression",
+    "possible regression",
+    "improvement",
+    "possible improvement",
+    "no significant change",
+    "insufficient data",
+)
 
 
-def thin(frame: pd.DataFrame, spacing: float) -> pd.DataFrame:
-    """Keep at most one sample per series and ``spacing`` seconds, the first of each slot."""
-    if spacing <= 0 or frame.empty:
+def thin(frame: pd.DataFrame) -> pd.DataFrame:
+    """Keep one sample per ``rate()`` series and rate window (the first of each slot); raw samples all.
+
+    A frame says which series are rates with a ``rate_window`` column (seconds; 0 or absent: raw).
+    """
+    if "rate_window" not in frame or frame.empty:
         return frame
-    slot = ((frame["timestamp"] - pd.Timestamp(0, tz="UTC")) // pd.Timedelta(seconds=spacing)).rename("_slot")
-    keep = ~pd.concat([frame[["query", "series"]], slot], axis=1).duplicated()
+    spacing = frame["rate_window"].to_numpy(dtype=float)
+    rated = spacing > 0
+    if not rated.any():
+        return frame
+    seconds = (frame["timestamp"] - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy()
+    slot = np.where(rated, np.floor(seconds / np.where(rated, spacing, 1.0)), np.arange(len(frame)) + 0.5)
+    keep = ~pd.DataFrame({"q": frame["query"].to_numpy(), "s": frame["series"].to_numpy(), "slot": slot}).duplicated()
     return frame[keep.to_numpy()]
-
-
-def _median_change(before: np.ndarray, after: np.ndarray, axis: int = -1) -> np.ndarray:
-    return (np.median(after, axis=axis) / np.median(before, axis=axis) - 1) * 100
 
 
 def _summary(before: np.ndarray, after: np.ndarray) -> dict[str, float]:
@@ -66,40 +88,103 @@ def _summary(before: np.ndarray, after: np.ndarray) -> dict[str, float]:
     return out
 
 
-def _test(before: np.ndarray, after: np.ndarray, resamples: int, seed: int) -> dict[str, float]:
-    """Relative median change, its bootstrap interval (NaN when the before median is 0), p-value."""
-    constant = np.all(before == before[0]) and np.all(after == after[0])
-    p = 1.0 if constant and before[0] == after[0] else float(sps.mannwhitneyu(before, after).pvalue)
-    if np.median(before) == 0:
-        return {"change_pct": np.nan, "ci_low_pct": np.nan, "ci_high_pct": np.nan, "p_value": p}
-    change = float(_median_change(before, after))
-    if constant:
-        return {"change_pct": change, "ci_low_pct": change, "ci_high_pct": change, "p_value": p}
+def _seconds(part: pd.DataFrame) -> np.ndarray:
+    return (part["timestamp"] - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy()
+
+
+def block_seconds(part: pd.DataFrame) -> float:
+    """The time block of one group's bootstrap: the data's dependence, at least one sample spacing
+    and at least the longest rate window a series declares."""
+    series, gaps = [], []
+    for _, one in part.sort_values("timestamp").groupby(["window", "series"], sort=False):
+        series.append(one["value"].to_numpy(dtype=float))
+        gaps.append(np.diff(_seconds(one)))
+    spacing = float(np.median(np.concatenate(gaps))) if any(len(g) for g in gaps) else 1.0
+    declared = float(part["rate_window"].max()) if "rate_window" in part else 0.0
+    return max(resample.block_length(series) * spacing, spacing, declared)
+
+
+def _window(part: pd.DataFrame, block: float) -> resample.Window:
+    return resample.Window.of(part["value"].to_numpy(dtype=float), part["series"].to_numpy(), _seconds(part), block)
+
+
+def _p_value(draws: np.ndarray) -> float:
+    """Two-sided bootstrap p-value of "no change" (0) from the draws of a change."""
+    draws = draws[~np.isnan(draws)]
+    below, above = np.sum(draws <= 0), np.sum(draws >= 0)
+    return float(min(1.0, 2 * (min(below, above) + 1) / (len(draws) + 1)))
+
+
+def _interval(draws: np.ndarray) -> tuple[float, float]:
+    """The 95 % percentile interval; a draw with a before median of 0 is an infinite rise, kept as such."""
+    valid = draws[~np.isnan(draws)]
+    if not len(valid):
+        return np.nan, np.nan
+    big = np.finfo(float).max / 4  # interpolating between infinities gives NaN, between huge values does not
+    low, high = np.percentile(np.clip(valid, -big, big), [2.5, 97.5])
+    return (float(low) if abs(low) < big else float(np.sign(low) * np.inf)), (
+        float(high) if abs(high) < big else float(np.sign(high) * np.inf)
+    )
+
+
+@dataclass(frozen=True)
+class Tested:
+    """What the bootstrap says about one group: ``change`` in % (NaN when the before median is 0, and
+    then ``mean_low``/``mean_high`` bound the change of the mean)."""
+
+    change: float
+    low: float
+    high: float
+    p_value: float
+    block: float
+    mean_low: float = np.nan
+    mean_high: float = np.nan
+
+    def columns(self) -> dict[str, float]:
+        return {
+            "change_pct": self.change,
+            "ci_low_pct": self.low,
+            "ci_high_pct": self.high,
+            "p_value": self.p_value,
+            "block_s": self.block,
+        }
+
+
+def _test(before: pd.DataFrame, after: pd.DataFrame, block: float, resamples: int, seed: int) -> Tested:
+    """Relative median change with its interval and p-value; the change of the mean when the before
+    median is 0 (no relative change exists)."""
+    rng = np.random.default_rng(seed)
+    b, a = _window(before, block), _window(after, block)
+    if float(np.median(b.values)) == 0:
+        draws = resample.replicate(a, resamples, rng, "mean") - resample.replicate(b, resamples, rng, "mean")
+        low, high = _interval(draws)
+        return Tested(np.nan, np.nan, np.nan, _p_value(draws), block, low, high)
+    draws_b = resample.replicate(b, resamples, rng)
+    draws_a = resample.replicate(a, resamples, rng)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ci = sps.bootstrap(
-            (before, after),
-            _median_change,
-            vectorized=True,
-            n_resamples=resamples,
-            method="percentile",
-            batch=200,
-            rng=np.random.default_rng(seed),
-        ).confidence_interval
-    return {"change_pct": change, "ci_low_pct": float(ci.low), "ci_high_pct": float(ci.high), "p_value": p}
+        draws = (draws_a / draws_b - 1) * 100
+    change = (float(np.median(a.values) / np.median(b.values)) - 1) * 100
+    return Tested(change, *_interval(draws), _p_value(draws), block)
 
 
-def _verdict(row: dict[str, float], before: np.ndarray, after: np.ndarray, worse_if_up: bool, threshold: float) -> str:
-    if np.isnan(row["change_pct"]):  # no relative change from a zero median: the rank test decides
-        shift = np.median(after) - np.median(before) or np.mean(after) - np.mean(before)
-        significant, big, up = row["p_value"] < 0.05 and shift != 0, True, shift > 0
-    else:
-        significant = row["ci_low_pct"] > 0 or row["ci_high_pct"] < 0
-        big, up = abs(row["change_pct"]) >= threshold, row["change_pct"] > 0
-    if not significant:
-        return "no significant change"
-    if not big:
-        return "within threshold"
-    return "regression" if up == worse_if_up else "improvement"
+def verdict(change: float, low: float, high: float, *, worse_if_up: bool, threshold: float) -> str:
+    """The verdict of a relative change (in %) and its interval against ``threshold`` (in %)."""
+    bad, good = ("regression", "improvement") if worse_if_up else ("improvement", "regression")
+    if low > threshold:
+        return bad
+    if high < -threshold:
+        return good
+    if change > threshold:
+        return f"possible {bad}"
+    if change < -threshold:
+        return f"possible {good}"
+    return "no significant change"
+
+
+def _zero_verdict(low: float, high: float, worse_if_up: bool) -> str:
+    """Before median 0: no relative change or threshold exists; the mean's interval decides."""
+    bad, good = ("regression", "improvement") if worse_if_up else ("improvement", "regression")
+    return bad if low > 0 else good if high < 0 else "no significant change"
 
 
 def compare(
@@ -107,7 +192,6 @@ def compare(
     *,
     group_by: Sequence[str],
     threshold_pct: float = 5.0,
-    spacing: float = 0.0,
     signals: Sequence[Signal] = (),
     min_samples: int = 8,
     resamples: int = 2000,
@@ -121,23 +205,31 @@ def compare(
         )
     if "window" not in frame:  # nothing was read, so nothing was placed in a window
         return pd.DataFrame(columns=[*COLUMNS, *group_by])
-    data = thin(frame[frame["window"].isin(["before", "after"]) & np.isfinite(frame["value"])], spacing)
+    data = thin(frame[frame["window"].isin(["before", "after"]) & np.isfinite(frame["value"])])
     by = [label for label in group_by if label in data.columns]
     rows = []
     for (query, *key), part in data.groupby(["query", *by], sort=True):
         signal = describe(str(query), signals)
-        before = part.loc[part["window"] == "before", "value"].to_numpy(dtype=float)
-        after = part.loc[part["window"] == "after", "value"].to_numpy(dtype=float)
+        before, after = part[part["window"] == "before"], part[part["window"] == "after"]
+        vb, va = before["value"].to_numpy(dtype=float), after["value"].to_numpy(dtype=float)
         row: dict[str, object] = {"query": query, "group": group_label(zip(by, key, strict=True)), "kind": signal.kind}
         row.update(zip(by, key, strict=True))
-        row.update(unit=signal.unit, **_summary(before, after), notes="")
-        if min(len(before), len(after)) < min_samples:
-            row.update(change_pct=np.nan, ci_low_pct=np.nan, ci_high_pct=np.nan, p_value=np.nan)
+        row.update(unit=signal.unit, **_summary(vb, va), notes="")
+        if min(len(vb), len(va)) < min_samples:
+            row.update(change_pct=np.nan, ci_low_pct=np.nan, ci_high_pct=np.nan, p_value=np.nan, block_s=np.nan)
             row["verdict"] = "insufficient data"
+            rows.append(row)
+            continue
+        tested = _test(before, after, block_seconds(part), resamples, seed)
+        worse_if_up = not signal.higher_is_better
+        if np.isnan(tested.change):
+            row["verdict"] = _zero_verdict(tested.mean_low, tested.mean_high, worse_if_up)
+            row["notes"] = "before median is 0: verdict from the change of the mean"
         else:
-            tested = _test(before, after, resamples, seed)
-            row.update(tested, verdict=_verdict(tested, before, after, not signal.higher_is_better, threshold_pct))
-            row["notes"] = "before median is 0: verdict from the rank test" if np.isnan(tested["change_pct"]) else ""
+            row["verdict"] = verdict(
+                tested.change, tested.low, tested.high, worse_if_up=worse_if_up, threshold=threshold_pct
+            )
+        row.update(tested.columns())
         rows.append(row)
     return pd.DataFrame(rows, columns=[*COLUMNS, *by])
 
@@ -159,13 +251,14 @@ def annotate(table: pd.DataFrame, confounders: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def regressions(table: pd.DataFrame) -> list[str]:
-    """One line per regression, for the headline and the run's alert."""
+def findings(table: pd.DataFrame, which: str = "regression") -> list[str]:
+    """One line per row with verdict ``which``: the change, its interval, or the medians when the
+    before median is 0."""
     lines = []
-    for r in table[table["verdict"] == "regression"].itertuples():
+    for r in table[table["verdict"] == which].itertuples():
         if np.isnan(r.change_pct):
             lines.append(
-                f"{r.query} {r.group}: median {r.median_before:g} → {r.median_after:g} (rank test p={r.p_value:.2g})"
+                f"{r.query} {r.group}: median {r.median_before:g} → {r.median_after:g} (bootstrap p={r.p_value:.2g})"
             )
         else:
             lines.append(
@@ -174,7 +267,37 @@ def regressions(table: pd.DataFrame) -> list[str]:
     return lines
 
 
+def regressions(table: pd.DataFrame) -> list[str]:
+    """One line per regression, for the headline and the run's alert."""
+    return findings(table, "regression")
+
+
+def possible_regressions(table: pd.DataFrame) -> list[str]:
+    """One line per possible regression: shown at the top of the report, never alerting."""
+    return findings(table, "possible regression")
+
+
+def attention(table: pd.DataFrame, compared: bool = True) -> str:
+    """Markdown for the top of a report: regressions (they alert), then possible regressions (they don't)."""
+    if not compared:
+        return "No application metrics were compared."
+    found, maybe = regressions(table), possible_regressions(table)
+    parts = []
+    if found:
+        parts += ["**Metric regressions** (the whole 95 % interval is past the threshold; the run alerts):", ""]
+        parts += [f"- {line}" for line in found] + [""]
+    if maybe:
+        parts += ["**Possible regressions** (the estimate is past the threshold, its interval reaches below it; "
+                  "no alert: watch them, or compare longer windows):", ""]  # fmt: skip
+        parts += [f"- {line}" for line in maybe]
+    return "\n".join(parts).strip() or "No metric regressions or possible regressions."
+
+
 def as_records(table: pd.DataFrame, digits: int = 4) -> list[dict[str, object]]:
-    """The table as JSON-safe records (rounded, NaN as None) for glue and manifests."""
-    rounded = table.round(digits).astype(object)
-    return rounded.where(rounded.notna(), None).to_dict("records")
+    """The table as JSON-safe records (rounded; NaN and an open interval's infinity as None)."""
+    rounded = table.round(digits)
+    numeric = rounded.select_dtypes("number")
+    missing = rounded.isna()
+    missing[numeric.columns] = ~np.isfinite(numeric.astype(float))
+    values = rounded.astype(object)
+    return values.where(~missing, None).to_dict("records")

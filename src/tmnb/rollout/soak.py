@@ -1,9 +1,10 @@
 """The soak after the canary: wait, then compare application metrics before and after the change.
 
 The same statistics as 05-compare (tmnb.metrics: Prometheus or a CSV/Parquet file, bootstrap
-intervals, a regression is a median worse by more than ``threshold_pct`` with its interval
-excluding zero). The change window comes from the rollout journal, so the before window ends at
-the canary's first step and the after window starts one rate window after its last.
+intervals that account for serial and replica correlation; a regression is a median change whose
+whole interval lies beyond ``threshold_pct``, so a possible regression does not stop the rollout).
+The change window comes from the rollout journal, so the before window ends at the canary's first
+step and the after window starts one rate window after its last.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def check(soak: Soak, journal: str | Path, *, sleep: Callable[[float], None] = t
     if not got.with_data():
         raise InputError(f"the soak found no metrics to compare: {got.markdown(windows)}", where="soak")
     table = stats.compare(
-        got.frame, group_by=list(soak.group_by), threshold_pct=soak.threshold_pct, spacing=rate, signals=got.signals
+        got.frame, group_by=list(soak.group_by), threshold_pct=soak.threshold_pct, signals=got.signals
     )
     decided = table[table["verdict"] != "insufficient data"] if not table.empty else table
     if decided.empty:
