@@ -41,6 +41,35 @@ def redact_argv(argv: Iterable[str]) -> list[str]:
 
 
 _URL_USERINFO = re.compile(r"://[^/@\s:]+:[^/@\s]+@")
+#: ``key=value``/``key="quoted"`` (klog, logfmt, flags) and ``"key":"value"`` (JSON logs)
+_PAIR = re.compile(r'(?P<key>[\w.-]+)=(?P<value>\\"(?:(?!\\").)*\\"|"(?:[^"\\]|\\.)*"|[^\s"\\]+)')
+_JSON_PAIR = re.compile(r'"(?P<key>[^"\\]+)"\s*:\s*(?P<value>"(?:[^"\\]|\\.)*")')
+_BEARER = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}", re.I)
+_USERINFO = re.compile(r"(://[^/@\s:]+:)[^/@\s]+@")
+_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
+
+
+def redact_log_line(line: str) -> str:
+    """A log line with secret-named values, bearer/basic credentials, JWTs and URL passwords replaced.
+
+    Kubelet logs at higher verbosity print flags (``FLAG: --token="..."``) and request headers;
+    a journal excerpt goes into snapshots that are shared, so it passes through here first."""
+
+    def pair(m: re.Match[str]) -> str:
+        if not is_secret_name(m["key"]):
+            return m[0]
+        value = m["value"]
+        quote = '\\"' if value.startswith('\\"') else '"' if value.startswith('"') else ""
+        return f"{m['key']}={quote}{PLACEHOLDER}{quote}"
+
+    def json_pair(m: re.Match[str]) -> str:
+        return f'"{m["key"]}":"{PLACEHOLDER}"' if is_secret_name(m["key"]) else m[0]
+
+    line = _PAIR.sub(pair, line)
+    line = _JSON_PAIR.sub(json_pair, line)
+    line = _BEARER.sub(lambda m: f"{m[1]} {PLACEHOLDER}", line)
+    line = _JWT.sub(PLACEHOLDER, line)
+    return _USERINFO.sub(rf"\g<1>{PLACEHOLDER}@", line)
 
 
 def secret_in(name: str, value: object) -> bool:
