@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -198,3 +199,9 @@ def test_key_values() -> None:
         "g": "{NUMANodeAffinity:<nil> Preferred:true}",
     }
     assert parse_pairs(" /proc/swaps contents=<") == {"/proc/swaps contents": "<"}
+
+
+def test_the_documented_names_are_the_parsers() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "collectors.md").read_text()
+    section = doc.split("### The kubelet journal excerpt", 1)[1]
+    assert set(re.findall(r"^\| `([a-z_]+)` \|", section, re.M)) == set(NAMES)
