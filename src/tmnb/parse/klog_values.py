@@ -9,47 +9,42 @@ space (``"/proc/swaps contents"``). Nothing here raises: what cannot be split st
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"', "'": "'"}
 _HEX = {"x": 2, "u": 4, "U": 8}
 _CLOSE = {"{": "}", "[": "]", "(": ")"}
+_QUOTED = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"', re.S)
+_SIGNIFICANT = re.compile(r'[\s"{}\[\]()]')
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
+
+
+def _unescape(m: re.Match[str]) -> str:
+    esc = m.group(1)
+    if esc[0] in _HEX and len(esc) > 1:
+        try:
+            return chr(int(esc[1:], 16))
+        except ValueError:  # beyond U+10FFFF
+            return m.group(0)
+    return _ESCAPES.get(esc, m.group(0))
 
 
 def parse_quoted(text: str, pos: int) -> tuple[str, int] | None:
     """The Go-quoted string starting at ``text[pos]`` (a ``"``) and the index after it; None if unterminated."""
-    out: list[str] = []
-    i = pos + 1
-    while i < len(text):
-        ch = text[i]
-        if ch == '"':
-            return "".join(out), i + 1
-        if ch != "\\" or i + 1 >= len(text):
-            out.append(ch)
-            i += 1
-            continue
-        esc = text[i + 1]
-        if esc in _ESCAPES:
-            out.append(_ESCAPES[esc])
-            i += 2
-        elif esc in _HEX and len(digits := text[i + 2 : i + 2 + _HEX[esc]]) == _HEX[esc]:
-            try:
-                out.append(chr(int(digits, 16)))
-            except ValueError:
-                out.append(text[i : i + 2 + _HEX[esc]])
-            i += 2 + _HEX[esc]
-        else:
-            out.append(text[i : i + 2])
-            i += 2
-    return None
+    m = _QUOTED.match(text, pos)
+    if m is None:
+        return None
+    body = m.group(1)
+    return (_ESCAPE.sub(_unescape, body) if "\\" in body else body), m.end()
 
 
 def _scan(text: str, pos: int) -> int:
     """End of a bare or bracketed value: the first whitespace outside brackets and quotes."""
     stack: list[str] = []
     i = pos
-    while i < len(text):
-        ch = text[i]
+    while (m := _SIGNIFICANT.search(text, i)) is not None:
+        i, ch = m.start(), m.group()
         if ch == '"':
             quoted = parse_quoted(text, i)
             if quoted is None:
@@ -63,7 +58,7 @@ def _scan(text: str, pos: int) -> int:
         elif ch.isspace() and not stack:
             return i
         i += 1
-    return i
+    return len(text)
 
 
 def _bare(token: str) -> Any:

@@ -67,15 +67,13 @@ def _detail(record: LogRecord) -> str:
 def kubelet_rows(evidence: Evidence) -> list[dict[str, Any]]:
     """Timeline rows (time, node, kind = the record's name, what, detail) of the named records."""
     rows, seen = [], set()
-    for node, _excerpt, log in excerpts(evidence):
+    for node, excerpt, log in excerpts(evidence):
         for record in log.named():
-            if record.time is None:
-                continue
-            key = (node, record.time, record.ident, record.pid, record.message, repr(record.values))
-            if key in seen:
+            key = (node, excerpt.lines[record.line - 1])  # the same line in a later excerpt is the same record
+            if record.time is None or key in seen:
                 continue
             seen.add(key)
-            rows.append({"time": pd.Timestamp(record.time), "node": node, "kind": record.name,
+            rows.append({"time": record.time, "node": node, "kind": record.name,
                          "what": _what(record), "detail": _detail(record)})  # fmt: skip
     return rows
 
