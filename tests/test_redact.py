@@ -1,6 +1,6 @@
 import pytest
 
-from tmnb.redact import PLACEHOLDER, redact_argv, redact_text, redact_value, secret_in
+from tmnb.redact import PLACEHOLDER, redact_argv, redact_log_line, redact_text, redact_value, secret_in
 
 
 @pytest.mark.parametrize(
@@ -82,3 +82,33 @@ def test_snapshot_text_is_redacted_when_built_and_when_loaded() -> None:
     event = Event(namespace="a", kind="Pod", name="p", reason="r", message="Bearer abcdefgh12345678", type="Warning")
     assert "abcdefgh" not in event.message
     assert "AKIAIOSFODNN7EXAMPLE" not in Issue(source="kubelet config", message="line 3: AKIAIOSFODNN7EXAMPLE").message
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            'I1202 1 flags.go:64] "FLAG: --bootstrap-token=\\"abc.def\\"" token="s3cr3t" pod="a/b"',
+            f'I1202 1 flags.go:64] "FLAG: --bootstrap-token=\\"{PLACEHOLDER}\\"" token="{PLACEHOLDER}" pod="a/b"',
+        ),
+        ("I1202 1 flags.go:64] FLAG: --token=abc123 --v=4", f"I1202 1 flags.go:64] FLAG: --token={PLACEHOLDER} --v=4"),
+        ('{"msg":"x","apiToken":"zzz","v":0}', f'{{"msg":"x","apiToken":"{PLACEHOLDER}","v":0}}'),
+        ("Authorization: Bearer abcdefghijkl", f"Authorization: Bearer {PLACEHOLDER}"),
+        ('err="Get https://kube:hunter2@10.0.0.1:6443/api"', f'err="Get https://kube:{PLACEHOLDER}@10.0.0.1:6443/api"'),
+        ("jwt eyJhbGciOiJSUzI1.eyJzdWIiOiIx.c2lnbmF0dXJl end", f"jwt {PLACEHOLDER} end"),
+    ],
+)
+def test_redact_log_line(line, expected):
+    assert redact_log_line(line) == expected
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'FLAG: --tls-private-key-file="/var/lib/kubelet/pki/k.key"',
+        '"Best TopologyHint" bestHint={"NUMANodeAffinity":1} pod="app/x"',
+        '{"msg":"Pod admission denied","pod":{"name":"token-cache-0","namespace":"app"},"v":0}',
+    ],
+)
+def test_redact_log_line_keeps_what_is_not_a_secret(line):
+    assert redact_log_line(line) == line

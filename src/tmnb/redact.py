@@ -46,6 +46,30 @@ def redact_argv(argv: Iterable[str]) -> list[str]:
 
 
 _URL_USERINFO = re.compile(r"://[^/@\s:]+:[^/@\s]+@")
+#: ``key=value``/``key="quoted"`` (klog, logfmt, flags) and ``"key":"value"`` (JSON logs)
+_LOG_PAIR = re.compile(r'(?P<key>[\w.-]+)=(?P<value>\\"(?:(?!\\").)*\\"|"(?:[^"\\]|\\.)*"|[^\s"\\]+)')
+_JSON_PAIR = re.compile(r'"(?P<key>[^"\\]+)"\s*:\s*(?P<value>"(?:[^"\\]|\\.)*")')
+
+
+def redact_log_line(line: str) -> str:
+    """A log line with secret-named values (quoted as klog and JSON logs quote them) replaced, then
+    whatever ``redact_text`` finds.
+
+    Kubelet logs at higher verbosity print flags (``FLAG: --token="..."``) and request headers;
+    a journal excerpt goes into snapshots that are shared, so it passes through here first."""
+
+    def pair(m: re.Match[str]) -> str:
+        if not is_secret_name(m["key"]):
+            return m[0]
+        value = m["value"]
+        quote = '\\"' if value.startswith('\\"') else '"' if value.startswith('"') else ""
+        return f"{m['key']}={quote}{PLACEHOLDER}{quote}"
+
+    def json_pair(m: re.Match[str]) -> str:
+        return f'"{m["key"]}":"{PLACEHOLDER}"' if is_secret_name(m["key"]) else m[0]
+
+    line = _LOG_PAIR.sub(pair, line)
+    return redact_text(_JSON_PAIR.sub(json_pair, line))
 
 
 def secret_in(name: str, value: object) -> bool:
@@ -61,7 +85,7 @@ def secret_in(name: str, value: object) -> bool:
 
 
 _KEY_WORDS = r"[\w.-]*(?:token|passw(?:or)?d|secret|private[-_]?key|credential|api[-_]?key|client[-_]?key)[\w.-]*"
-_PAIR = re.compile(rf"(?i)\b({_KEY_WORDS})([\"']?\s*[=:]\s*[\"']?)([^\s\"',;}}]+)")
+_PAIR = re.compile(rf"(?i)\b({_KEY_WORDS})(\\?[\"']?\s*[=:]\s*\\?[\"']?)([^\s\\\"',;}}]+)")
 #: What credentials look like in free text, each with what is kept of the match.
 _TEXT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY-----.*?(-----END[A-Z ]*PRIVATE KEY-----|\Z)", re.S), PLACEHOLDER),
@@ -69,7 +93,7 @@ _TEXT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), PLACEHOLDER),  # JWT
     (re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}"), rf"\1\2{PLACEHOLDER}"),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), PLACEHOLDER),  # AWS access key id
-    (re.compile(r"://[^/@\s:]+:[^/@\s]+@"), f"://{PLACEHOLDER}@"),  # password in a URL
+    (re.compile(r"(://[^/@\s:]+:)[^/@\s]+@"), rf"\1{PLACEHOLDER}@"),  # password in a URL
 )
 
 

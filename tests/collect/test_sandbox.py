@@ -3,7 +3,10 @@ back that snapshot; injected faults cost the faulty node its /configz and nothin
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from tmnb import sandbox
+from tmnb.parse.klog import parse_kubelet_log
 from tmnb.settings.effective import same_value
 from tmnb.sources.cluster import ClusterApi, collect_cluster, connect
 from tmnb.sources.cluster.retry import Backoff
@@ -59,3 +62,31 @@ def test_sandbox_nodes_through_the_node_collector(tmp_path):
         assert {(a.namespace, a.pod, a.container, a.cpuset) for a in back.allocations if a.exclusive} == exclusive
         policy = back.kubelet.settings["topologyManagerPolicy"]
         assert policy.source == "configz" and policy.overridden[-1].source in ("file", "default", "flag", "dropin")
+
+
+def test_a_sandbox_collection_carries_each_nodes_kubelet_journal(tmp_path):
+    """The sandbox's journal.log through the real script and the kubelet parser: the start of every
+    node's kubelet, and a restart refused for a stale CPU manager checkpoint, as a real node logs them."""
+    want = load_sample()
+    name = next(n.name for n in want.nodes if n.kubelet.settings["cpuManagerPolicy"].value == "static")
+    with sandbox.Sandbox(want, tmp_path / "run", faults=sandbox.Faults()) as box:
+        kubeconfig = box.write_kubeconfig(tmp_path / "kubeconfig")
+        root = box.cluster.kubelets[name].root
+        config = root / "var/lib/kubelet/config.yaml"
+        config.write_text(config.read_text().replace("cpuManagerPolicy: static", "cpuManagerPolicy: none"))
+        assert box.cluster.restart_kubelet(name) is not None
+        bundles = collect_nodes([name], lambda n: LocalTransport(str(root)), progress=False)
+        got = collect_cluster(kubeconfig=str(kubeconfig), bundles=bundles, progress=False)
+    excerpt = got.node(name).kubelet_journal
+    assert excerpt is not None and excerpt.source == "/journal.log" and not excerpt.truncated
+    log = parse_kubelet_log(excerpt.lines, reference=datetime.fromisoformat(got.captured_at))
+    assert log.unreadable == 0
+    assert [r.name for r in log.records if r.name][-6:] == [
+        "kubelet_start",
+        "kubelet_version",
+        "topology_manager_created",
+        "cpu_checkpoint_failed",
+        "container_manager_failed",
+        "kubelet_exit",
+    ]
+    assert not [i for i in got.node(name).issues if i.source == "kubelet journal"]

@@ -80,7 +80,8 @@ def test_node_pod_manifest():
     assert mounts["host"] == {"name": "host", "mountPath": "/host", "readOnly": True}
     assert {"name": "host", "hostPath": {"path": "/", "type": "Directory"}} in spec["volumes"]
     assert c["command"][:2] == ["sh", "-c"] and c["command"][2].startswith("#!/bin/sh")
-    assert c["command"][3:] == ["collect_node.sh", "-r", "/host", "-c", "-b", "-s", "-2h", "-m", str(8 << 20)]
+    assert c["command"][3:] == ["collect_node.sh", "-r", "/host", "-c", "-b", "-s", "-2h", "-m", str(8 << 20), "-J",
+                                str(256 << 10)]  # fmt: skip
     assert "cpu" not in c["resources"]["limits"] or not c["resources"]["limits"]["cpu"].isdigit()  # never Guaranteed
 
 

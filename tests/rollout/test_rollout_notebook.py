@@ -92,3 +92,6 @@ def test_postmortem_from_the_bundle_of_a_rollout(box: Sandbox, kubeconfig: Path,
     html = (tmp_path / "pm" / "06-postmortem.html").read_text()
     assert "verify failed" in html and "rollback done" in html and "disagrees with the prediction" in html
     assert (tmp_path / "pm" / "timeline.png").exists()
+    # the kubelet's own start of each node, from the journal excerpts in the before snapshot
+    assert manifest["results"]["kubelet_records"] >= 3 * len(NODES)
+    assert "Creating topology manager with none policy" in html and "kubelet_version" in html

@@ -14,6 +14,7 @@ import yaml
 
 from factories import node, pod, settings, snapshot
 from tmnb.errors import RolloutError
+from tmnb.parse.klog import parse_kubelet_log
 from tmnb.rollout.executors import SandboxClient, SandboxExecutor, klog_lines_since, make_executor
 from tmnb.sandbox import Sandbox
 from tmnb.snapshot import KubeletInfo
@@ -54,11 +55,14 @@ def test_config_edit_stop_start_and_journal(box: tuple[Sandbox, Path], monkeypat
     ex.kubelet("start")
     assert _ready(sandbox, "w1") == "True" and _configz(sandbox, "w1")["topologyManagerPolicy"] == "restricted"
     journal = ex.journal_since(since)
-    assert [line.split("] ", 1)[1] for line in journal.splitlines()] == [
-        '"Stopped kubelet"',
-        '"Kubelet restarting"',
-        '"Started kubelet"',
+    log = parse_kubelet_log(journal)
+    assert [r.name for r in log.records if r.name] == [
+        "kubelet_stop",
+        "kubelet_start",
+        "kubelet_version",
+        "topology_manager_created",
     ]  # the start-up of the sandbox itself is before ``since``
+    assert log.records[-1].values["topologyPolicyName"] == "restricted"
     assert ex.commands[-3:] == [
         ["POST", "/sandbox/v1/nodes/w1/stop"],
         ["POST", "/sandbox/v1/nodes/w1/start"],

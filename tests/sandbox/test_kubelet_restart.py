@@ -11,6 +11,7 @@ from kubernetes import client, config
 from twin import STATIC, call, kubeconfig_fixture, kubectl_fixture, sandbox_fixture  # noqa: F401  (fixtures)
 
 from factories import node, pod, settings, snapshot
+from tmnb.parse.klog import parse_kubelet_log
 from tmnb.sandbox import Cluster, Sandbox
 from tmnb.sandbox.cluster import MAX_FAILED_PER_OWNER
 from tmnb.snapshot import KubeletInfo, OwnerRef
@@ -131,3 +132,50 @@ def test_in_memory_kubelets_for_scale_runs(tmp_path: Path) -> None:
     assert cluster.restart_kubelet(name) is None
     assert "Started kubelet" in cluster.kubelets[name].journal()
     assert not list(tmp_path.iterdir())
+
+
+def test_the_journal_reads_like_a_real_nodes(sandbox: Sandbox) -> None:
+    """journal.log is journalctl -u kubelet -o short-iso of a real node: every line has the prefix, and
+    the kubelet parser names the start-up, the refusal, the exit and the restart after the fix."""
+    kubelet = sandbox.cluster.kubelets["w2"]
+    before = len(kubelet.journal().splitlines())
+    _edit(kubelet.root, cpuManagerPolicy="none", reservedSystemCPUs="")
+    assert sandbox.cluster.restart_kubelet("w2") is not None
+    (kubelet.root / STATE).unlink()
+    assert sandbox.cluster.restart_kubelet("w2") is None
+    lines = kubelet.journal().splitlines()[before:]
+    log = parse_kubelet_log(lines)
+    assert log.unreadable == 0 and len(log.records) == len(lines)
+    assert {(r.host, r.ident) for r in log.records} == {("w2", "systemd"), ("w2", "kubelet")}
+    assert [r.name for r in log.records if r.name] == [
+        "kubelet_stop",
+        "kubelet_start",
+        "kubelet_version",
+        "topology_manager_created",
+        "cpu_checkpoint_failed",
+        "container_manager_failed",
+        "kubelet_exit",
+        "kubelet_start",
+        "kubelet_version",
+        "topology_manager_created",
+    ]
+    created = [r for r in log.records if r.name == "topology_manager_created"]
+    assert created[-1].values == {
+        "topologyPolicyName": "single-numa-node",
+        "topologyScopeName": "container",
+        "topologyPolicyOptions": {},
+    }
+    assert len({r.pid for r in log.records if r.ident == "kubelet"}) == 2  # a new process per start
+    seconds = [r.time.replace(microsecond=0) for r in log.records if r.time is not None]  # short-iso has whole seconds
+    assert len(seconds) == len(log.records) and seconds == sorted(seconds)
+
+
+def test_a_rejected_pod_is_in_the_journal(tmp_path: Path) -> None:
+    owner = OwnerRef(kind="ReplicaSet", name="big-1", uid="rs-big")
+    w3 = node("w3", kubelet=KubeletInfo(settings=settings(**STATIC)))
+    cluster = Cluster(snapshot([w3], [pod("big-1-xxxxx", "w3", cpu="9", owner=owner)]), tmp_path / "nodes")
+    log = parse_kubelet_log(cluster.kubelets["w3"].journal())
+    (denied,) = [r for r in log.records if r.message == "Pod admission denied"]
+    assert denied.name == "topology_affinity_error" and denied.level == "I" and denied.source == "kubelet.go:2357"
+    assert denied.values["pod"] == "app/big-1-xxxxx" and denied.values["reason"] == "TopologyAffinityError"
+    assert denied.values["message"] == "Resources cannot be allocated with Topology locality"

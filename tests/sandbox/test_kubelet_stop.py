@@ -8,6 +8,7 @@ from pathlib import Path
 
 from twin import call, kubeconfig_fixture, sandbox_fixture  # noqa: F401  (fixtures)
 
+from tmnb.parse.klog import parse_kubelet_log
 from tmnb.sandbox import Sandbox
 
 
@@ -25,7 +26,12 @@ def test_stop_then_start(sandbox: Sandbox, kubeconfig: Path) -> None:
     pods = sandbox.cluster.items("pods", "app")
     assert {p["status"]["phase"] for p in pods if p["spec"]["nodeName"] == "w1"} == {"Running"}  # containers live on
     status, journal = call(sandbox, kubeconfig, "GET", "/sandbox/v1/nodes/w1/journal")
-    assert journal.decode().splitlines()[-1].endswith('"Stopped kubelet"')
+    assert (
+        journal.decode()
+        .splitlines()[-1]
+        .endswith(" systemd[1]: Stopped kubelet.service - kubelet: The Kubernetes Node Agent.")
+    )
+    assert parse_kubelet_log(journal.decode()).records[-1].name == "kubelet_stop"
 
     status, body = call(sandbox, kubeconfig, "POST", "/sandbox/v1/nodes/w1/start")
     assert status == 200 and json.loads(body) == {"node": "w1", "ready": True, "error": None}

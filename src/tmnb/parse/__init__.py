@@ -11,6 +11,7 @@ from tmnb.parse.cgroup import (
     parse_proc_cgroup,
 )
 from tmnb.parse.jsonable import to_jsonable
+from tmnb.parse.klog import KubeletLog, LogRecord, parse_kubelet_log
 from tmnb.parse.kubelet_config import (
     DropinDir,
     KubeletConfigDoc,
@@ -45,6 +46,8 @@ __all__ = [
     "KubeCgroupRef",
     "KubeletConfigDoc",
     "KubeletFlags",
+    "KubeletLog",
+    "LogRecord",
     "LogicalCpu",
     "LscpuSummary",
     "MemoryManagerState",
@@ -63,6 +66,7 @@ __all__ = [
     "parse_kubelet_args",
     "parse_kubelet_config",
     "parse_kubelet_dropin",
+    "parse_kubelet_log",
     "parse_lscpu_parsable",
     "parse_lscpu_summary",
     "parse_memory_manager_state",

@@ -7,14 +7,31 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
+from tmnb.parse.klog_names import NAMES
+
 MARKERS = {
     "rollout": ("o", "tab:blue"),
     "ready": ("^", "tab:green"),
     "event": ("x", "tab:red"),
     "snapshot": ("s", "tab:gray"),
+    "kubelet start/stop": ("|", "tab:olive"),
+    "kubelet refusal": ("D", "tab:purple"),
+    "topology manager": (".", "tab:cyan"),
 }
+_STARTS = {"kubelet_start", "kubelet_stop", "kubelet_version", "topology_manager_created"}
 #: beyond this many lanes the labels stop reading; the busiest lanes are kept
 MAX_LANES = 40
+
+
+def marker_kind(kind: str) -> str:
+    """The legend entry of a timeline kind: kubelet log kinds (record names) fall into three."""
+    if kind not in NAMES:
+        return kind
+    if kind in _STARTS:
+        return "kubelet start/stop"
+    if kind.startswith("topology_") and kind != "topology_affinity_error":
+        return "topology manager"
+    return "kubelet refusal"
 
 
 def swimlane(timeline: pd.DataFrame, window: tuple[pd.Timestamp, pd.Timestamp] | None) -> Figure:
@@ -24,7 +41,9 @@ def swimlane(timeline: pd.DataFrame, window: tuple[pd.Timestamp, pd.Timestamp] |
         inside = timeline["time"].between(window[0] - pad, window[1] + pad)
         outside = int((~inside).sum())
         timeline = timeline[inside]
-    lanes_all = timeline.assign(lane=timeline["node"].replace("", "(cluster)"))
+    lanes_all = timeline.assign(
+        lane=timeline["node"].replace("", "(cluster)"), marker=timeline["kind"].map(marker_kind)
+    )
     busiest = lanes_all["lane"].value_counts().index[:MAX_LANES]
     frame = lanes_all[lanes_all["lane"].isin(busiest)]
     lanes = sorted(frame["lane"].unique(), key=lambda n: (n != "(cluster)", n))
@@ -33,7 +52,7 @@ def swimlane(timeline: pd.DataFrame, window: tuple[pd.Timestamp, pd.Timestamp] |
         ax.axvspan(window[0], window[1], color="tab:orange", alpha=0.15, label="change window")
     y = {lane: i for i, lane in enumerate(lanes)}
     for kind, (marker, color) in MARKERS.items():
-        part = frame[frame["kind"] == kind]
+        part = frame[frame["marker"] == kind]
         if not part.empty:
             ax.scatter(part["time"], part["lane"].map(y), marker=marker, color=color, label=kind, s=36, zorder=3)
     ax.set_yticks(range(len(lanes)), lanes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tmnb.postmortem import rejections, timeline
+from tmnb.postmortem import kubelet_log, rejections, timeline
 from tmnb.postmortem.evidence import Evidence, open_evidence
 
 
@@ -50,6 +50,21 @@ def what_happened(found: Evidence, out_dir: str) -> None:
     frame = timeline.build(found)
     plots.show(swimlane(frame, timeline.change_window(found)), out_dir, "timeline")
     _table(frame, "nothing recorded")
+    _kubelet_account(found)
+
+
+def _kubelet_account(found: Evidence) -> None:
+    """Whose kubelet journal the timeline read, and what it could not (unknown lines, cut excerpts)."""
+    table = kubelet_log.summary(found)
+    if table.empty:
+        _markdown("_No kubelet journal excerpt in these snapshots (collected without the nodes' files)._")
+        return
+    named = int(table["named"].sum())
+    _markdown(f"Kubelet journal excerpts of {len(table)} node(s), {named} named record(s) in the latest of each.")
+    partial = table[(table["unreadable"] > 0) | table["truncated"]]
+    if not partial.empty:
+        _markdown("**Excerpts the timeline reads only in part** (lines in an unknown format, or cut at the cap):")
+        _table(partial, "")
 
 
 def failed_pods(found: Evidence) -> None:
@@ -113,4 +128,5 @@ def glue_results(found: Evidence, out_dir: str) -> None:
     glue("evidence", str(found.root))
     glue("rejected", len(rejections.rejected_pods(found)))
     glue("journal_records", len(found.journal))
+    glue("kubelet_records", len(kubelet_log.kubelet_rows(found)))
     glue("timeline", str(Path(out_dir) / "timeline.png"))

@@ -1,7 +1,10 @@
-"""One timeline of a change: events, rollout journal records, snapshot captures, Ready transitions.
+"""One timeline of a change: events, rollout journal records, snapshot captures, Ready transitions
+and the kubelet's own log records from each snapshot node's journal excerpt.
 
-One row per moment: time (UTC), node ("" for the cluster), kind, what happened and detail. The
-change window runs from the journal's first record to its last.
+One row per moment: time (UTC), node ("" for the cluster), kind, what happened and detail. Kubelet
+records are the named ones (``tmnb.parse.klog_names``; the name is the kind), once each however
+many snapshots carry the same excerpt. The change window runs from the journal's first record to
+its last.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from tmnb.postmortem.evidence import Evidence
+from tmnb.postmortem.kubelet_log import kubelet_rows
 
 COLUMNS = ["time", "node", "kind", "what", "detail"]
 #: journal steps that say the node's Ready state changed
@@ -73,6 +77,7 @@ def build(evidence: Evidence) -> pd.DataFrame:
                 "detail": e.message,
             })  # fmt: skip
     rows += _journal_rows(evidence.journal)
+    rows += kubelet_rows(evidence)
     frame = pd.DataFrame([r for r in rows if r["time"] is not None], columns=COLUMNS)
     return frame.sort_values(["time", "node"], kind="stable", ignore_index=True)
 

@@ -11,7 +11,6 @@ stderr line, never a traceback and never a credential.
 from __future__ import annotations
 
 import base64
-import contextlib
 import os
 import re
 import shlex
@@ -28,6 +27,7 @@ import yaml
 from kubernetes import client
 
 from tmnb.errors import CollectError, RolloutError
+from tmnb.parse.klog import parse_kubelet_log
 from tmnb.rollout.ops import (
     ABSENT,
     JOURNAL_CAP,
@@ -470,24 +470,18 @@ class SandboxClient:
         return Path(self._call("GET", f"nodes/{validate_node_name(node)}/root", node).json()["root"])
 
 
-_KLOG_STAMP = re.compile(r"^[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{6}) ")
-
-
 def klog_lines_since(text: str, since: datetime) -> str:
-    """The lines of a klog journal stamped at or after ``since`` (to the second, as ``--since``).
-    klog omits the year: each line takes the one that puts it nearest to ``since``; unstamped
-    lines go with the line before them."""
+    """The lines of a kubelet journal (journalctl prefix or bare klog) stamped at or after ``since``
+    (to the second, as ``--since``). Years as ``tmnb.parse.klog`` gives them, read now; lines it
+    cannot read go with the line before them."""
     since = (since.replace(tzinfo=UTC) if since.tzinfo is None else since.astimezone(UTC)).replace(microsecond=0)
+    lines = text.splitlines(keepends=True)
+    reference = max(datetime.now(UTC), since)
+    stamps = {r.line: r.time for r in parse_kubelet_log(lines, reference=reference).records if r.time is not None}
     keep, out = False, []
-    for line in text.splitlines(keepends=True):
-        m = _KLOG_STAMP.match(line)
-        if m:
-            month, day, hh, mm, ss, us = (int(g) for g in m.groups())
-            candidates = []
-            for year in (since.year - 1, since.year, since.year + 1):
-                with contextlib.suppress(ValueError):  # 29 February
-                    candidates.append(datetime(year, month, day, hh, mm, ss, us, tzinfo=UTC))
-            keep = bool(candidates) and min(candidates, key=lambda t: abs(t - since)) >= since
+    for number, line in enumerate(lines, start=1):
+        if number in stamps:
+            keep = stamps[number].replace(microsecond=0) >= since
         if keep:
             out.append(line)
     return "".join(out)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tmnb.errors import InputError, RolloutError
+from tmnb.parse.klog import parse_kubelet_log
 from tmnb.replay import show_value
 from tmnb.rollout.cluster import (
     ClusterOps,
@@ -325,7 +326,7 @@ class NodeRun:
             lines = self.ops.journal_since(datetime.now(UTC).replace(microsecond=0)).strip().splitlines()
         except RolloutError:
             return ""
-        errors = [line for line in lines if line.lstrip()[:1] == "E" or " E" in line[:40]]
+        errors = [lines[r.line - 1] for r in parse_kubelet_log(lines).records if r.level in ("E", "F")]
         return (errors or lines or [""])[-1][-300:]
 
     def verify(self, since: str) -> dict[str, Any]:

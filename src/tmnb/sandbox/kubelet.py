@@ -4,7 +4,9 @@ The node's configuration lives in a directory laid out like the node (``write_no
 editing it and calling ``restart()`` is the same motion as editing /var/lib/kubelet/config.yaml
 and running ``systemctl restart kubelet``. Start-up re-reads the files with the collector's
 parsers, validates them as the kubelet would and restores the CPU manager checkpoint; a refusal
-leaves the kubelet down with the kubelet's own words in ``journal.log``.
+leaves the kubelet down with the kubelet's own words in ``journal.log``, which reads like
+``journalctl -u kubelet -o short-iso`` of a real node (``tmnb.sandbox.journal``): systemd's start and
+stop lines, the kubelet's start-up lines, its refusals and its admission rejections.
 """
 
 from __future__ import annotations
@@ -12,9 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import threading
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from tmnb.kubelet.cpu_topology import to_cpuset
 from tmnb.kubelet.node import NodeSimulator, PodResult
 from tmnb.parse.state_files import parse_cpu_manager_state, parse_memory_manager_state
 from tmnb.replay import model_pod, node_model
+from tmnb.sandbox import journal
 from tmnb.settings import KubeletSettings, validate_checkpoints, validate_settings
 from tmnb.snapshot import Node
 from tmnb.sources.kube_objects import pod_from_api
@@ -34,24 +35,20 @@ from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
 STATE_DIR = "var/lib/kubelet"
 JOURNAL = "journal.log"
-#: klog source of lines whose wording is the sandbox's (real file:line only where facts give it)
-SANDBOX = "tmnb-sandbox"
 _CONFIG_ISSUES = ("kubelet unit", "kubelet flags", "kubelet config", "kubelet drop-ins")
-
-
-def _klog(level: str, source: str, message: str, err: str | None = None) -> str:
-    """A klog structured line as journalctl -u kubelet shows it (header: level, date, time, pid, source)."""
-    stamp = datetime.now(UTC).strftime("%m%d %H:%M:%S.%f")
-    line = f"{level}{stamp} {os.getpid():>7} {source}] {json.dumps(message)}"
-    return line + (f" err={json.dumps(err)}" if err is not None else "")
+#: the first kubelet process id of a node; each start gets the next, as on a node
+_FIRST_PID = 4242
 
 
 class KubeletDown(ConfigRejected):
-    """The kubelet exits at start-up; ``journal`` holds what it logged."""
+    """The kubelet does not come up; ``journal`` holds what it logged. ``stage``: ``config`` (it
+    refused its configuration and exited), ``start`` (a manager failed to start and it exited) or
+    ``running`` (it runs but never posts Ready)."""
 
-    def __init__(self, message: str, journal: list[str]) -> None:
+    def __init__(self, message: str, journal: list[str], stage: str = "start") -> None:
         super().__init__(message)
         self.journal = journal
+        self.stage = stage
 
 
 class SimKubelet:
@@ -64,6 +61,7 @@ class SimKubelet:
         self.node = node
         self.root = root
         self._journal: list[str] = []
+        self.pid = _FIRST_PID - 1
         if root is not None:
             write_node_root(node, root)
         self.sim: NodeSimulator | None = None
@@ -95,6 +93,9 @@ class SimKubelet:
         path = self.root / JOURNAL
         return path.read_text() if path.exists() else ""
 
+    def _klog(self, level: str, source: str, message: str, /, **values: object) -> str:
+        return journal.klog(self.name, self.pid, level, source, message, **values)
+
     def _log(self, lines: list[str]) -> None:
         if self.root is None:
             self._journal += lines
@@ -122,7 +123,8 @@ class SimKubelet:
     def _refusal(self, node: Node) -> KubeletDown | None:
         for issue in node.issues:
             if issue.source in _CONFIG_ISSUES and issue.severity == "error":
-                return KubeletDown(issue.message, [_klog("E", SANDBOX, "command failed", issue.message)])
+                failed = self._klog("E", journal.COMMAND, "command failed", err=issue.message)
+                return KubeletDown(issue.message, [failed], "config")
         settings = KubeletSettings(
             fields=node.kubelet.settings, config_file=node.kubelet.config_file, config_dir=node.kubelet.config_dir
         )
@@ -137,7 +139,7 @@ class SimKubelet:
         errors = [f.message for f in found if f.severity == "error"]
         if errors:
             err = f"failed to validate kubelet configuration, error: [{', '.join(errors)}]"
-            return KubeletDown(errors[0], [_klog("E", SANDBOX, "command failed", err)])
+            return KubeletDown(errors[0], [self._klog("E", journal.COMMAND, "command failed", err=err)], "config")
         if self.root is None:
             return None
         state = self.root / STATE_DIR
@@ -154,24 +156,11 @@ class SimKubelet:
             if f.severity != "error":
                 continue
             manager = "memory" if f.field == "memoryManagerPolicy" else "cpu"
-            lines = [
-                _klog(
-                    "E",
-                    "kubelet.go:1392",
-                    "Failed to start ContainerManager",
-                    f"start {manager} manager error: {f.message}",
-                )
-            ]
+            err = f"start {manager} manager error: {f.message}"
+            lines = [self._klog("E", journal.CONTAINER_MANAGER, "Failed to start ContainerManager", err=err)]
             if manager == "cpu":  # the CPU manager logs first (node-artifacts §4.1)
-                lines.insert(
-                    0,
-                    _klog(
-                        "E",
-                        "cpu_manager.go:223",
-                        "Could not initialize checkpoint manager, please drain node and remove policy state file",
-                        f.message,
-                    ),
-                )
+                message = "Could not initialize checkpoint manager, please drain node and remove policy state file"
+                lines.insert(0, self._klog("E", journal.CPU_MANAGER, message, err=f.message))
             return KubeletDown(f.message, lines)
         return None
 
@@ -185,39 +174,61 @@ class SimKubelet:
                 digest.update(str(path.relative_to(self.root)).encode() + b"\0" + path.read_bytes())
         return digest.hexdigest()
 
+    def _started(self, node: Node) -> list[str]:
+        """What a kubelet logs as it starts: its version, then the Topology Manager it creates."""
+        self.pid += 1
+        version = self.snapshot_node.versions.kubelet or str(MODELLED_KUBELET)
+        lines = [self._klog("I", journal.KUBELET_VERSION, "Kubelet version", kubeletVersion=version)]
+        settings = {key: s.value for key, s in node.kubelet.settings.items()}
+        policy = settings.get("topologyManagerPolicy") or "none"
+        if policy == "none":
+            lines.append(self._klog("I", journal.TOPOLOGY_MANAGER_NONE, "Creating topology manager with none policy"))
+        else:
+            scope = settings.get("topologyManagerScope") or "container"
+            options = settings.get("topologyManagerPolicyOptions") or {}
+            lines.append(
+                self._klog("I", journal.TOPOLOGY_MANAGER, "Creating topology manager with policy per scope",
+                           topologyPolicyName=policy, topologyScopeName=scope, topologyPolicyOptions=options)
+            )  # fmt: skip
+        return lines
+
     def restart(self) -> Node:
         """Stop, re-read the files, start; raises ``KubeletDown`` (and stays down) when it would not start."""
         with self._lock:
-            self.sim = None
-            self._log([_klog("I", SANDBOX, "Kubelet restarting")])
+            was_running, self.sim = self.sim is not None, None
+            self._log([*(journal.stopped(self.name) if was_running else []), *journal.started(self.name)])
             node = self.read_node()
+            started = self._started(node)
             refusal = self._refusal(node)
             if refusal is None:
                 try:
                     self.sim = NodeSimulator(node_model(node, {}, mode="restart"))
                 except ConfigRejected as exc:
-                    refusal = KubeletDown(
-                        exc.message, [_klog("E", "kubelet.go:1392", "Failed to start ContainerManager", exc.message)]
-                    )
+                    err = exc.message
+                    failed = self._klog("E", journal.CONTAINER_MANAGER, "Failed to start ContainerManager", err=err)
+                    refusal = KubeletDown(err, [failed])
             if refusal is None and self.never_ready and self._config_digest() != self._started_config:
-                refusal = KubeletDown("fault injected: the kubelet never posts Ready with this configuration", [])
+                message = "fault injected: the kubelet never posts Ready with this configuration"
+                refusal = KubeletDown(message, started, "running")
             if refusal is not None:
                 self.sim = None
                 self.error = refusal.message
-                self._log(refusal.journal)
+                head = [] if refusal.stage == "running" else started[:1] if refusal.stage == "config" else started
+                tail = [] if refusal.stage == "running" else journal.exited(self.name)
+                self._log([*head, *refusal.journal, *tail])
                 raise refusal
             self.error = None
             self.node = node
-            self._log([_klog("I", SANDBOX, "Started kubelet")])
+            self._log(started)
             self._write_cpu_state()
             return node
 
     def stop(self) -> None:
         """``systemctl stop kubelet``: the model is gone until the next start; running pods stay."""
         with self._lock:
+            self._log(journal.stopped(self.name) if self.sim is not None else [])
             self.sim = None
             self.error = None
-            self._log([_klog("I", SANDBOX, "Stopped kubelet")])
 
     # ------------------------------------------------------------------ pods
     def admit(self, pod: dict[str, Any], *, new: bool = False) -> PodResult:
@@ -227,9 +238,14 @@ class SimKubelet:
             if self.sim is None:
                 raise InputError(f"node {self.name}: the kubelet is not running")
             if new and self.reject_new_pods:
-                return _disagreeing(pod)
-            result = self.sim.admit(model_pod(pod_from_api(pod)))
-            self._write_cpu_state()
+                result = _disagreeing(pod)
+            else:
+                result = self.sim.admit(model_pod(pod_from_api(pod)))
+                self._write_cpu_state()
+            if not result.admitted:  # kubelet.go's canAdmitPod, before rejectPod
+                self._log([self._klog("I", journal.ADMISSION, "Pod admission denied", podUID=result.uid,
+                                      pod=f"{result.namespace}/{result.name}", reason=result.reason,
+                                      message=result.message)])  # fmt: skip
             return result
 
     def release(self, pod: dict[str, Any]) -> None:

@@ -171,6 +171,18 @@ class KubeletInfo:
 
 
 @dataclass(config=_STRICT, frozen=True)
+class KubeletJournal:
+    """A bounded, redacted excerpt of the node's kubelet log, kept raw so it can be re-read later."""
+
+    source: Annotated[str, Field(description="where it was read: journalctl -u kubelet, or a log file's node path")]
+    since: Annotated[str, Field(description="the --since bound asked for, in journalctl's syntax (e.g. -24h)")]
+    max_bytes: Annotated[int, Field(ge=0, description="byte cap of the excerpt")]
+    lines: list[str] = Field(default_factory=list, description="kubelet log lines, oldest first, redacted")
+    truncated: bool = Field(default=False, description="older lines were cut at the byte or line cap, or all dropped")
+    read_at: str | None = Field(default=None, description="RFC 3339 time of reading; gives yearless lines their year")
+
+
+@dataclass(config=_STRICT, frozen=True)
 class Node:
     name: str
     labels: dict[str, str] = Field(default_factory=dict)
@@ -188,6 +200,7 @@ class Node:
     allocations: list[Allocation] = Field(default_factory=list)
     nrt: list[NrtZone] = Field(default_factory=list, description="NodeResourceTopology zones, when published")
     issues: list[Issue] = Field(default_factory=list)
+    kubelet_journal: KubeletJournal | None = Field(default=None, description="kubelet log excerpt (node collector)")
 
 
 @dataclass(config=_STRICT, frozen=True)

@@ -6,29 +6,32 @@
 # It never reads credentials: PKI directories, kubeconfigs, keys, tokens, secret volumes and
 # process environments are refused even when asked for (-p, --config, --config-dir).
 #
-# usage: collect_node.sh [-r ROOT] [-c] [-s SINCE] [-m MAX_BYTES] [-j LINES] [-b] [-p PATH]...
+# usage: collect_node.sh [-r ROOT] [-c] [-s SINCE] [-m MAX_BYTES] [-j LINES] [-J BYTES] [-b] [-p PATH]...
 #   -r ROOT   read the node's files under ROOT (a copy of a node, or /host in a node pod)
 #   -c        run host tools (lscpu, journalctl, crictl) chrooted into ROOT
 #   -s SINCE  kubelet journal since this time (journalctl --since syntax; default -24h)
 #   -m BYTES  bundle size cap (default 8 MiB); optional outputs are dropped first, then it fails
-#   -j LINES  at most this many journal lines (default 5000)
+#   -j LINES  at most this many journal lines, the newest (default 5000)
+#   -J BYTES  at most this many bytes of journal, the newest whole lines (default 256 KiB)
 #   -b        base64 between "--- tmnb bundle begin/end ---" lines (for pod logs)
 #   -p PATH   also copy this file
 set -u
-ROOT="" SINCE="-24h" MAX=8388608 LINES=5000 CHROOT=0 B64=0 EXTRA=""
-while getopts r:cs:m:j:bp: opt; do
+ROOT="" SINCE="-24h" MAX=8388608 LINES=5000 JMAX=262144 CHROOT=0 B64=0 EXTRA=""
+USAGE="usage: collect_node.sh [-r ROOT] [-c] [-s SINCE] [-m MAX_BYTES] [-j LINES] [-J BYTES] [-b] [-p PATH]..."
+while getopts r:cs:m:j:J:bp: opt; do
 	case $opt in
 	r) ROOT=${OPTARG%/} ;;
 	c) CHROOT=1 ;;
 	s) SINCE=$OPTARG ;;
 	m) MAX=$OPTARG ;;
 	j) LINES=$OPTARG ;;
+	J) JMAX=$OPTARG ;;
 	b) B64=1 ;;
 	p) EXTRA="$EXTRA $OPTARG" ;;
-	*) echo "usage: collect_node.sh [-r ROOT] [-c] [-s SINCE] [-m MAX_BYTES] [-j LINES] [-b] [-p PATH]..." >&2; exit 2 ;;
+	*) echo "$USAGE" >&2; exit 2 ;;
 	esac
 done
-case $MAX$LINES in *[!0-9]*) echo "collect_node.sh: -m and -j take numbers" >&2; exit 2 ;; esac
+case $MAX$LINES$JMAX in *[!0-9]*) echo "collect_node.sh: -m, -j and -J take numbers" >&2; exit 2 ;; esac
 export LC_ALL=C
 umask 077
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tmnb-node.XXXXXX") || { echo "collect_node.sh: no temporary directory" >&2; exit 1; }
@@ -55,8 +58,9 @@ denied() {
 	return 1
 }
 
-# copy NODE_PATH [required]: $ROOT$NODE_PATH to $OUT$NODE_PATH, refusing credentials and symlinks out of them.
-copy() {
+# allowed NODE_PATH [required]: 0 when $ROOT$NODE_PATH is a file that may be read (not a credential,
+# not a link out of the root or to a credential); otherwise the reason goes to errors.txt.
+allowed() {
 	src=$ROOT$1
 	if denied "$1"; then
 		note "$1" "refused: credentials are never read"
@@ -78,6 +82,12 @@ copy() {
 			return 1
 		fi
 	fi
+	return 0
+}
+
+# copy NODE_PATH [required]: $ROOT$NODE_PATH to $OUT$NODE_PATH, refusing credentials and symlinks out of them.
+copy() {
+	allowed "$@" || return 1
 	size=$(wc -c <"$src" 2>/dev/null) || size=0
 	if [ "$size" -gt "$MAX" ]; then
 		note "$1" "skipped: $size bytes is over the bundle cap"
@@ -185,23 +195,44 @@ if has lscpu; then
 else
 	note lscpu "not installed"
 fi
-if has journalctl; then
-	if live; then
-		set -- tool journalctl
-	elif [ -d "$ROOT/var/log/journal" ]; then
-		set -- journalctl -D "$ROOT/var/log/journal"
-	else
-		set --
-	fi
-	if [ $# -gt 0 ]; then
-		"$@" -u kubelet --since "$SINCE" --no-pager -o short-iso 2>>"$WORK/stderr" |
-			grep -i -E 'topology|cpu_?manager|memory_?manager|device_?manager|policy_static|numa|SMTAlignment|AdmissionError' |
-			tail -n "$LINES" >"$OUT/tmnb/journal.txt"
-	else
-		note journal "no journal under $ROOT/var/log/journal"
-	fi
+# --- the kubelet journal: lines about the resource managers, admission, start-up and stop ---
+# From journald (live, or a copied /var/log/journal), else a text log: /journal.log at the top of a
+# copied root (journalctl -u kubelet -o short-iso saved beside the files; the sandbox writes one) or
+# /var/log/kubelet.log (nodes without journald). Bounded by -s (journald; the reader applies it to
+# text logs), -j and -J; journal_truncated=1 in meta.txt when older lines were cut.
+JPAT='topology|cpu_?manager|memory_?manager|device_?manager|policy_static|numa|SMTAlignment|AdmissionError|admission|checkpoint|ContainerManager|command failed|failed to validate|invalid configuration|Kubelet version|Started kubelet|Stopped kubelet|kubelet\.service: Main process exited'
+JSRC="" JFILES="" JTRUNC=0
+if live; then
+	if has journalctl; then JSRC="journalctl -u kubelet"; else JFILES=/var/log/kubelet.log; fi
+elif [ -d "$ROOT/var/log/journal" ] && has journalctl; then
+	JSRC="journalctl -D /var/log/journal -u kubelet"
 else
-	note journal "journalctl not installed"
+	JFILES="/journal.log /var/log/kubelet.log"
+fi
+for f in $JFILES; do
+	if [ -f "$ROOT$f" ]; then
+		allowed "$f" && JSRC=$f
+		break
+	fi
+done
+case $JSRC in
+"") note journal "none found (journalctl${JFILES:+, $JFILES})" ;;
+"journalctl -u kubelet")
+	tool journalctl -u kubelet --since "$SINCE" --no-pager -o short-iso 2>>"$WORK/stderr" | grep -i -E "$JPAT" >"$WORK/journal.all" ;;
+journalctl*)
+	journalctl -D "$ROOT/var/log/journal" -u kubelet --since "$SINCE" --no-pager -o short-iso 2>>"$WORK/stderr" |
+		grep -i -E "$JPAT" >"$WORK/journal.all" ;;
+*) grep -i -E "$JPAT" "$ROOT$JSRC" >"$WORK/journal.all" ;;
+esac
+if [ -n "$JSRC" ]; then
+	[ "$(wc -l <"$WORK/journal.all")" -gt "$LINES" ] && JTRUNC=1
+	tail -n "$LINES" "$WORK/journal.all" >"$WORK/journal.lines"
+	if [ "$(wc -c <"$WORK/journal.lines")" -gt "$JMAX" ]; then
+		JTRUNC=1
+		tail -c "$JMAX" "$WORK/journal.lines" | sed 1d >"$OUT/tmnb/journal.txt" # the first line is cut
+	else
+		cat "$WORK/journal.lines" >"$OUT/tmnb/journal.txt"
+	fi
 fi
 if has crictl && live; then
 	ids=$(tool crictl ps -q 2>>"$WORK/stderr")
@@ -217,6 +248,13 @@ fi
 	echo "captured_at=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "kernel=$(uname -r)"
 	echo "kubelet_pid=$KPID"
+	if [ -n "$JSRC" ]; then
+		echo "journal_source=$JSRC"
+		echo "journal_since=$SINCE"
+		echo "journal_max_bytes=$JMAX"
+		echo "journal_max_lines=$LINES"
+		echo "journal_truncated=$JTRUNC"
+	fi
 } >"$OUT/tmnb/meta.txt"
 
 # --- one bounded bundle -----------------------------------------------------------------------

@@ -27,29 +27,41 @@ from tmnb.errors import CollectError, InputError
 from tmnb.parse.cgroup import parse_kube_cgroup_path
 from tmnb.parse.lscpu import parse_lscpu_summary
 from tmnb.snapshot import Allocation, Issue, Node, Pod, Setting
+from tmnb.sources.node_journal import journal_excerpt, read_meta
 from tmnb.sources.node_root import read_node_root
 
 if TYPE_CHECKING:
     from tmnb.sources.transports import Transport
 
 DEFAULT_MAX_BYTES = 8 << 20
+#: the kubelet journal excerpt's own cap (the script's -J), inside the bundle's
+DEFAULT_JOURNAL_BYTES = 256 << 10
 CMDLINE = "tmnb/kubelet.cmdline"
-#: Steps of read_node_root that the running command line supersedes.
 
 
 @dataclass(frozen=True)
 class NodeBundle:
-    """One node's collection: the Node read from it, the kubelet journal excerpt, the raw bundle."""
+    """One node's collection: the Node read from it (with its redacted kubelet journal excerpt) and the
+    bundle as the node sent it (not redacted; tmnb never writes it anywhere)."""
 
     node: Node
-    journal: tuple[str, ...]
     raw: bytes
+
+    @property
+    def journal(self) -> tuple[str, ...]:
+        """The excerpt's lines (redacted), oldest first."""
+        excerpt = self.node.kubelet_journal
+        return tuple(excerpt.lines) if excerpt else ()
 
 
 def script_args(
-    *, since: str = "-24h", max_bytes: int = DEFAULT_MAX_BYTES, extra_paths: Iterable[str] = ()
+    *,
+    since: str = "-24h",
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    journal_bytes: int = DEFAULT_JOURNAL_BYTES,
+    extra_paths: Iterable[str] = (),
 ) -> list[str]:
-    args = ["-s", since, "-m", str(max_bytes)]
+    args = ["-s", since, "-m", str(max_bytes), "-J", str(journal_bytes)]
     for path in extra_paths:
         args += ["-p", path]
     return args
@@ -61,11 +73,14 @@ def collect_node(
     *,
     since: str = "-24h",
     max_bytes: int = DEFAULT_MAX_BYTES,
+    journal_bytes: int = DEFAULT_JOURNAL_BYTES,
     timeout: float = 120.0,
     extra_paths: Iterable[str] = (),
 ) -> NodeBundle:
-    """Collect one node through ``transport`` and read the bundle."""
-    raw = transport.run(script_args(since=since, max_bytes=max_bytes, extra_paths=extra_paths), timeout=timeout)
+    """Collect one node through ``transport`` and read the bundle. ``since`` and ``journal_bytes``
+    bound the kubelet journal excerpt (newest lines kept), ``max_bytes`` the whole bundle."""
+    args = script_args(since=since, max_bytes=max_bytes, journal_bytes=journal_bytes, extra_paths=extra_paths)
+    raw = transport.run(args, timeout=timeout)
     return read_bundle(raw, name=name)
 
 
@@ -115,13 +130,15 @@ def read_bundle(raw: bytes, *, name: str) -> NodeBundle:
         except InputError as exc:
             notes = _notes(root)
             raise CollectError(f"{name}: {exc}" + (f" (collector notes: {notes[0].message})" if notes else "")) from exc
-        issues = [*node.issues, *_notes(root)]
+        notes = _notes(root)
+        issues = [*node.issues, *notes]
         issues += _lscpu_check(root, node)
         allocations, more = _cgroup_allocations(root, node)
-        node = dataclasses.replace(node, allocations=allocations, issues=issues + more)
-        journal = root / "tmnb" / "journal.txt"
-        lines = tuple(journal.read_text(errors="replace").splitlines()) if journal.is_file() else ()
-    return NodeBundle(node=node, journal=lines, raw=raw)
+        excerpt, journal_issues = journal_excerpt(root, read_meta(root), notes)
+        node = dataclasses.replace(
+            node, allocations=allocations, issues=issues + more + journal_issues, kubelet_journal=excerpt
+        )
+    return NodeBundle(node=node, raw=raw)
 
 
 def _notes(root: Path) -> list[Issue]:
@@ -247,6 +264,7 @@ def merge_node(api: Node, bundle: NodeBundle | Node | Issue, pods: Mapping[str, 
         shared_pool=bundle.shared_pool,
         allocations=allocations,
         issues=[*api.issues, *bundle.issues],
+        kubelet_journal=bundle.kubelet_journal,
     )
 
 

@@ -1,0 +1,94 @@
+"""The kubelet's own log records in a postmortem: rows for the timeline and a per-node account.
+
+Every snapshot node may carry a journal excerpt (``Node.kubelet_journal``); consecutive snapshots
+of a change usually carry overlapping ones, so a record is kept once per node. Yearless lines take
+their year from the excerpt's read time (else the snapshot's capture time). What could not be read
+or was cut is counted per node, so the postmortem can say what the timeline is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+
+from tmnb.parse.klog import KubeletLog, LogRecord, parse_kubelet_log
+from tmnb.postmortem.evidence import Evidence
+from tmnb.snapshot import KubeletJournal
+
+SUMMARY = ["node", "source", "since", "lines", "named", "unreadable", "truncated"]
+#: values shown in "what", the rest go to "detail"
+_HEADLINE = ("pod", "reason", "podUID")
+_DETAIL_CHARS = 400
+
+
+def _reference(excerpt: KubeletJournal, captured_at: str) -> datetime:
+    for text in (excerpt.read_at, captured_at):
+        try:
+            return datetime.fromisoformat((text or "").replace("Z", "+00:00")).astimezone(UTC)
+        except ValueError:
+            continue
+    return datetime.now(UTC)
+
+
+def excerpts(evidence: Evidence) -> Iterator[tuple[str, KubeletJournal, KubeletLog]]:
+    """(node, excerpt, parsed) for every node excerpt of every snapshot, oldest snapshot first."""
+    for _path, snap in [*evidence.snapshots, *evidence.node_snapshots]:
+        for node in snap.nodes:
+            excerpt = node.kubelet_journal
+            if excerpt is not None:
+                reference = _reference(excerpt, snap.captured_at)
+                yield node.name, excerpt, parse_kubelet_log(excerpt.lines, reference=reference)
+
+
+def _pod(value: Any) -> str:
+    if isinstance(value, dict):  # JSON logging writes klog.KObj as {"name", "namespace"}
+        return f"{value.get('namespace', '')}/{value.get('name', '')}".lstrip("/")
+    return str(value)
+
+
+def _what(record: LogRecord) -> str:
+    what = record.message
+    if "pod" in record.values:
+        what += f": {_pod(record.values['pod'])}"
+    if "reason" in record.values:
+        what += f" ({record.values['reason']})"
+    return what
+
+
+def _detail(record: LogRecord) -> str:
+    parts = [f"{k}={v}" for k, v in record.values.items() if k not in _HEADLINE]
+    text = " ".join(parts)
+    return text if len(text) <= _DETAIL_CHARS else text[: _DETAIL_CHARS - 1] + "…"
+
+
+def kubelet_rows(evidence: Evidence) -> list[dict[str, Any]]:
+    """Timeline rows (time, node, kind = the record's name, what, detail) of the named records."""
+    rows, seen = [], set()
+    for node, excerpt, log in excerpts(evidence):
+        for record in log.named():
+            key = (node, excerpt.lines[record.line - 1])  # the same line in a later excerpt is the same record
+            if record.time is None or key in seen:
+                continue
+            seen.add(key)
+            rows.append({"time": record.time, "node": node, "kind": record.name,
+                         "what": _what(record), "detail": _detail(record)})  # fmt: skip
+    return rows
+
+
+def summary(evidence: Evidence) -> pd.DataFrame:
+    """Per node, the latest excerpt: where it came from, its bound, and what the timeline lacks."""
+    latest: dict[str, dict[str, Any]] = {}
+    for node, excerpt, log in excerpts(evidence):
+        latest[node] = {
+            "node": node,
+            "source": excerpt.source,
+            "since": excerpt.since,
+            "lines": len(excerpt.lines),
+            "named": len(log.named()),
+            "unreadable": log.unreadable,
+            "truncated": excerpt.truncated,
+        }
+    return pd.DataFrame(list(latest.values()), columns=SUMMARY)

@@ -1,0 +1,97 @@
+"""The postmortem timeline with the kubelet's own records from the snapshots' journal excerpts."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from factories import node, snapshot
+from tmnb.parse.klog_names import NAMES
+from tmnb.postmortem import kubelet_log, timeline
+from tmnb.postmortem.evidence import open_evidence
+from tmnb.snapshot import KubeletJournal, save
+
+JOURNAL = Path(__file__).parent / "fixtures" / "node" / "journal"
+
+
+def snap(nodes, captured_at: str = "2026-12-02T09:00:00Z"):  # type: ignore[no-untyped-def]
+    return dataclasses.replace(snapshot(nodes), captured_at=captured_at)
+
+
+def excerpt(name: str, read_at: str, *, lines: list[str] | None = None, truncated: bool = False) -> KubeletJournal:
+    text = lines if lines is not None else (JOURNAL / name).read_text().splitlines()
+    return KubeletJournal(source="journalctl -u kubelet", since="-24h", max_bytes=262144, lines=text,
+                          truncated=truncated, read_at=read_at)  # fmt: skip
+
+
+@pytest.fixture
+def evidence(tmp_path: Path) -> Path:
+    """A rollout's state folder: the before snapshot, an after snapshot whose excerpt overlaps it, a journal."""
+    full = (JOURNAL / "short-iso.txt").read_text().splitlines()
+    before = snap(
+        [node("w1", kubelet_journal=excerpt("", "2026-12-02T09:21:00Z", lines=full[:18])), node("w2")],
+        "2026-12-02T09:21:00Z",
+    )
+    after = snap(
+        [node("w1", kubelet_journal=excerpt("short-iso.txt", "2026-12-02T09:30:00Z", truncated=True))],
+        "2026-12-02T09:30:00Z",
+    )
+    save(before, tmp_path / "snapshots" / "before.json.gz")
+    save(after, tmp_path / "snapshots" / "after-w1.json.gz")
+    (tmp_path / "journal.jsonl").write_text(
+        json.dumps({"time": "2026-12-02T09:15:00Z", "node": "w1", "step": "stop", "event": "done"})
+        + "\n"
+        + json.dumps({"time": "2026-12-02T09:20:30Z", "node": "w1", "step": "start", "event": "done"})
+        + "\n"
+    )
+    return tmp_path
+
+
+def test_kubelet_records_join_the_timeline_once_each(evidence: Path) -> None:
+    frame = timeline.build(open_evidence(evidence))
+    kubelet = frame[frame["kind"].isin(NAMES)]
+    assert list(kubelet["node"].unique()) == ["w1"]
+    # the first 18 lines are in both snapshots' excerpts: still one row per record
+    assert len(kubelet) == 23 and not kubelet.duplicated(["time", "kind", "what"]).any()
+    assert kubelet["kind"].value_counts()[
+        ["kubelet_start", "topology_affinity_error", "cpu_checkpoint_failed"]
+    ].tolist() == [3, 1, 1]
+    denied = kubelet[kubelet["kind"] == "topology_affinity_error"].iloc[0]
+    assert denied["time"] == pd.Timestamp("2026-12-02T09:22:05.771090Z")
+    assert denied["what"] == "Pod admission denied: app/big-5f6b-9xq7z (TopologyAffinityError)"
+    assert denied["detail"] == "message=Resources cannot be allocated with Topology locality"
+    assert frame["time"].is_monotonic_increasing
+    # merged with the rollout's own records: the kubelet exits between the journal's stop and start
+    stop, start = (frame[(frame["kind"] == "ready") & (frame["what"] == w)]["time"].iloc[0]
+                   for w in ("kubelet stopped", "kubelet started"))  # fmt: skip
+    exits = kubelet[kubelet["kind"] == "kubelet_exit"]["time"]
+    assert ((exits > stop) & (exits < start)).all() and len(exits) == 2
+
+
+def test_yearless_excerpts_take_the_year_of_their_reading(tmp_path: Path) -> None:
+    new_year = snap(
+        [node("lat-01", kubelet_journal=excerpt("short-new-year.txt", "2027-01-01T00:10:00Z"))], "2027-01-01T00:10:00Z"
+    )
+    save(new_year, tmp_path / "snapshot.json.gz")
+    frame = timeline.build(open_evidence(tmp_path))
+    rows = frame[frame["node"] == "lat-01"]
+    assert rows["time"].dt.year.tolist() == [2026, 2026, 2027, 2027]
+    assert rows["kind"].tolist() == ["topology_best_hint", "kubelet_stop", "kubelet_start", "kubelet_version"]
+
+
+def test_the_account_names_what_the_timeline_could_not_read(evidence: Path, tmp_path: Path) -> None:
+    found = open_evidence(evidence)
+    table = kubelet_log.summary(found)
+    assert table.to_dict("records") == [
+        {"node": "w1", "source": "journalctl -u kubelet", "since": "-24h", "lines": 28, "named": 23,
+         "unreadable": 0, "truncated": True},
+    ]  # fmt: skip
+    odd = snap([node("w9", kubelet_journal=excerpt("", "2026-12-02T09:00:00Z", lines=["??", "level=info x"]))])
+    save(odd, tmp_path / "odd" / "snapshot.json.gz")
+    (row,) = kubelet_log.summary(open_evidence(tmp_path / "odd")).to_dict("records")
+    assert (row["lines"], row["named"], row["unreadable"]) == (2, 0, 2)
+    assert timeline.build(open_evidence(tmp_path / "odd"))["kind"].tolist() == ["snapshot"]  # counted, not fatal
