@@ -116,3 +116,31 @@ def test_replicas_of_one_controller_are_explained_once(tmp_path):
     (folder / "manifest.json").write_text(json.dumps({"notebook": "01-inventory.ipynb", "status": "ok"}))
     ((seen_in, d, alike),) = diagnoses(open_evidence(tmp_path))
     assert seen_in == "01-inventory" and d.pod == "app/big" and alike == ["app/big-2"]
+
+
+def test_a_node_whose_kubelet_refused_to_start_gets_the_kubelets_words_and_the_file(tmp_path):
+    import json
+
+    import yaml
+
+    from rollout.test_rollout_sandbox import fleet as sandbox_fleet
+    from tmnb.postmortem.evidence import open_evidence
+    from tmnb.postmortem.kubelet_log import start_refusals
+    from tmnb.sandbox import Sandbox
+    from tmnb.sources.resolve import open_snapshot, save_to_run
+
+    folder = tmp_path / "evidence" / "01-inventory"
+    folder.mkdir(parents=True)
+    with Sandbox(sandbox_fleet(), tmp_path / "run") as box:
+        config = box.cluster.kubelets["w1"].root / "var/lib/kubelet/config.yaml"
+        doc = yaml.safe_load(config.read_text())
+        config.write_text(yaml.safe_dump({**doc, "topologyManagerPolicy": "single-numa"}))
+        assert box.cluster.restart_kubelet("w1") is not None  # the kubelet refused
+        kubeconfig = str(box.write_kubeconfig(tmp_path / "kubeconfig"))
+        nodes = f"dir:{tmp_path / 'run' / 'nodes'}"
+        save_to_run(open_snapshot("live", "", kubeconfig=kubeconfig, node_files=nodes), folder)
+    (folder / "manifest.json").write_text(json.dumps({"notebook": "01-inventory.ipynb", "status": "ok"}))
+    refused = start_refusals(open_evidence(tmp_path / "evidence"))
+    assert list(refused["node"]) == ["w1"]
+    (row,) = refused.to_dict("records")
+    assert "single-numa" in row["kubelet said"] and row["fix"].startswith("/var/lib/kubelet/config.yaml")

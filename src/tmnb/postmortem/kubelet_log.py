@@ -8,6 +8,7 @@ or was cut is counted per node, so the postmortem can say what the timeline is m
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -92,3 +93,37 @@ def summary(evidence: Evidence) -> pd.DataFrame:
             "truncated": excerpt.truncated,
         }
     return pd.DataFrame(list(latest.values()), columns=SUMMARY)
+
+
+#: Start-up failures by record name, and the node file the kubelet's words point at.
+START_FAILURES = {
+    "config_invalid": "the kubelet config file (and its drop-ins)",
+    "command_failed": "the file the error names, else the kubelet config file",
+    "cpu_checkpoint_failed": "/var/lib/kubelet/cpu_manager_state (drain the node, then remove it, as the kubelet says)",
+    "memory_checkpoint_failed": "/var/lib/kubelet/memory_manager_state (drain the node, then remove it)",
+    "container_manager_failed": "the CPU/memory manager settings of the kubelet config file",
+}
+_STARTED = ("kubelet_version", "topology_manager_created")
+_FILE_LINE = re.compile(r"(?P<file>/[\w./-]+)?[^\n]*?\bline (?P<line>\d+)")
+
+
+def start_refusals(evidence: Evidence) -> pd.DataFrame:
+    """Nodes whose last kubelet start in their excerpt ended in a start-up failure: the kubelet's
+    words, when, and the file (with the line, where the error gives one) to fix."""
+    last: dict[str, dict[str, Any]] = {}
+    configs = {n.name: n.kubelet.config_file for _, snap in evidence.snapshots for n in snap.nodes}
+    for node, excerpt, log in excerpts(evidence):
+        for record in log.named():
+            if record.name in _STARTED:
+                last.pop(node, None)
+            elif record.name in START_FAILURES:
+                words = excerpt.lines[record.line - 1].split("] ", 1)[-1]
+                found = _FILE_LINE.search(words)
+                fix = START_FAILURES[record.name]
+                if record.name in ("config_invalid", "command_failed") and configs.get(node):
+                    fix = (found and found["file"]) or configs[node] or fix
+                if found:
+                    fix += f", line {found['line']}"
+                when = record.time.strftime("%Y-%m-%d %H:%M:%S") if record.time else ""
+                last[node] = {"node": node, "time": when, "failure": record.name, "kubelet said": words, "fix": fix}
+    return pd.DataFrame(list(last.values()), columns=["node", "time", "failure", "kubelet said", "fix"])

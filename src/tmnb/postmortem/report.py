@@ -79,6 +79,13 @@ def failed_pods(found: Evidence) -> None:
 def why_rejected(found: Evidence) -> None:
     import pandas as pd
 
+    from tmnb.postmortem.kubelet_log import start_refusals
+
+    refused = start_refusals(found)
+    if not refused.empty:
+        _markdown("**Nodes whose kubelet did not start** (its last start in the journal excerpt ended so):")
+        _table(refused, "")
+
     explained = rejections.diagnoses(found)
     if not explained:
         _markdown("_no rejected pod to explain_")
