@@ -16,12 +16,16 @@ from pathlib import Path
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
+from tmnb.parse.files import read_sysfs
+from tmnb.parse.numbers import MAX_DIGITS, UINT64_MAX, parse_int
 from tmnb.parse.quantity import format_go
 
 _MEMINFO_LINE = re.compile(r"^Node\s+(\d+)\s+([A-Za-z0-9_()]+):\s+(\d+)(?:\s+(kB))?$")
 _HUGEPAGE_DIR = re.compile(r"^hugepages-(\d+)kB$")
 _NODE_DIR = re.compile(r"^node(\d+)$")
 _HUGEPAGE_FILES = ("nr_hugepages", "free_hugepages", "surplus_hugepages")
+#: The kernel's MAX_NUMNODES is 1 << NODES_SHIFT, and NODES_SHIFT is at most 10.
+MAX_NUMA_NODES = 1024
 
 
 @dataclass(frozen=True)
@@ -56,9 +60,12 @@ def parse_node_meminfo(text: str, *, node_id: int, source: str) -> dict[str, int
             raise InputError(
                 f"expected 'Node {node_id} Key: value [kB]', got {raw.strip()!r}", source=source, line=lineno
             )
-        if int(m.group(1)) != node_id:
-            raise InputError(f"line is for node {m.group(1)}, expected node {node_id}", source=source, line=lineno)
-        values[m.group(2)] = int(m.group(3)) * (1024 if m.group(4) else 1)
+        if m.group(1) != str(node_id):
+            raise InputError(f"line is for node {m.group(1)[:12]}, expected node {node_id}", source=source, line=lineno)
+        unit = 1024 if m.group(4) else 1
+        values[m.group(2)] = unit * parse_int(
+            m.group(3), hi=UINT64_MAX // unit, what=f"a {m.group(2)} value", source=source, line=lineno
+        )
     for key in ("MemTotal", "MemFree"):
         if key not in values:
             raise InputError(f"no {key} line; the file looks truncated", source=source)
@@ -68,9 +75,15 @@ def parse_node_meminfo(text: str, *, node_id: int, source: str) -> dict[str, int
 def parse_distance(text: str, *, source: str) -> tuple[int, ...]:
     """``nodeN/distance``: whitespace-separated SLIT distances, one per online node."""
     cells = text.split()
-    if not cells or not all(cell.isdigit() for cell in cells):
-        raise InputError(f"expected whitespace-separated integers such as '10 21', got {text.strip()!r}", source=source)
-    return tuple(int(cell) for cell in cells)
+    if not cells or not all(cell.isdigit() and len(cell) <= MAX_DIGITS for cell in cells):
+        shown = text.strip()[:60]
+        raise InputError(f"expected whitespace-separated integers such as '10 21', got {shown!r}", source=source)
+    if len(cells) > MAX_NUMA_NODES:
+        raise InputError(
+            f"{len(cells)} distances, more than the {MAX_NUMA_NODES} NUMA nodes Linux supports", source=source
+        )
+    # The kernel prints node_distance() as %d; SLIT entries are one byte (10..254, 255 = unreachable).
+    return tuple(parse_int(cell, hi=255, what="a NUMA distance", source=source) for cell in cells)
 
 
 def hugepage_size(dir_name: str, *, source: str) -> int:
@@ -89,9 +102,7 @@ def parse_hugepages(dir_name: str, files: Mapping[str, str], *, source: str) -> 
         text = files.get(name)
         if text is None:
             raise InputError(f"missing {name}", source=f"{source}/{dir_name}")
-        if not text.strip().isdigit():
-            raise InputError(f"expected a page count, got {text.strip()!r}", source=f"{source}/{dir_name}/{name}")
-        counts[name] = int(text)
+        counts[name] = parse_int(text, what="a page count", source=f"{source}/{dir_name}/{name}")
     return HugePages(
         size=format_go(Decimal(size), binary=True),
         size_bytes=size,
@@ -129,11 +140,8 @@ def build_numa_node(
     )
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except FileNotFoundError:
-        raise InputError("file is missing", source=str(path)) from None
+def _read(path: Path, what: str = "a sysfs attribute") -> str:
+    return read_sysfs(path, what=what)
 
 
 def read_numa_nodes(node_root: Path) -> tuple[NumaNode, ...]:

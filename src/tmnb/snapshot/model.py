@@ -10,16 +10,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
 from tmnb.errors import InputError
+from tmnb.snapshot.values import non_negative_quantity
 
 SCHEMA_ID = "tmnb.snapshot/v1"
 
 _STRICT = ConfigDict(extra="forbid")
 
 CpuList = Annotated[str, Field(pattern=r"^(\d+(-\d+)?(,\d+(-\d+)?)*)?$", description="Linux cpu-list, e.g. 0-3,8-11")]
+QuantityText = Annotated[
+    str, AfterValidator(non_negative_quantity), Field(description="Kubernetes quantity, e.g. 4, 500m, 16Gi")
+]
 SettingSource = Literal["default", "file", "dropin", "flag", "configz", "nrt", "unknown"]
 
 
@@ -131,9 +135,9 @@ class NrtResource:
     """One resource of a NodeResourceTopology zone; quantities as the object carries them."""
 
     name: str
-    capacity: str
-    allocatable: str
-    available: str
+    capacity: QuantityText
+    allocatable: QuantityText
+    available: QuantityText
 
 
 @dataclass(config=_STRICT, frozen=True)
@@ -170,8 +174,8 @@ class Node:
     labels: dict[str, str] = Field(default_factory=dict)
     uid: str | None = None
     versions: Versions = Field(default_factory=Versions)
-    capacity: dict[str, str] = Field(default_factory=dict)
-    allocatable: dict[str, str] = Field(default_factory=dict)
+    capacity: dict[str, QuantityText] = Field(default_factory=dict)
+    allocatable: dict[str, QuantityText] = Field(default_factory=dict)
     ready: bool | None = None
     unschedulable: bool = False
     kubelet: KubeletInfo = Field(default_factory=KubeletInfo)
@@ -196,8 +200,8 @@ class OwnerRef:
 @dataclass(config=_STRICT, frozen=True)
 class Container:
     name: str
-    requests: dict[str, str] = Field(default_factory=dict)
-    limits: dict[str, str] = Field(default_factory=dict)
+    requests: dict[str, QuantityText] = Field(default_factory=dict)
+    limits: dict[str, QuantityText] = Field(default_factory=dict)
     restart_policy: str | None = Field(default=None, description="Always for sidecar init containers")
     image: str | None = None
 

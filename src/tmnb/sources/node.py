@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 from tmnb.cpuset import CPUSet
 from tmnb.errors import CollectError, InputError
 from tmnb.parse.cgroup import parse_kube_cgroup_path
+from tmnb.parse.files import read_text
 from tmnb.parse.lscpu import parse_lscpu_summary
 from tmnb.snapshot import Allocation, Issue, Node, Pod, Setting
 from tmnb.sources.node_root import read_node_root
@@ -85,6 +86,11 @@ def collect_nodes(
             return collect_node(transport_for(name), name, **kwargs)
         except (CollectError, InputError) as exc:
             return Issue(source="node collector", message=f"node not collected: {exc}")
+        except Exception as exc:  # one node's surprise must not cost the others
+            return Issue(
+                source="node collector",
+                message=f"node not collected: unexpected {type(exc).__name__} reading its files: {exc}",
+            )
 
     names = list(names)
     disable = None if progress is None else not progress
@@ -141,7 +147,7 @@ def _lscpu_check(root: Path, node: Node) -> list[Issue]:
     if not path.is_file():
         return []
     try:
-        summary = parse_lscpu_summary(path.read_text(), source="lscpu")
+        summary = parse_lscpu_summary(read_text(path, what="LC_ALL=C lscpu output", source="lscpu"), source="lscpu")
     except InputError as exc:
         return [Issue(source="lscpu", message=str(exc), severity="warning")]
     lscpu = {n: str(c) for n, c in summary.numa_nodes.items()}
