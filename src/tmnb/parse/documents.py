@@ -13,20 +13,22 @@ import yaml
 
 from tmnb.errors import InputError
 from tmnb.parse.files import decode_utf8
+from tmnb.parse.gojson import object_pairs
 from tmnb.parse.numbers import json_int
 
 
-def load_json(text: str | bytes, *, source: str, expected: str) -> Any:
+def load_json(text: str | bytes, *, source: str, expected: str, keep_pairs: bool = False) -> Any:
     """Parse JSON; ``expected`` names the document (e.g. "a cpu_manager_state JSON object").
 
     Integers too long for 64 bits come back as ``OversizedNumber`` so that the field's own check
-    can refuse them with its path (Python would otherwise convert 4300 digits, or raise)."""
+    can refuse them with its path (Python would otherwise convert 4300 digits, or raise).
+    ``keep_pairs`` makes objects ``JsonObject``s that remember duplicated keys in file order."""
     if isinstance(text, bytes):
         text = decode_utf8(text, what=expected, source=source)
     if not text.strip():
         raise InputError(f"empty file; expected {expected}", source=source)
     try:
-        return json.loads(text, parse_int=json_int)
+        return json.loads(text, parse_int=json_int, object_pairs_hook=object_pairs if keep_pairs else None)
     except RecursionError:
         raise InputError(f"JSON nested too deeply; expected {expected}", source=source) from None
     except json.JSONDecodeError as err:

@@ -71,6 +71,8 @@ def check_int(
     value: Any, *, lo: int = 0, hi: int = UINT64_MAX, what: str, source: str | None = None, where: str | None = None
 ) -> int:
     """A decoded JSON value that must be an integer in ``[lo, hi]`` (bools and floats are refused)."""
+    if isinstance(value, OversizedNumber):
+        raise InputError(f"expected {what} between {lo} and {hi}, got {value!r}", source=source, where=where)
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError(f"expected {what}, got {describe(value)}", source=source, where=where)
     if not lo <= value <= hi:
