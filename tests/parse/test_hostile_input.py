@@ -150,3 +150,13 @@ def test_hugepage_count_of_thousands_of_digits_is_refused() -> None:
     files = {"nr_hugepages": "9" * 5000, "free_hugepages": "0", "surplus_hugepages": "0"}
     with pytest.raises(InputError, match="nr_hugepages: expected a page count between 0 and"):
         parse_hugepages("hugepages-2048kB", files, source="node0/hugepages")
+
+
+def test_latin1_meminfo_is_an_issue_and_the_node_is_kept(node_root: Path) -> None:
+    meminfo = node_root / "sys/devices/system/node/node1/meminfo"
+    meminfo.write_bytes(meminfo.read_bytes() + b"Node 1 Caf\xe9: 0 kB\n")
+    node = read_node_root(node_root, name="w1")
+    message = _issue(node, "numa")
+    assert message.startswith("/sys/devices/system/node/node1/meminfo:5: not UTF-8 text: byte 0xe9 at offset")
+    assert [z.memory_total for z in node.numa] == [64 << 30, 0]  # node 1's memory is unknown, node 0 is read
+    assert node.cpus  # the CPU topology is still there

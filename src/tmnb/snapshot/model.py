@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field, model_validator
 from pydantic.dataclasses import dataclass
 
 from tmnb.errors import InputError
@@ -67,21 +67,29 @@ class HugePages:
 
 @dataclass(config=_STRICT, frozen=True)
 class Cpu:
-    cpu: Annotated[int, Field(ge=0)]
+    cpu: Annotated[int, Field(ge=0, le=8191)]
     core: Annotated[int, Field(ge=0, description="core id unique within the node")]
-    socket: Annotated[int, Field(ge=0)]
-    numa: Annotated[int, Field(ge=0)]
+    socket: Annotated[
+        int, Field(ge=-1, description="physical package id; -1 where the kernel does not know it (POWER, s390)")
+    ]
+    numa: Annotated[int, Field(ge=0, le=1023)]
     online: bool = True
 
 
 @dataclass(config=_STRICT, frozen=True)
 class NumaZone:
-    id: Annotated[int, Field(ge=0, le=63)]
+    id: Annotated[int, Field(ge=0, le=1023, description="kernel node id; ids can be sparse and above 63")]
     cpus: CpuList
-    memory_total: Annotated[int, Field(ge=0, description="bytes")]
+    memory_total: Annotated[int, Field(ge=0, description="bytes; 0 when the node has no meminfo")]
     memory_free: int | None = Field(default=None, ge=0, description="bytes")
     hugepages: list[HugePages] = Field(default_factory=list)
-    distances: list[int] = Field(default_factory=list, description="sysfs distance row, indexed by node id")
+    distances: dict[int, int] = Field(
+        default_factory=dict, description="sysfs distance row keyed by the node id each distance is to"
+    )
+
+    def distance_row(self) -> tuple[int, ...]:
+        """The row as sysfs prints it: one distance per online node, in node-id order."""
+        return tuple(self.distances[k] for k in sorted(self.distances))
 
 
 @dataclass(config=_STRICT, frozen=True)
@@ -186,6 +194,24 @@ class Node:
     allocations: list[Allocation] = Field(default_factory=list)
     nrt: list[NrtZone] = Field(default_factory=list, description="NodeResourceTopology zones, when published")
     issues: list[Issue] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _distance_rows_keyed_by_node(cls, data: Any) -> Any:
+        """Snapshots written before distances were keyed hold each row as a list in zone-id order."""
+        if not isinstance(data, dict) or not isinstance(data.get("numa"), list):
+            return data
+        zones = data["numa"]
+        ids = sorted(z["id"] for z in zones if isinstance(z, dict) and isinstance(z.get("id"), int))
+        if not any(isinstance(z, dict) and isinstance(z.get("distances"), list) for z in zones):
+            return data
+        keyed = [
+            {**z, "distances": dict(zip(ids, z["distances"], strict=True))}
+            if isinstance(z, dict) and isinstance(z.get("distances"), list) and len(z["distances"]) == len(ids)
+            else z
+            for z in zones
+        ]
+        return {**data, "numa": keyed}
 
 
 @dataclass(config=_STRICT, frozen=True)

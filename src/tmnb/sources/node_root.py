@@ -1,7 +1,7 @@
 """Read one node's files (a copy of its root, or the live root with a prefix) into a snapshot Node.
 
-What cannot be read is recorded as an issue on the node and the rest carries on; only a node
-without NUMA information is unusable (nothing downstream can reason about it), which raises.
+What cannot be read is recorded as an issue on the node and the rest carries on; only a directory
+with neither sysfs tree is refused, as not a copy of a node at all.
 """
 
 from __future__ import annotations
@@ -27,24 +27,22 @@ from tmnb.parse.state_files import (
     parse_device_checkpoint,
     parse_memory_manager_state,
 )
-from tmnb.parse.sysfs import MAX_NUMA_NODES, read_numa_nodes
+from tmnb.parse.sysfs import MAX_NUMA_NODES
 from tmnb.parse.systemd import order_unit_files, parse_systemd_units
 from tmnb.redact import redact_argv
 from tmnb.settings import effective_settings
 from tmnb.snapshot import (
     Allocation,
-    Cpu,
     Device,
     DeviceAllocation,
-    HugePages,
     Issue,
     KubeletInfo,
     MemoryBlock,
     Node,
-    NumaZone,
     Setting,
 )
 from tmnb.sources.node_render import CPU_SYSFS, NODE_SYSFS, PCI_SYSFS
+from tmnb.sources.node_topology import read_topology
 
 T = TypeVar("T")
 UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/lib/systemd/system", "lib/systemd/system")
@@ -63,48 +61,6 @@ class _Issues(list[Issue]):
         except (InputError, OSError) as exc:
             self.append(Issue(source=step, message=str(exc)))
             return None
-
-
-def _zones(root: Path) -> list[NumaZone]:
-    nodes = read_numa_nodes(root / NODE_SYSFS)
-    return [
-        NumaZone(
-            id=n.id,
-            cpus=str(n.cpus),
-            memory_total=n.memory_total,
-            memory_free=n.memory_free,
-            hugepages=[HugePages(size=h.size, total=h.total, free=h.free) for h in n.hugepages],
-            distances=[n.distances[k] for k in sorted(n.distances)],
-        )
-        for n in nodes
-    ]
-
-
-def _cpus(root: Path, zones: list[NumaZone]) -> list[Cpu]:
-    """Per logical CPU from sysfs topology; a core is named by its lowest thread, as the kubelet does."""
-    base = root / CPU_SYSFS
-    online = CPUSet.parse(read_sysfs(base / "online", what="a CPU list"), source=str(base / "online"))
-    possible_file = base / "possible"
-    possible = (
-        CPUSet.parse(read_sysfs(possible_file, what="a CPU list"), source=str(possible_file))
-        if possible_file.exists()
-        else online
-    )
-    numa = {cpu: z.id for z in zones for cpu in CPUSet.parse(z.cpus)}
-    rows = []
-    for cpu in sorted(possible):
-        topo = base / f"cpu{cpu}" / "topology"
-        if cpu not in online or not topo.is_dir():
-            continue
-        siblings_file, package_file = topo / "thread_siblings_list", topo / "physical_package_id"
-        siblings = CPUSet.parse(read_sysfs(siblings_file, what="a CPU list"), source=str(siblings_file))
-        socket = parse_int(read_sysfs(package_file, what="a package id"), what="a package id", source=str(package_file))
-        if cpu not in numa:
-            raise InputError(f"CPU {cpu} is online but in no NUMA node's cpulist", source=str(root / NODE_SYSFS))
-        rows.append(Cpu(cpu=cpu, core=min(siblings), socket=socket, numa=numa[cpu]))
-    offline = sorted((possible - online) & set(numa))
-    rows += [Cpu(cpu=c, core=c, socket=0, numa=numa[c], online=False) for c in offline]
-    return sorted(rows, key=lambda c: c.cpu)
 
 
 def _kubelet_argv(root: Path) -> tuple[list[str], list[str], str]:
@@ -286,11 +242,11 @@ def read_node_root(root: str | Path, *, name: str, running: bytes | None = None)
     """Build a Node from ``root`` laid out as a node's file system; ``running`` is the kubelet's
     ``/proc/<pid>/cmdline`` when it was collected (it beats the systemd unit)."""
     root = Path(root)
-    if not (root / NODE_SYSFS).is_dir():
-        raise InputError(f"no {NODE_SYSFS} here: expected a copy of a node's files", source=str(root))
+    if not (root / NODE_SYSFS).is_dir() and not (root / CPU_SYSFS).is_dir():
+        raise InputError(f"no {NODE_SYSFS} or {CPU_SYSFS} here: expected a copy of a node's files", source=str(root))
     issues = _Issues()
-    zones = _zones(root)
-    cpus = issues.attempt("cpu topology", lambda: _cpus(root, zones)) or []
+    zones, cpus, topology_issues = read_topology(root)
+    issues += topology_issues
     kubelet = _kubelet(root, issues, running)
     cpu_state, held, checkpoint = _state(root, issues)
     numa_of = {c.cpu: c.numa for c in cpus}
