@@ -160,3 +160,22 @@ def test_latin1_meminfo_is_an_issue_and_the_node_is_kept(node_root: Path) -> Non
     assert message.startswith("/sys/devices/system/node/node1/meminfo:5: not UTF-8 text: byte 0xe9 at offset")
     assert [z.memory_total for z in node.numa] == [64 << 30, 0]  # node 1's memory is unknown, node 0 is read
     assert node.cpus  # the CPU topology is still there
+
+
+def test_bundle_with_non_utf8_command_outputs_is_read(node_root: Path) -> None:
+    import io
+    import tarfile
+
+    from tmnb.sources.node import read_bundle
+
+    (node_root / "tmnb").mkdir()
+    (node_root / "tmnb" / "errors.txt").write_text("")
+    (node_root / "tmnb" / "lscpu.txt").write_bytes("Architecture: x86_64\nModell: Xéon\n".encode("latin-1"))
+    (node_root / "tmnb" / "cpusets-v2.txt").write_bytes(b"/kubepods.slice/\xff\xfe:0-3\n")
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        tar.add(node_root, arcname=".")
+    node = read_bundle(out.getvalue(), name="w1").node
+    (lscpu,) = [i for i in node.issues if i.source == "lscpu"]
+    assert "lscpu:2: not UTF-8 text: byte 0xe9" in lscpu.message
+    assert node.numa and node.cpus

@@ -164,7 +164,8 @@ def _cgroup_cpusets(root: Path) -> dict[str, str]:
         path = root / "tmnb" / name
         if not path.is_file():
             continue
-        for line in path.read_text().splitlines():
+        # cgroup paths are ASCII; a line mangled into other bytes simply names no container
+        for line in path.read_text(errors="replace").splitlines():
             cgroup, _, cpus = line.rpartition(":")
             ref = parse_kube_cgroup_path(cgroup.rsplit("/", 1)[0])
             if ref and ref.container_id:
