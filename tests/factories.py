@@ -58,7 +58,7 @@ def node(name: str = "worker-1", version: str = "v1.36.1", *, smt: bool = True, 
             id=z,
             cpus=",".join(str(c.cpu) for c in cpus if c.numa == z),
             memory_total=64 * GIB,
-            distances=[10, 21] if z == 0 else [21, 10],
+            distances={0: 10, 1: 21} if z == 0 else {0: 21, 1: 10},
         )
         for z in (0, 1)
     ]

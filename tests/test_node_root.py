@@ -21,8 +21,8 @@ def test_round_trip(busy_node, tmp_path):
     back = read_node_root(write_node_root(busy_node, tmp_path), name="w1")
     assert back.cpus == busy_node.cpus
     assert [(z.id, z.cpus, z.memory_total, z.distances) for z in back.numa] == [
-        (0, "0-3,8-11", 64 << 30, [10, 21]),
-        (1, "4-7,12-15", 64 << 30, [21, 10]),
+        (0, "0-3,8-11", 64 << 30, {0: 10, 1: 21}),
+        (1, "4-7,12-15", 64 << 30, {0: 21, 1: 10}),
     ]
     policy = back.kubelet.settings["topologyManagerPolicy"]
     assert (policy.value, policy.source, policy.detail) == ("single-numa-node", "flag", "--topology-manager-policy")

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from bounded import run_bounded
 from factories import node, pod, snapshot
 from tmnb.errors import InputError, SnapshotError
 from tmnb.snapshot import SCHEMA_ID, digest, from_dict, json_schema, load, save, to_dict
@@ -118,3 +119,114 @@ def test_node_lookup_and_pods_on():
     assert [p.name for p in snap.pods_on("a")] == ["p1"]
     with pytest.raises(InputError, match="no node named 'zzz' in this snapshot \\(nodes: a, b\\)"):
         snap.node("zzz")
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile files: devices, bombs, numbers no field can hold
+
+
+def test_dev_zero_is_refused_at_once():
+    # Reading /dev/zero to its end never finishes; under a 512 MiB ceiling only an early refusal passes.
+    result = run_bounded(
+        """
+        from tmnb.errors import SnapshotError
+        from tmnb.snapshot import load
+        try:
+            load("/dev/zero")
+        except SnapshotError as exc:
+            print("refused:", exc)
+        """,
+        memory=512 << 20,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "refused: /dev/zero: not a snapshot: it starts with byte 0x00" in result.stdout
+
+
+def test_cli_whatif_on_dev_zero_exits_with_an_error():
+    result = run_bounded(
+        """
+        import sys
+        from tmnb.cli import main
+        sys.exit(main(["whatif", "--snapshot", "/dev/zero", "--set", "topologyManagerPolicy=restricted"]))
+        """,
+        memory=1 << 30,
+    )
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "tmnb: error: /dev/zero: not a snapshot" in result.stderr
+
+
+def test_oversized_file_is_refused_with_the_cap(tmp_path):
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(sample_doc()) + " " * 4096)
+    with pytest.raises(SnapshotError, match="larger than 4 KiB"):
+        load(path, limit=4096)
+
+
+def test_gzip_bomb_stops_at_the_cap(tmp_path):
+    path = tmp_path / "bomb.json.gz"
+    path.write_bytes(gzip.compress(b"{" + b" " * (8 << 20) + b"}"))  # 8 MiB of spaces, a few KiB on disk
+    assert path.stat().st_size < 64 << 10
+    with pytest.raises(SnapshotError, match="decompresses to more than 1 MiB"):
+        load(path, limit=1 << 20)
+
+
+def test_binary_file_is_not_a_snapshot(tmp_path):
+    path = tmp_path / "disk.img"
+    path.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(100))
+    with pytest.raises(SnapshotError, match="starts with byte 0x7f"):
+        load(path)
+
+
+def _write_raw(tmp_path, text):
+    path = tmp_path / "edited.json"
+    path.write_text(text)
+    return path
+
+
+def test_huge_integer_is_refused_with_its_path(tmp_path):
+    doc = sample_doc()
+    doc["nodes"][0]["numa"][0]["memory_total"] = 10**400
+    with pytest.raises(SnapshotError) as err:
+        load(_write_raw(tmp_path, json.dumps(doc)))
+    assert "$.nodes[0].numa[0].memory_total" in str(err.value)
+    assert "does not fit in a 64-bit integer" in str(err.value)
+
+
+def test_integer_of_thousands_of_digits_is_refused_not_a_crash(tmp_path):
+    doc = sample_doc()
+    doc["nodes"][1]["numa"][0]["memory_total"] = 0
+    text = json.dumps(doc).replace('"memory_total": 0', '"memory_total": ' + "9" * 5000, 1)
+    with pytest.raises(SnapshotError) as err:
+        load(_write_raw(tmp_path, text))
+    assert "$.nodes[1].numa[0].memory_total" in str(err.value)
+    assert "5000-digit number" in str(err.value)
+
+
+def test_infinite_float_is_refused(tmp_path):
+    doc = sample_doc()
+    text = json.dumps(doc).replace('"memory_total": ', '"memory_total": 1e400, "x": ', 1)
+    with pytest.raises(SnapshotError, match=r"\$\.nodes\[0\]\.numa\[0\]\.memory_total: .*infinity"):
+        load(_write_raw(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path", "expected"),
+    [
+        (lambda d: d["nodes"][0]["capacity"].update(cpu="-4"), "$.nodes[0].capacity.cpu", "negative quantity"),
+        (lambda d: d["nodes"][1]["allocatable"].update(memory="-1Gi"), "$.nodes[1].allocatable.memory", "negative"),
+        (lambda d: d["nodes"][0]["capacity"].update(memory="1e400"), "$.nodes[0].capacity.memory", "larger than"),
+        (lambda d: d["nodes"][0]["capacity"].update(pods="lots"), "$.nodes[0].capacity.pods", "not a Kubernetes"),
+        (
+            lambda d: d["pods"][0]["containers"][0]["requests"].update(cpu="-500m"),
+            "$.pods[0].containers[0].requests.cpu",
+            "negative",
+        ),
+    ],
+)
+def test_bad_quantities_are_refused_with_their_path(mutate, path, expected):
+    doc = sample_doc()
+    mutate(doc)
+    with pytest.raises(SnapshotError) as err:
+        from_dict(doc, source="snap.json")
+    assert str(err.value).startswith(f"snap.json: {path}: ")
+    assert expected in str(err.value)

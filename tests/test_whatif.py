@@ -115,7 +115,7 @@ def test_full_pcpus_only_rejects_odd_requests_with_smt():
 def nps4_node():
     """One socket, 4 NUMA zones of 4 CPUs (no SMT); CPU 0 reserved."""
     cpus = [Cpu(cpu=i, core=i, socket=0, numa=i // 4) for i in range(16)]
-    dist = [[10 if a == b else 12 for b in range(4)] for a in range(4)]
+    dist = [{b: 10 if a == b else 12 for b in range(4)} for a in range(4)]
     zones = [NumaZone(id=z, cpus=f"{4 * z}-{4 * z + 3}", memory_total=32 * GIB, distances=dist[z]) for z in range(4)]
     return node("w1", cpus=cpus, numa=zones, kubelet=static(reservedSystemCPUs="0"))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,10 +10,15 @@ from typing import Any
 import yaml
 
 from tmnb.errors import InputError
+from tmnb.parse.documents import load_json
+from tmnb.parse.files import MIB, read_capped
 from tmnb.settings.target import check_target_fields
 from tmnb.snapshot import Snapshot, SnapshotSource
 from tmnb.sources.kube_objects import pods_from_list
 from tmnb.sources.resolve import open_snapshot
+
+#: A PodList of every pod of a large cluster is some tens of MiB.
+PODLIST_LIMIT = 512 * MIB
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
@@ -47,11 +51,10 @@ def load_whatif_input(snapshot: str | None, node_root: str | None, pods: str | N
     root = Path(node_root or ".")
     node = read_node_root(root, name=node_name or root.resolve().name)
     try:
-        doc = json.loads(Path(pods).read_text())
+        raw = read_capped(pods, limit=PODLIST_LIMIT, what="a PodList JSON (kubectl get pods -o json)")
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", source=pods) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", source=pods, line=exc.lineno) from None
+    doc = load_json(raw, source=pods, expected="a PodList JSON (kubectl get pods -o json)")
     listed = pods_from_list(doc, source=pods)
     bound = [dataclasses.replace(p, node=node.name) for p in listed if p.node in (None, node.name)]
     if listed and not bound:

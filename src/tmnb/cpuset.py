@@ -2,6 +2,9 @@
 
 The same syntax appears in sysfs cpulist files, lscpu, kubelet ``reservedSystemCPUs``,
 ``cpu_manager_state`` and cgroup ``cpuset.cpus``, so one strict parser serves all of them.
+
+CPU ids are bounded by ``MAX_CPUS`` (Linux's largest ``NR_CPUS``, 8192 with x86 ``MAXSMP``), so a
+typo such as ``0-99999999`` is refused at once instead of building a set of a hundred million ids.
 """
 
 from __future__ import annotations
@@ -12,7 +15,12 @@ from collections.abc import Iterable, Iterator
 from tmnb.errors import InputError
 
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_STRIDED = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
 _HEXWORD = re.compile(r"^[0-9a-fA-F]{1,8}$")
+
+#: Linux's largest configurable NR_CPUS (x86 MAXSMP, powerpc); CPU ids are below it.
+MAX_CPUS = 8192
+_MAX_WORDS = MAX_CPUS // 32
 
 
 class CPUSet(frozenset[int]):
@@ -23,12 +31,14 @@ class CPUSet(frozenset[int]):
         for cpu in items:
             if not isinstance(cpu, int) or isinstance(cpu, bool) or cpu < 0:
                 raise InputError(f"CPU ids must be non-negative integers, got {cpu!r}")
+            if cpu >= MAX_CPUS:
+                raise InputError(f"CPU id {cpu} is beyond the largest Linux supports ({MAX_CPUS - 1})")
         return super().__new__(cls, items)
 
     @classmethod
-    def parse(cls, text: str, *, source: str | None = None) -> CPUSet:
+    def parse(cls, text: str, *, source: str | None = None, strided: bool = False) -> CPUSet:
         """Parse cpu-list syntax; surrounding whitespace and a trailing newline are ignored."""
-        return cls(parse_cpulist(text, source=source))
+        return cls(parse_cpulist(text, source=source, strided=strided))
 
     @classmethod
     def from_mask(cls, text: str, *, source: str | None = None) -> CPUSet:
@@ -64,23 +74,40 @@ class CPUSet(frozenset[int]):
     symmetric_difference = __xor__
 
 
-def parse_cpulist(text: str, *, source: str | None = None) -> frozenset[int]:
-    """Parse "0-3,8-11" (kernel/kubelet cpu-list syntax). Empty text is the empty set."""
+def parse_cpulist(text: str, *, source: str | None = None, strided: bool = False) -> frozenset[int]:
+    """Parse "0-3,8-11" (kernel/kubelet cpu-list syntax). Empty text is the empty set.
+
+    ``strided`` also accepts util-linux's ``N-M:S`` (every S-th CPU from N to M, as lscpu and
+    taskset read it); the kernel and the kubelet's ``cpuset.Parse`` do not, so it is off by default.
+    """
     if not isinstance(text, str):
         raise InputError(f"expected a CPU list string, got {type(text).__name__}", source=source)
     body = text.strip()
     if not body:
         return frozenset()
+    shown = body if len(body) <= 60 else body[:57] + "..."
+    pattern = _STRIDED if strided else _RANGE
+    syntax = "N, N-M or N-M:S" if strided else "N or N-M"
     cpus: set[int] = set()
     for part in body.split(","):
-        m = _RANGE.match(part.strip())
+        m = pattern.match(part.strip())
         if not m:
-            raise InputError(f"invalid CPU list {text.strip()!r}: {part!r} is not N or N-M", source=source)
+            raise InputError(f"invalid CPU list {shown!r}: {part[:40]!r} is not {syntax}", source=source)
+        for digits in m.groups():
+            if digits is not None and (len(digits) > 5 or int(digits) >= MAX_CPUS):
+                raise InputError(
+                    f"invalid CPU list {shown!r}: {digits[:12]}{'...' if len(digits) > 12 else ''} is beyond "
+                    f"the largest CPU id Linux supports ({MAX_CPUS - 1})",
+                    source=source,
+                )
         lo = int(m.group(1))
         hi = int(m.group(2)) if m.group(2) is not None else lo
+        step = int(m.group(3)) if strided and m.group(3) is not None else 1
         if hi < lo:
-            raise InputError(f"invalid CPU list {text.strip()!r}: range {part!r} runs backwards", source=source)
-        cpus.update(range(lo, hi + 1))
+            raise InputError(f"invalid CPU list {shown!r}: range {part!r} runs backwards", source=source)
+        if step == 0:
+            raise InputError(f"invalid CPU list {shown!r}: stride 0 in {part!r}", source=source)
+        cpus.update(range(lo, hi + 1, step))
     return frozenset(cpus)
 
 
@@ -108,6 +135,12 @@ def parse_hexmask(text: str, *, source: str | None = None) -> frozenset[int]:
     if not body:
         raise InputError("empty CPU mask", source=source)
     words = body.split(",")
+    if len(words) > _MAX_WORDS:
+        raise InputError(
+            f"invalid CPU mask: {len(words)} 32-bit words, more than the {_MAX_WORDS} that hold the "
+            f"{MAX_CPUS} CPUs Linux supports",
+            source=source,
+        )
     value = 0
     for word in words:
         if not _HEXWORD.match(word):

@@ -56,7 +56,7 @@ def test_cpu_state_tolerates_unknown_keys() -> None:
         (read("cpu_manager_state.truncated"), "truncated or malformed JSON", None),
         ('{"policyName":"static","checksum":1}', "missing key 'defaultCpuSet'", None),
         ('{"policyName":"static","defaultCpuSet":"0-x","checksum":1}', "invalid CPU list", "defaultCpuSet"),
-        ('{"policyName":"static","defaultCpuSet":"","checksum":-1}', "non-negative integer", "checksum"),
+        ('{"policyName":"static","defaultCpuSet":"","checksum":-1}', r"integer \(uint64\) between 0 and", "checksum"),
         ('{"policyName":1,"defaultCpuSet":"","checksum":1}', "expected a string", "policyName"),
         (
             '{"policyName":"static","defaultCpuSet":"","entries":{"p":{"c":"1-"}},"checksum":1}',
@@ -138,7 +138,7 @@ def test_device_checkpoint_null_entries_boot_id_and_v1() -> None:
     ("text", "message"),
     [
         (read("kubelet_internal_checkpoint")[:500], "truncated or malformed JSON"),
-        ('{"data":{},"checksum":1}', "missing key 'Data'"),
+        ('{"Checksum":1}', "missing key 'Data'"),
         ('{"Data":{"PodDeviceEntries":{}},"Checksum":1}', "list or null"),
         (
             '{"Data":{"PodDeviceEntries":[{"PodUID":"p","ContainerName":"c","ResourceName":"r","DeviceIDs":{"one":[]}}]},"Checksum":1}',
@@ -162,3 +162,30 @@ def test_device_checkpoint_null_entries_boot_id_and_v1() -> None:
 def test_malformed_device_checkpoint(text: str, message: str) -> None:
     with pytest.raises(InputError, match=message):
         parse_device_checkpoint(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "expected"),
+    [
+        ('{"policyName":"static","defaultCpuSet":"0-3","checksum":' + "9" * 5000 + "}", "checksum", "5000-digit"),
+        ('{"policyName":"static","defaultCpuSet":"0-3","checksum":' + "1" + "0" * 400 + "}", "checksum", "between"),
+        ('{"policyName":"static","defaultCpuSet":"0-3","checksum":-1}', "checksum", "between 0 and"),
+    ],
+)
+def test_cpu_state_numbers_out_of_uint64(text: str, where: str, expected: str) -> None:
+    with pytest.raises(InputError) as err:
+        parse_cpu_manager_state(text, source="cpu_manager_state")
+    assert err.value.where == where
+    assert expected in str(err.value)
+
+
+def test_memory_state_size_beyond_uint64_names_the_path() -> None:
+    big = str(2**64)
+    text = (
+        '{"policyName":"Static","machineState":{"0":{"numberOfAssignments":0,"memoryMap":{"memory":'
+        f'{{"total":{big},"systemReserved":0,"allocatable":0,"reserved":0,"free":0}}}},"cells":[0]}}}},"checksum":0}}'
+    )
+    with pytest.raises(InputError) as err:
+        parse_memory_manager_state(text, source="memory_manager_state")
+    assert err.value.where == "machineState.0.memoryMap.memory.total"
+    assert f"between 0 and {2**64 - 1}, got {big}" in str(err.value)

@@ -205,7 +205,7 @@ def numa_layout(snapshot: Snapshot) -> pd.DataFrame:
                     "cpus": zone.cpus,
                     "memory_gib": round(zone.memory_total / GIB, 1),
                     "hugepages": ", ".join(f"{h.total}x{h.size}" for h in zone.hugepages if h.total) or "",
-                    "distances": " ".join(str(d) for d in zone.distances),
+                    "distances": " ".join(str(d) for d in zone.distance_row()),
                 }
             )
     return pd.DataFrame(rows)

@@ -55,6 +55,19 @@ def new_topology_manager(
         for node in nodes:
             if rows.get(node) is None:
                 raise ConfigRejected("cannot discover NUMA topology: error getting NUMA distances from cadvisor")
+        # The kubelet follows its own reading here, odd as it is: NUMADistances.CalculateAverageFor
+        # indexes each sysfs row (one entry per *online* node, in id order) by node id, d[node1][node2].
+        # With sparse ids (nodes 0 and 2) node 2 indexes past a two-entry row, and Go panics at the
+        # first admission that weighs a mask holding it; ids in range but sparse read the wrong
+        # node's distance, which NUMAInfo.average_distance reproduces.
+        top = max(nodes, default=0)
+        short = [node for node in nodes if len(rows[node] or ()) <= top]
+        if short:
+            raise ConfigRejected(
+                f"the kubelet would panic (runtime error: index out of range [{top}] with length "
+                f"{len(rows[short[0]] or ())}) in CalculateAverageFor: prefer-closest-numa-nodes indexes the sysfs "
+                f"distance row by node id, and NUMA node ids {list(nodes)} are sparse"
+            )
     known = {n: r for n, r in rows.items() if r is not None}
     numa = NUMAInfo(nodes, known if opts.prefer_closest_numa else None)
     if len(nodes) > opts.max_allowable_numa_nodes:

@@ -36,7 +36,8 @@ class NUMAInfo:
 
     def average_distance(self, mask: int) -> float:
         """Mean of distance[i][j] over all ordered pairs in the mask, diagonal included, summed in the
-        kubelet's order so float ties come out the same."""
+        kubelet's order so float ties come out the same. ``row[j]`` indexes the sysfs row by node id,
+        as the kubelet's NUMADistances.CalculateAverageFor does (see ``new_topology_manager``)."""
         bits = bits_of(mask)
         if not bits:
             return 0.0

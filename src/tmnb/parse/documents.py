@@ -12,19 +12,25 @@ from typing import Any
 import yaml
 
 from tmnb.errors import InputError
+from tmnb.parse.files import decode_utf8
+from tmnb.parse.gojson import object_pairs
+from tmnb.parse.numbers import json_int
 
 
-def load_json(text: str | bytes, *, source: str, expected: str) -> Any:
-    """Parse JSON; ``expected`` names the document (e.g. "a cpu_manager_state JSON object")."""
+def load_json(text: str | bytes, *, source: str, expected: str, keep_pairs: bool = False) -> Any:
+    """Parse JSON; ``expected`` names the document (e.g. "a cpu_manager_state JSON object").
+
+    Integers too long for 64 bits come back as ``OversizedNumber`` so that the field's own check
+    can refuse them with its path (Python would otherwise convert 4300 digits, or raise).
+    ``keep_pairs`` makes objects ``JsonObject``s that remember duplicated keys in file order."""
     if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise InputError(f"not UTF-8 text ({err}); expected {expected}", source=source) from None
+        text = decode_utf8(text, what=expected, source=source)
     if not text.strip():
         raise InputError(f"empty file; expected {expected}", source=source)
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=json_int, object_pairs_hook=object_pairs if keep_pairs else None)
+    except RecursionError:
+        raise InputError(f"JSON nested too deeply; expected {expected}", source=source) from None
     except json.JSONDecodeError as err:
         raise InputError(
             f"truncated or malformed JSON ({err.msg}, column {err.colno}); expected {expected}",
@@ -67,6 +73,10 @@ def load_yaml(text: str, *, source: str, expected: str) -> tuple[Any, list[tuple
         ) from None
     except yaml.YAMLError as err:
         raise InputError(f"malformed YAML ({err}); expected {expected}", source=source) from None
+    except ValueError as err:  # an integer of thousands of digits
+        raise InputError(f"a number in the file is out of range ({err}); expected {expected}", source=source) from None
+    except RecursionError:
+        raise InputError(f"YAML nested too deeply; expected {expected}", source=source) from None
     finally:
         loader.dispose()
     return data, loader.duplicates

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.parse.documents import load_json, load_yaml
 from tmnb.parse.duration import parse_go_duration
+from tmnb.parse.files import read_text
 from tmnb.parse.kubelet_fields import API_VERSION, DURATION_FIELDS, FIELD_SINCE, FIELD_TYPES, KIND
 from tmnb.parse.quantity import Quantity
 
@@ -160,6 +161,16 @@ def check_field_value(field: str, value: Any, *, source: str) -> None:
     elif gotype in ("int32", "int64"):
         if isinstance(value, bool) or not isinstance(value, int):
             raise _reject(field, value, "an integer", source=source)
+        bits = 31 if gotype == "int32" else 63
+        if not -(2**bits) <= value < 2**bits:
+            # encoding/json: "cannot unmarshal number ... into Go struct field ... of type int32"
+            shown = value if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
+            raise ConfigRejected(
+                f"the kubelet cannot decode {shown} into KubeletConfiguration.{field}, a {gotype} "
+                f"(from {-(2**bits)} to {2**bits - 1})",
+                source=source,
+                where=field,
+            )
     elif gotype == "[]string":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise _reject(field, value, "a list of strings", source=source)
@@ -229,7 +240,9 @@ def read_dropin_dir(root: Path) -> DropinDir:
         raise InputError("the --config-dir is not a directory", source=str(root))
     files = [p.as_posix() for p in root.rglob("*") if p.is_file()]
     ordered, skipped = dropin_order(files, root=root.as_posix())
-    docs = tuple(parse_kubelet_dropin(Path(p).read_text(), source=p) for p in ordered)
+    docs = tuple(
+        parse_kubelet_dropin(read_text(p, what="a KubeletConfiguration drop-in", source=p), source=p) for p in ordered
+    )
     return DropinDir(root=str(root), docs=docs, skipped=tuple(skipped))
 
 

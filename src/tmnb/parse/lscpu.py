@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tmnb.cpuset import CPUSet
+from tmnb.cpuset import MAX_CPUS, CPUSet
 from tmnb.errors import InputError
 from tmnb.parse.documents import load_json
 
@@ -23,8 +23,21 @@ _C_LOCALE_HINT = "capture it with `LC_ALL=C lscpu` so the labels are the untrans
 
 
 @dataclass(frozen=True)
+class CpuModel:
+    """One "Model name:" block. Heterogeneous machines (ARM big.LITTLE: Cortex-A510 + A710 + X3, Intel
+    P- and E-cores) print one block per core type, each with its own per-socket counts."""
+
+    name: str | None
+    threads_per_core: int | None
+    cores_per_socket: int | None
+    sockets: int | None
+
+
+@dataclass(frozen=True)
 class LscpuSummary:
-    """What the lscpu summary says about CPUs and NUMA; ``fields`` keeps every label for display."""
+    """What the lscpu summary says about CPUs and NUMA; ``fields`` keeps every label (the first of
+    each) for display. ``sockets``/``cores_per_socket``/``threads_per_core`` count every model block:
+    the core types share the sockets, so cores add up and sockets and threads are the largest."""
 
     cpus: int
     online: CPUSet | None
@@ -36,6 +49,7 @@ class LscpuSummary:
     vendor: str | None
     model_name: str | None
     fields: dict[str, str | None]
+    models: tuple[CpuModel, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -150,11 +164,39 @@ def _check_c_locale(fields: list[tuple[str, str | None, int | None]], source: st
 
 def _int_field(values: dict[str, str | None], label: str, source: str) -> int | None:
     text = values.get(label)
-    if text is None:
+    if text is None or text == "-":  # "-": lscpu could not tell (e.g. Socket(s) on some ARM boards)
         return None
-    if not text.isdigit():
-        raise InputError(f"expected a number for {label!r}, got {text!r}", source=source, where=label)
+    if not text.isdigit() or len(text) > 6:
+        raise InputError(f"expected a number for {label!r}, got {text[:40]!r}", source=source, where=label)
     return int(text)
+
+
+_MODEL_COUNTS = ("Thread(s) per core", "Core(s) per socket", "Socket(s)")
+
+
+def _models(fields: list[tuple[str, str | None, int | None]], source: str) -> tuple[CpuModel, ...]:
+    blocks: list[dict[str, str | None]] = []
+    for label, value, _ in fields:
+        if label == "Model name" or (label in _MODEL_COUNTS and not blocks):
+            blocks.append({"Model name": value} if label == "Model name" else {})
+        if label in _MODEL_COUNTS and blocks:
+            blocks[-1].setdefault(label, value)
+    return tuple(
+        CpuModel(
+            name=b.get("Model name"),
+            threads_per_core=_int_field(b, "Thread(s) per core", source),
+            cores_per_socket=_int_field(b, "Core(s) per socket", source),
+            sockets=_int_field(b, "Socket(s)", source),
+        )
+        for b in blocks
+    )
+
+
+def _total(values: list[int | None], combine: str) -> int | None:
+    known = [v for v in values if v is not None]
+    if not known:
+        return None
+    return sum(known) if combine == "sum" else max(known)
 
 
 def _summarize(fields: list[tuple[str, str | None, int | None]], source: str) -> LscpuSummary:
@@ -175,13 +217,16 @@ def _summarize(fields: list[tuple[str, str | None, int | None]], source: str) ->
                 raise InputError(
                     f"NUMA node{node} CPUs given as a hex mask; capture lscpu without --hex", source=source
                 )
-            numa[node] = CPUSet.parse(value, source=f"{source}: {label}")
+            # lscpu prints strides where they fit ("0-62:2": util-linux cpulist_create)
+            numa[node] = CPUSet.parse(value, source=f"{source}: {label}", strided=True)
     cpus = _int_field(values, "CPU(s)", source)
     if cpus is None:
         raise InputError("no 'CPU(s):' line; expected complete lscpu output", source=source)
     online_text = values.get("On-line CPU(s) list")
-    online = CPUSet.parse(online_text, source=f"{source}: On-line CPU(s) list") if online_text else None
-    offline = CPUSet.parse(values.get("Off-line CPU(s) list") or "", source=f"{source}: Off-line CPU(s) list")
+    online = CPUSet.parse(online_text, source=f"{source}: On-line CPU(s) list", strided=True) if online_text else None
+    offline = CPUSet.parse(
+        values.get("Off-line CPU(s) list") or "", source=f"{source}: Off-line CPU(s) list", strided=True
+    )
     if online is not None and online & offline:
         raise InputError(f"CPUs {online & offline} are listed both on-line and off-line", source=source)
     if online is not None and len(online) + len(offline) > cpus:
@@ -192,17 +237,19 @@ def _summarize(fields: list[tuple[str, str | None, int | None]], source: str) ->
             f"'NUMA node(s): {declared}' but {len(numa)} 'NUMA nodeN CPU(s):' lines; the output looks truncated",
             source=source,
         )
+    models = _models(fields, source)
     return LscpuSummary(
         cpus=cpus,
         online=online,
         offline=offline,
-        sockets=_int_field(values, "Socket(s)", source),
-        cores_per_socket=_int_field(values, "Core(s) per socket", source),
-        threads_per_core=_int_field(values, "Thread(s) per core", source),
+        sockets=_total([m.sockets for m in models], "max"),
+        cores_per_socket=_total([m.cores_per_socket for m in models], "sum"),
+        threads_per_core=_total([m.threads_per_core for m in models], "max"),
         numa_nodes=dict(sorted(numa.items())),
         vendor=values.get("Vendor ID"),
         model_name=values.get("Model name"),
         fields=values,
+        models=models,
     )
 
 
@@ -215,8 +262,10 @@ _ID_COLUMNS = {"cpu": "cpu", "core": "core", "socket": "socket", "node": "numa"}
 def parse_lscpu_parsable(text: str, *, source: str = "lscpu -p") -> CpuTopology:
     """``lscpu -p`` (default columns) or ``lscpu [-a] -p=CPU,CORE,SOCKET,NODE[,ONLINE]``.
 
-    Without an ONLINE column a row with neither core nor socket id is taken as offline (lscpu cannot
-    read the topology of an offline CPU); plain ``-p`` lists online CPUs only.
+    Without an ONLINE column a row whose core and socket cells are both *empty* is taken as offline
+    (lscpu prints nothing for the topology of an offline CPU); ``-`` is an id lscpu could not read
+    with ``-y`` (POWER and s390 have no package id), on a CPU that is online. Plain ``-p`` lists
+    online CPUs only.
     """
     header: list[str] | None = None
     rows: list[LogicalCpu] = []
@@ -260,13 +309,16 @@ def _row(line: str, header: list[str], source: str, lineno: int) -> LogicalCpu:
             line=lineno,
         )
     ids: dict[str, int | None] = {}
+    blank: set[str] = set()
     online: bool | None = None
     for name, cell in zip(header, cells, strict=True):
         cell = cell.strip()
         if name in _ID_COLUMNS:
             if cell in ("", "-"):
                 ids[_ID_COLUMNS[name]] = None
-            elif cell.isdigit():
+                if not cell:
+                    blank.add(_ID_COLUMNS[name])
+            elif cell.isdigit() and len(cell) <= 6:
                 ids[_ID_COLUMNS[name]] = int(cell)
             else:
                 raise InputError(
@@ -279,6 +331,8 @@ def _row(line: str, header: list[str], source: str, lineno: int) -> LogicalCpu:
     cpu = ids.get("cpu")
     if cpu is None:
         raise InputError("every row needs a CPU number", source=source, line=lineno)
+    if cpu >= MAX_CPUS:
+        raise InputError(f"CPU {cpu} is beyond the largest CPU id Linux supports", source=source, line=lineno)
     if online is None:
-        online = not (ids.get("core") is None and ids.get("socket") is None)
+        online = not {"core", "socket"} <= blank
     return LogicalCpu(cpu=cpu, core=ids.get("core"), socket=ids.get("socket"), numa=ids.get("numa"), online=online)

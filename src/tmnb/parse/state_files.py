@@ -1,23 +1,34 @@
-"""The resource managers' checkpoint files under the kubelet root dir.
+"""The resource managers' checkpoint files under the kubelet root dir, read as the kubelet reads them.
 
-``cpu_manager_state`` (v2 entries by pod UID and container name; legacy v1 by container ID),
-``memory_manager_state`` (NUMA ``cells``, or ``nodes`` as the website example spells it) and
-``device-plugins/kubelet_internal_checkpoint`` (Go field names, NUMA ids as string keys, "-1" for
-devices without topology, ``null`` for no allocations, V1 plain ID lists). The checksum is opaque
-(FNV-32a over a Go-specific dump), kept as a number only. Unknown keys are tolerated: forks and newer
-kubelets add some (``podEntries``, ``BootID``).
+``cpu_manager_state``: the newest kubelets write v4, a ``data`` string holding the authoritative
+JSON payload signed by ``dataChecksum``, beside a copy of the fields (``checksum`` zeroed) for older
+kubelets; ``loadAndMigrateCheckpointV4`` reads ``data`` whenever ``data`` or ``dataChecksum`` is set
+and never falls back to the copy, else it reads v3 (``podEntries``) or v2 (entries by pod UID and
+container name). v1 (entries by container ID) only kubelets before v3 could migrate.
+``memory_manager_state`` is the same story one version lower (v3 ``data``, v2 ``podEntries``, v1).
+``device-plugins/kubelet_internal_checkpoint``: Go field names, NUMA ids as string keys, "-1" for
+devices without topology, ``null`` for no allocations, V1 plain ID lists.
+
+Keys are matched as Go's ``encoding/json`` matches them (case-insensitively, last one wins; see
+``tmnb.parse.gojson``). The ``dataChecksum`` is verified (FNV-32a of the dumped string, as
+``checksum.New`` computes it); the legacy ``checksum`` covers a Go-specific struct dump and stays an
+opaque number. Unknown keys are ignored, as the kubelet ignores them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.parse.documents import load_json
+from tmnb.parse.gojson import GoStruct, kind, string_checksum
+from tmnb.parse.numbers import INT64_MAX, check_int
 
 NO_TOPOLOGY = -1
+#: NUMA node ids the kernel can number (MAX_NUMNODES is at most 1 << 10).
+_MAX_NUMA_ID = 1023
 
 
 @dataclass(frozen=True)
@@ -29,16 +40,20 @@ class CpuManagerState:
     default_cpuset: CPUSet
     entries: dict[str, dict[str, CPUSet]]
     entries_v1: dict[str, CPUSet]
-    version: Literal["v1", "v2"]
+    version: Literal["v1", "v2", "v3", "v4"]
     checksum: int
+    #: Pod-level exclusive CPU sets by pod UID (``PodLevelResourceManagers``; v3 and v4 only).
+    pod_entries: dict[str, CPUSet] = field(default_factory=dict)
+    #: The verified checksum of the v4 ``data`` payload.
+    data_checksum: int | None = None
 
     def assigned(self) -> CPUSet:
-        """Every CPU held exclusively by some container."""
+        """Every CPU held exclusively by some container or pod."""
         cpus = CPUSet()
         for containers in self.entries.values():
             for cpuset in containers.values():
                 cpus = cpus | cpuset
-        for cpuset in self.entries_v1.values():
+        for cpuset in (*self.entries_v1.values(), *self.pod_entries.values()):
             cpus = cpus | cpuset
         return cpus
 
@@ -72,6 +87,11 @@ class MemoryManagerState:
     machine_state: dict[int, NumaMemoryState]
     entries: dict[str, dict[str, tuple[MemoryBlock, ...]]]
     checksum: int
+    #: Pod-level memory blocks by pod UID (``PodLevelResourceManagers``; v2 and v3 only).
+    pod_entries: dict[str, tuple[MemoryBlock, ...]] = field(default_factory=dict)
+    version: Literal["v1", "v2", "v3"] = "v1"
+    #: The verified checksum of the v3 ``data`` payload.
+    data_checksum: int | None = None
 
 
 @dataclass(frozen=True)
@@ -93,193 +113,280 @@ class DeviceCheckpoint:
 
 
 # ---------------------------------------------------------------------------------------------
-# small typed getters: every malformed value names its JSON path
+# the authoritative ``data`` payload of v4 CPU / v3 memory checkpoints
 
 
-def _obj(value: Any, source: str, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise InputError(f"expected a JSON object, got {_kind(value)}", source=source, where=where)
-    return value
+def _payload(doc: GoStruct, *, version: str, expected: str) -> tuple[GoStruct, int] | None:
+    """The decoded ``data`` payload and its checksum when the file is the newest format, else None.
 
-
-def _optional_obj(value: Any, source: str, where: str) -> dict[str, Any]:
-    """An ``omitempty`` map: absent or null means empty."""
-    return {} if value is None else _obj(value, source, where)
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-def _str(value: Any, source: str, where: str) -> str:
-    if not isinstance(value, str):
-        raise InputError(f"expected a string, got {_kind(value)}", source=source, where=where)
-    return value
-
-
-def _int(value: Any, source: str, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError(f"expected a non-negative integer, got {value!r}", source=source, where=where)
-    return value
-
-
-def _field(doc: dict[str, Any], key: str, source: str, where: str = "") -> Any:
-    if key not in doc:
+    Follows ``loadAndMigrateCheckpointV4`` (cpumanager) / ``loadAndMigrateCheckpointV3``
+    (memorymanager): once ``data`` or ``dataChecksum`` is set, a payload that does not decode or
+    does not match its checksum is an error; the kubelet does not fall back to the older fields.
+    """
+    data, data_where = doc.string("data", required=False)
+    data_checksum = doc.uint64("dataChecksum", required=False)
+    if not data and not data_checksum:
+        return None
+    refused = f"the kubelet refuses this checkpoint (could not load {version} checkpoint)"
+    if not data:
         raise InputError(
-            f"missing key {key!r}; the file looks truncated or is not this checkpoint",
-            source=source,
-            where=where or None,
+            f"dataChecksum is set but data is empty: {refused}; expected {expected}",
+            source=doc.source,
+            where=data_where,
         )
-    return doc[key]
+    try:
+        inner = load_json(data, source=doc.source, expected=expected, keep_pairs=True)
+    except InputError as err:
+        raise InputError(f"{err.message}; {refused}", source=doc.source, where=data_where) from None
+    actual = string_checksum(data)
+    if actual != data_checksum:
+        raise InputError(
+            f"dataChecksum {data_checksum} does not match the data payload (its checksum is {actual}): the "
+            f"checkpoint is corrupted and {refused}; drain the node and delete the file before restarting the kubelet",
+            source=doc.source,
+            where=doc.path("dataChecksum"),
+        )
+    return GoStruct(inner, source=doc.source, where=data_where), data_checksum
+
+
+# ---------------------------------------------------------------------------------------------
+# cpu_manager_state
 
 
 def _cpuset(value: Any, source: str, where: str) -> CPUSet:
+    if value is None:  # a null string in a Go map[string]string is ""
+        return CPUSet()
+    if not isinstance(value, str):
+        raise InputError(f"expected a CPU list string, got {kind(value)}", source=source, where=where)
     try:
-        return CPUSet.parse(_str(value, source, where))
+        return CPUSet.parse(value)
     except InputError as err:
         raise InputError(err.message, source=source, where=where) from None
 
 
-# ---------------------------------------------------------------------------------------------
+def _cpu_entries(doc: GoStruct) -> dict[str, dict[str, CPUSet]]:
+    """``entries``: map[podUID]map[containerName]cpuset (v2 and later)."""
+    raw, where = doc.mapping("entries")
+    out: dict[str, dict[str, CPUSet]] = {}
+    for pod, containers in raw.items():
+        if containers is not None and not isinstance(containers, dict):
+            raise InputError(
+                f"expected an object of container name to CPU list, got {kind(containers)}",
+                source=doc.source,
+                where=f"{where}.{pod}",
+            )
+        out[pod] = {
+            name: _cpuset(cpus, doc.source, f"{where}.{pod}.{name}") for name, cpus in (containers or {}).items()
+        }
+    return out
+
+
+def _cpu_pod_entries(doc: GoStruct) -> dict[str, CPUSet]:
+    """``podEntries``: map[podUID]{"cpuSet": cpuset} (``PodEntry.UnmarshalJSON``)."""
+    raw, where = doc.mapping("podEntries")
+    out = {}
+    for pod, entry in raw.items():
+        cpus, cpus_where = GoStruct(entry or {}, source=doc.source, where=f"{where}.{pod}").string(
+            "cpuSet", required=False
+        )
+        out[pod] = _cpuset(cpus, doc.source, cpus_where)
+    return out
+
+
+def _cpu_fields(doc: GoStruct) -> tuple[str, CPUSet, dict[str, dict[str, CPUSet]], dict[str, CPUSet]]:
+    policy, _ = doc.string("policyName")
+    default, default_where = doc.string("defaultCpuSet")
+    return policy, _cpuset(default, doc.source, default_where), _cpu_entries(doc), _cpu_pod_entries(doc)
 
 
 def parse_cpu_manager_state(text: str | bytes, *, source: str = "cpu_manager_state") -> CpuManagerState:
-    doc = _obj(load_json(text, source=source, expected="a cpu_manager_state JSON object"), source, "$")
-    policy = _str(_field(doc, "policyName", source), source, "policyName")
-    default = _cpuset(_field(doc, "defaultCpuSet", source), source, "defaultCpuSet")
-    checksum = _int(_field(doc, "checksum", source), source, "checksum")
-    entries = _optional_obj(doc.get("entries"), source, "entries")
-    v1 = any(isinstance(v, str) for v in entries.values())
-    if v1:
+    doc = GoStruct(
+        load_json(text, source=source, expected="a cpu_manager_state JSON object", keep_pairs=True), source=source
+    )
+    payload = _payload(doc, version="v4", expected="a cpu_manager_state data payload (a JSON object)")
+    if payload is not None:
+        data, data_checksum = payload
+        policy, default, entries, pods = _cpu_fields(data)
+        return CpuManagerState(
+            policy, default, entries, {}, "v4", doc.uint64("checksum", required=False), pods, data_checksum
+        )
+    checksum = doc.uint64("checksum")
+    raw_entries, where = doc.mapping("entries")
+    if any(isinstance(v, str) for v in raw_entries.values()):
+        # v1: container ID -> cpuset. Kubelets that still read v1 migrated it through the container
+        # map on start; the newest (loadCheckpointV2 is the oldest they read) refuse the file.
+        policy, _ = doc.string("policyName")
+        default, default_where = doc.string("defaultCpuSet")
         return CpuManagerState(
             policy_name=policy,
-            default_cpuset=default,
+            default_cpuset=_cpuset(default, source, default_where),
             entries={},
-            entries_v1={cid: _cpuset(cpus, source, f"entries.{cid}") for cid, cpus in entries.items()},
+            entries_v1={cid: _cpuset(cpus, source, f"{where}.{cid}") for cid, cpus in raw_entries.items()},
             version="v1",
             checksum=checksum,
         )
-    parsed = {
-        pod: {
-            name: _cpuset(cpus, source, f"entries.{pod}.{name}")
-            for name, cpus in _obj(containers, source, f"entries.{pod}").items()
-        }
-        for pod, containers in entries.items()
-    }
-    return CpuManagerState(policy, default, parsed, {}, "v2", checksum)
+    policy, default, entries, pods = _cpu_fields(doc)
+    return CpuManagerState(policy, default, entries, {}, "v3" if doc.has("podEntries") else "v2", checksum, pods)
 
 
-def _memory_table(value: Any, source: str, where: str) -> MemoryTable:
-    doc = _obj(value, source, where)
+# ---------------------------------------------------------------------------------------------
+# memory_manager_state
+
+
+def _memory_table(doc: GoStruct) -> MemoryTable:
     keys = ("total", "systemReserved", "allocatable", "reserved", "free")
-    nums = [_int(_field(doc, k, source, where), source, f"{where}.{k}") for k in keys]
-    return MemoryTable(*nums)
+    return MemoryTable(*(doc.uint64(k) for k in keys))
 
 
-def parse_memory_manager_state(text: str | bytes, *, source: str = "memory_manager_state") -> MemoryManagerState:
-    doc = _obj(load_json(text, source=source, expected="a memory_manager_state JSON object"), source, "$")
-    policy = _str(_field(doc, "policyName", source), source, "policyName")
-    checksum = _int(_field(doc, "checksum", source), source, "checksum")
-    machine: dict[int, NumaMemoryState] = {}
-    for node_key, state in _optional_obj(doc.get("machineState"), source, "machineState").items():
-        where = f"machineState.{node_key}"
-        if not node_key.isdigit():
-            raise InputError(f"expected a NUMA node id as key, got {node_key!r}", source=source, where=where)
-        node = _obj(state, source, where)
-        cells_key = "cells" if "cells" in node else "nodes"
-        cells = node.get(cells_key)
-        if not isinstance(cells, list):
-            raise InputError(
-                "expected a list of NUMA ids under 'cells' (or the docs' 'nodes')", source=source, where=where
-            )
-        machine[int(node_key)] = NumaMemoryState(
-            number_of_assignments=_int(node.get("numberOfAssignments", 0), source, f"{where}.numberOfAssignments"),
-            memory_map={
-                name: _memory_table(table, source, f"{where}.memoryMap.{name}")
-                for name, table in _optional_obj(node.get("memoryMap"), source, f"{where}.memoryMap").items()
-            },
-            cells=tuple(_int(c, source, f"{where}.{cells_key}") for c in cells),
-        )
-    entries: dict[str, dict[str, tuple[MemoryBlock, ...]]] = {}
-    for pod, containers in _optional_obj(doc.get("entries"), source, "entries").items():
-        entries[pod] = {}
-        for name, blocks in _obj(containers, source, f"entries.{pod}").items():
-            where = f"entries.{pod}.{name}"
-            if not isinstance(blocks, list):
-                raise InputError(f"expected a list of memory blocks, got {_kind(blocks)}", source=source, where=where)
-            entries[pod][name] = tuple(_memory_block(b, source, f"{where}[{i}]") for i, b in enumerate(blocks))
-    return MemoryManagerState(policy_name=policy, machine_state=machine, entries=entries, checksum=checksum)
-
-
-def _memory_block(value: Any, source: str, where: str) -> MemoryBlock:
-    block = _obj(value, source, where)
-    affinity = _field(block, "numaAffinity", source, where)
-    if not isinstance(affinity, list):
-        raise InputError("expected a list of NUMA ids", source=source, where=f"{where}.numaAffinity")
+def _memory_block(doc: GoStruct) -> MemoryBlock:
+    if not doc.has("numaAffinity"):
+        raise InputError("missing key 'numaAffinity'; expected a list of NUMA ids", source=doc.source, where=doc.where)
+    type_, _ = doc.string("type")
     return MemoryBlock(
-        numa_affinity=tuple(_int(n, source, f"{where}.numaAffinity") for n in affinity),
-        type=_str(_field(block, "type", source, where), source, f"{where}.type"),
-        size=_int(_field(block, "size", source, where), source, f"{where}.size"),
+        numa_affinity=doc.int_list("numaAffinity", lo=0, hi=_MAX_NUMA_ID, what="a NUMA node id"),
+        type=type_,
+        size=doc.uint64("size"),
     )
 
 
-def parse_device_checkpoint(text: str | bytes, *, source: str = "kubelet_internal_checkpoint") -> DeviceCheckpoint:
-    doc = _obj(load_json(text, source=source, expected="a device manager checkpoint JSON object"), source, "$")
-    data = _obj(_field(doc, "Data", source), source, "Data")
-    checksum = _int(_field(doc, "Checksum", source), source, "Checksum")
-    raw_entries = data.get("PodDeviceEntries")
-    if raw_entries is not None and not isinstance(raw_entries, list):
+def _blocks(value: Any, source: str, where: str) -> tuple[MemoryBlock, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise InputError(f"expected a list of memory blocks, got {kind(value)}", source=source, where=where)
+    return tuple(_memory_block(GoStruct(b, source=source, where=f"{where}[{i}]")) for i, b in enumerate(value))
+
+
+def _numa_state(doc: GoStruct) -> NumaMemoryState:
+    # The website's example spells the field "nodes"; the kubelet's NUMANodeState says "cells".
+    cells_key = "cells" if doc.has("cells") or not doc.has("nodes") else "nodes"
+    if not doc.has(cells_key):
         raise InputError(
-            f"expected a list or null, got {_kind(raw_entries)}", source=source, where="Data.PodDeviceEntries"
+            "expected a list of NUMA ids under 'cells' (or the docs' 'nodes')", source=doc.source, where=doc.where
         )
+    tables, tables_where = doc.mapping("memoryMap")
+    return NumaMemoryState(
+        number_of_assignments=doc.integer("numberOfAssignments", lo=0, hi=INT64_MAX, go_type="int", required=False),
+        memory_map={
+            name: _memory_table(GoStruct(table, source=doc.source, where=f"{tables_where}.{name}"))
+            for name, table in tables.items()
+        },
+        cells=doc.int_list(cells_key, lo=0, hi=_MAX_NUMA_ID, what="a NUMA node id"),
+    )
+
+
+def _memory_fields(
+    doc: GoStruct,
+) -> tuple[
+    str, dict[int, NumaMemoryState], dict[str, dict[str, tuple[MemoryBlock, ...]]], dict[str, tuple[MemoryBlock, ...]]
+]:
+    policy, _ = doc.string("policyName")
+    machine: dict[int, NumaMemoryState] = {}
+    states, states_where = doc.mapping("machineState")
+    for node_key, state in states.items():
+        where = f"{states_where}.{node_key}"
+        # NUMANodeMap is a Go map[int]: its keys are decimal integers.
+        if not node_key.isdigit() or len(node_key) > 4 or int(node_key) > _MAX_NUMA_ID:
+            raise InputError(f"expected a NUMA node id as key, got {node_key[:20]!r}", source=doc.source, where=where)
+        machine[int(node_key)] = _numa_state(GoStruct(state, source=doc.source, where=where))
+    entries: dict[str, dict[str, tuple[MemoryBlock, ...]]] = {}
+    raw, entries_where = doc.mapping("entries")
+    for pod, containers in raw.items():
+        members = GoStruct(containers or {}, source=doc.source, where=f"{entries_where}.{pod}")
+        entries[pod] = {
+            name: _blocks(blocks, doc.source, f"{members.where}.{name}")
+            for name, blocks in dict(containers or {}).items()
+        }
+    pods: dict[str, tuple[MemoryBlock, ...]] = {}
+    raw_pods, pods_where = doc.mapping("podEntries")
+    for pod, entry in raw_pods.items():
+        entry_doc = GoStruct(entry or {}, source=doc.source, where=f"{pods_where}.{pod}")
+        hit = entry_doc.lookup("memoryBlocks", nullable=True)
+        pods[pod] = _blocks(hit[1], doc.source, entry_doc.path(hit[0])) if hit else ()
+    return policy, machine, entries, pods
+
+
+def parse_memory_manager_state(text: str | bytes, *, source: str = "memory_manager_state") -> MemoryManagerState:
+    doc = GoStruct(
+        load_json(text, source=source, expected="a memory_manager_state JSON object", keep_pairs=True), source=source
+    )
+    payload = _payload(doc, version="v3", expected="a memory_manager_state data payload (a JSON object)")
+    if payload is not None:
+        data, data_checksum = payload
+        policy, machine, entries, pods = _memory_fields(data)
+        checksum = doc.uint64("checksum", required=False)
+        return MemoryManagerState(policy, machine, entries, checksum, pods, "v3", data_checksum)
+    checksum = doc.uint64("checksum")
+    policy, machine, entries, pods = _memory_fields(doc)
+    return MemoryManagerState(policy, machine, entries, checksum, pods, "v2" if doc.has("podEntries") else "v1")
+
+
+# ---------------------------------------------------------------------------------------------
+# device manager checkpoint
+
+
+def _device_ids(value: Any, source: str, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise InputError(f"expected a list of device IDs, got {kind(value)}", source=source, where=where)
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise InputError(f"expected a device ID string, got {kind(item)}", source=source, where=f"{where}[{i}]")
+    return tuple(value)
+
+
+def parse_device_checkpoint(text: str | bytes, *, source: str = "kubelet_internal_checkpoint") -> DeviceCheckpoint:
+    doc = GoStruct(
+        load_json(text, source=source, expected="a device manager checkpoint JSON object", keep_pairs=True),
+        source=source,
+    )
+    data = doc.struct("Data")
+    checksum = doc.uint64("Checksum")
+    hit = data.lookup("PodDeviceEntries", nullable=True)
+    raw_entries = hit[1] if hit else None
+    entries_where = data.path(hit[0]) if hit else data.path("PodDeviceEntries")
+    if raw_entries is not None and not isinstance(raw_entries, list):
+        raise InputError(f"expected a list or null, got {kind(raw_entries)}", source=source, where=entries_where)
     entries = []
     v1 = False
     for i, raw in enumerate(raw_entries or []):
-        where = f"Data.PodDeviceEntries[{i}]"
-        entry = _obj(raw, source, where)
-        ids = entry.get("DeviceIDs")
+        entry = GoStruct(raw, source=source, where=f"{entries_where}[{i}]")
+        ids_hit = entry.lookup("DeviceIDs", nullable=True)
+        ids = ids_hit[1] if ids_hit else None
+        ids_where = entry.path(ids_hit[0] if ids_hit else "DeviceIDs")
+        devices: dict[int, tuple[str, ...]]
         if isinstance(ids, list):  # V1 (<= 1.19): a plain list, read back by the kubelet as NUMA 0
             v1 = True
-            devices = {0: tuple(_str(d, source, f"{where}.DeviceIDs") for d in ids)}
+            devices = {0: _device_ids(ids, source, ids_where)}
         elif isinstance(ids, dict):
             devices = {}
             for numa, devs in ids.items():
-                if not numa.lstrip("-").isdigit():
+                # map[int64][]string; -1 files devices without topology
+                if not numa.lstrip("-").isdigit() or len(numa) > 5:
                     raise InputError(
-                        f'expected a NUMA id key such as "1" or "-1", got {numa!r}',
-                        source=source,
-                        where=f"{where}.DeviceIDs",
+                        f'expected a NUMA id key such as "1" or "-1", got {numa[:20]!r}', source=source, where=ids_where
                     )
-                if not isinstance(devs, list):
-                    raise InputError(
-                        f"expected a list of device IDs, got {_kind(devs)}",
-                        source=source,
-                        where=f"{where}.DeviceIDs.{numa}",
-                    )
-                devices[int(numa)] = tuple(_str(d, source, f"{where}.DeviceIDs.{numa}") for d in devs)
+                node = check_int(
+                    int(numa), lo=-1, hi=_MAX_NUMA_ID, what="a NUMA node id", source=source, where=ids_where
+                )
+                devices[node] = _device_ids(devs, source, f"{ids_where}.{numa}")
         elif ids is None:
             devices = {}
         else:
-            raise InputError(
-                f"expected a map of NUMA id to IDs, got {_kind(ids)}", source=source, where=f"{where}.DeviceIDs"
-            )
+            raise InputError(f"expected a map of NUMA id to IDs, got {kind(ids)}", source=source, where=ids_where)
         entries.append(
             PodDevicesEntry(
-                pod_uid=_str(_field(entry, "PodUID", source, where), source, f"{where}.PodUID"),
-                container=_str(_field(entry, "ContainerName", source, where), source, f"{where}.ContainerName"),
-                resource=_str(_field(entry, "ResourceName", source, where), source, f"{where}.ResourceName"),
+                pod_uid=entry.string("PodUID")[0],
+                container=entry.string("ContainerName")[0],
+                resource=entry.string("ResourceName")[0],
                 devices=dict(sorted(devices.items())),
             )
         )
-    registered = {}
-    for resource, ids in _optional_obj(data.get("RegisteredDevices"), source, "Data.RegisteredDevices").items():
-        if not isinstance(ids, list):
-            raise InputError(
-                f"expected a list of device IDs, got {_kind(ids)}",
-                source=source,
-                where=f"Data.RegisteredDevices.{resource}",
-            )
-        registered[resource] = tuple(_str(d, source, f"Data.RegisteredDevices.{resource}") for d in ids)
+    registered_raw, registered_where = data.mapping("RegisteredDevices")
+    registered = {
+        resource: _device_ids(ids, source, f"{registered_where}.{resource}") for resource, ids in registered_raw.items()
+    }
     return DeviceCheckpoint(
         entries=tuple(entries), registered=registered, version="v1" if v1 else "v2", checksum=checksum
     )

@@ -42,7 +42,7 @@ def machine_of(node: Node) -> Machine:
     return Machine(
         cpus=tuple(CPUInfo(c.cpu, c.core, c.socket, c.numa) for c in node.cpus if c.online),
         numa_nodes=tuple(
-            NUMANode(z.id, z.memory_total, hugepages[z.id], tuple(z.distances) or None)
+            NUMANode(z.id, z.memory_total, hugepages[z.id], z.distance_row() or None)
             for z in sorted(node.numa, key=lambda z: z.id)
         ),
         devices={r: tuple(ds) for r, ds in devices.items()},

@@ -565,7 +565,7 @@ class Cluster:
                 {
                     "name": f"node-{z.id}",
                     "type": "Node",
-                    "costs": [{"name": f"node-{i}", "value": d} for i, d in enumerate(z.distances)],
+                    "costs": [{"name": f"node-{i}", "value": d} for i, d in sorted(z.distances.items())],
                     "resources": resources,
                 }
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import zlib
 from pathlib import Path
@@ -17,11 +18,18 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from tmnb import __version__
-from tmnb.errors import SnapshotError
+from tmnb.errors import InputError, SnapshotError
+from tmnb.parse.files import MIB, read_capped
+from tmnb.parse.numbers import json_int
 from tmnb.snapshot.model import SCHEMA_ID, Snapshot
+from tmnb.snapshot.values import find_out_of_range
 
 _ADAPTER: TypeAdapter[Snapshot] = TypeAdapter(Snapshot)
 _GZIP_MAGIC = b"\x1f\x8b"
+#: Largest snapshot read, compressed or not: a fleet of thousands of nodes with their pods stays far
+#: below it, and ``/dev/zero`` or a disk image given by mistake stops here instead of at the OOM killer.
+MAX_SNAPSHOT_BYTES = 1024 * MIB
+_SNIFF = 4096
 
 
 def to_dict(snapshot: Snapshot) -> dict[str, Any]:
@@ -65,6 +73,9 @@ def from_dict(data: Any, *, source: str = "<snapshot>") -> Snapshot:
                 where="$.schema",
             )
         raise SnapshotError(f"expected {SCHEMA_ID!r}, got {schema!r}", source=source, where="$.schema")
+    bad = find_out_of_range(data)
+    if bad:
+        raise SnapshotError(bad[1], source=source, where=bad[0])
     try:
         return _ADAPTER.validate_python(data)
     except ValidationError as exc:
@@ -78,26 +89,48 @@ def from_dict(data: Any, *, source: str = "<snapshot>") -> Snapshot:
         ) from None
 
 
-def load(path: str | Path) -> Snapshot:
+def _read_snapshot_bytes(path: Path, label: str, limit: int) -> bytes:
+    """The file's bytes, refusing early what cannot be a snapshot (a device, a binary, a huge file)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_SNIFF)
+    except IsADirectoryError:
+        raise SnapshotError("is a directory; expected a snapshot file (.json or .json.gz)", source=label) from None
+    except OSError as exc:
+        raise SnapshotError(f"cannot read snapshot: {exc.strerror}", source=label) from None
+    start = head.lstrip(b" \t\r\n\xef\xbb\xbf")[:1]
+    if not head.startswith(_GZIP_MAGIC) and start not in (b"{", b"["):
+        what = f"byte 0x{start[0]:02x}" if start else "nothing but whitespace"
+        raise SnapshotError(f"not a snapshot: it starts with {what}, expected a JSON object or gzip data", source=label)
+    try:
+        raw = read_capped(path, limit=limit, what="a snapshot file", source=label)
+    except InputError as exc:
+        raise SnapshotError(exc.message, source=label) from None
+    if raw.startswith(_GZIP_MAGIC):
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
+                raw = unzipped.read(limit + 1)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise SnapshotError(f"gzip data is truncated or corrupt ({exc})", source=label) from None
+        if len(raw) > limit:
+            raise SnapshotError(f"decompresses to more than {limit // MIB} MiB; expected a snapshot", source=label)
+    return raw
+
+
+def load(path: str | Path, *, limit: int = MAX_SNAPSHOT_BYTES) -> Snapshot:
     """Load a ``.json`` or gzip-compressed snapshot, verifying its sidecar manifest when present."""
     path = Path(path)
     label = str(path)
+    raw = _read_snapshot_bytes(path, label, limit)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SnapshotError(f"cannot read snapshot: {exc.strerror}", source=label) from None
-    if raw.startswith(_GZIP_MAGIC):
-        try:
-            raw = gzip.decompress(raw)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise SnapshotError(f"gzip data is truncated or corrupt ({exc})", source=label) from None
-    try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_int=json_int)
     except UnicodeDecodeError:
         raise SnapshotError("not UTF-8 JSON", source=label) from None
     except json.JSONDecodeError as exc:
         hint = " (the file looks truncated)" if exc.pos >= len(raw.rstrip()) else ""
         raise SnapshotError(f"invalid JSON: {exc.msg}{hint}", source=label, line=exc.lineno) from None
+    except (ValueError, RecursionError) as exc:
+        raise SnapshotError(f"invalid JSON: {exc}", source=label) from None
     snapshot = from_dict(data, source=label)
     _verify_manifest(path, data)
     return snapshot

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field, model_validator
 from pydantic.dataclasses import dataclass
 
 from tmnb.errors import InputError
 from tmnb.redact import redact_argv, redact_text, redact_value
+from tmnb.snapshot.values import non_negative_quantity
 
 SCHEMA_ID = "tmnb.snapshot/v1"
 
@@ -24,6 +25,9 @@ CpuList = Annotated[str, Field(pattern=r"^(\d+(-\d+)?(,\d+(-\d+)?)*)?$", descrip
 #: Free text that may quote what it came from (an event, an error naming a file's line): stored redacted.
 Text = Annotated[str, AfterValidator(redact_text)]
 Value = Annotated[Any, AfterValidator(redact_value)]
+QuantityText = Annotated[
+    str, AfterValidator(non_negative_quantity), Field(description="Kubernetes quantity, e.g. 4, 500m, 16Gi")
+]
 SettingSource = Literal["default", "file", "dropin", "flag", "configz", "nrt", "unknown"]
 
 
@@ -67,21 +71,29 @@ class HugePages:
 
 @dataclass(config=_STRICT, frozen=True)
 class Cpu:
-    cpu: Annotated[int, Field(ge=0)]
+    cpu: Annotated[int, Field(ge=0, le=8191)]
     core: Annotated[int, Field(ge=0, description="core id unique within the node")]
-    socket: Annotated[int, Field(ge=0)]
-    numa: Annotated[int, Field(ge=0)]
+    socket: Annotated[
+        int, Field(ge=-1, description="physical package id; -1 where the kernel does not know it (POWER, s390)")
+    ]
+    numa: Annotated[int, Field(ge=0, le=1023)]
     online: bool = True
 
 
 @dataclass(config=_STRICT, frozen=True)
 class NumaZone:
-    id: Annotated[int, Field(ge=0, le=63)]
+    id: Annotated[int, Field(ge=0, le=1023, description="kernel node id; ids can be sparse and above 63")]
     cpus: CpuList
-    memory_total: Annotated[int, Field(ge=0, description="bytes")]
+    memory_total: Annotated[int, Field(ge=0, description="bytes; 0 when the node has no meminfo")]
     memory_free: int | None = Field(default=None, ge=0, description="bytes")
     hugepages: list[HugePages] = Field(default_factory=list)
-    distances: list[int] = Field(default_factory=list, description="sysfs distance row, indexed by node id")
+    distances: dict[int, int] = Field(
+        default_factory=dict, description="sysfs distance row keyed by the node id each distance is to"
+    )
+
+    def distance_row(self) -> tuple[int, ...]:
+        """The row as sysfs prints it: one distance per online node, in node-id order."""
+        return tuple(self.distances[k] for k in sorted(self.distances))
 
 
 @dataclass(config=_STRICT, frozen=True)
@@ -135,9 +147,9 @@ class NrtResource:
     """One resource of a NodeResourceTopology zone; quantities as the object carries them."""
 
     name: str
-    capacity: str
-    allocatable: str
-    available: str
+    capacity: QuantityText
+    allocatable: QuantityText
+    available: QuantityText
 
 
 @dataclass(config=_STRICT, frozen=True)
@@ -188,8 +200,8 @@ class Node:
     labels: dict[str, str] = Field(default_factory=dict)
     uid: str | None = None
     versions: Versions = Field(default_factory=Versions)
-    capacity: dict[str, str] = Field(default_factory=dict)
-    allocatable: dict[str, str] = Field(default_factory=dict)
+    capacity: dict[str, QuantityText] = Field(default_factory=dict)
+    allocatable: dict[str, QuantityText] = Field(default_factory=dict)
     ready: bool | None = None
     unschedulable: bool = False
     kubelet: KubeletInfo = Field(default_factory=KubeletInfo)
@@ -201,6 +213,24 @@ class Node:
     nrt: list[NrtZone] = Field(default_factory=list, description="NodeResourceTopology zones, when published")
     issues: list[Issue] = Field(default_factory=list)
     kubelet_journal: KubeletJournal | None = Field(default=None, description="kubelet log excerpt (node collector)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _distance_rows_keyed_by_node(cls, data: Any) -> Any:
+        """Snapshots written before distances were keyed hold each row as a list in zone-id order."""
+        if not isinstance(data, dict) or not isinstance(data.get("numa"), list):
+            return data
+        zones = data["numa"]
+        ids = sorted(z["id"] for z in zones if isinstance(z, dict) and isinstance(z.get("id"), int))
+        if not any(isinstance(z, dict) and isinstance(z.get("distances"), list) for z in zones):
+            return data
+        keyed = [
+            {**z, "distances": dict(zip(ids, z["distances"], strict=True))}
+            if isinstance(z, dict) and isinstance(z.get("distances"), list) and len(z["distances"]) == len(ids)
+            else z
+            for z in zones
+        ]
+        return {**data, "numa": keyed}
 
 
 @dataclass(config=_STRICT, frozen=True)
@@ -215,8 +245,8 @@ class OwnerRef:
 @dataclass(config=_STRICT, frozen=True)
 class Container:
     name: str
-    requests: dict[str, str] = Field(default_factory=dict)
-    limits: dict[str, str] = Field(default_factory=dict)
+    requests: dict[str, QuantityText] = Field(default_factory=dict)
+    limits: dict[str, QuantityText] = Field(default_factory=dict)
     restart_policy: str | None = Field(default=None, description="Always for sidecar init containers")
     image: str | None = None
 

@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 from tmnb.cpuset import CPUSet
 from tmnb.errors import CollectError, InputError
 from tmnb.parse.cgroup import parse_kube_cgroup_path
+from tmnb.parse.files import read_text
 from tmnb.parse.lscpu import parse_lscpu_summary
 from tmnb.snapshot import Allocation, Issue, Node, Pod, Setting
 from tmnb.sources.node_journal import journal_excerpt, read_meta
@@ -100,6 +101,11 @@ def collect_nodes(
             return collect_node(transport_for(name), name, **kwargs)
         except (CollectError, InputError) as exc:
             return Issue(source="node collector", message=f"node not collected: {exc}")
+        except Exception as exc:  # one node's surprise must not cost the others
+            return Issue(
+                source="node collector",
+                message=f"node not collected: unexpected {type(exc).__name__} reading its files: {exc}",
+            )
 
     names = list(names)
     disable = None if progress is None else not progress
@@ -158,7 +164,7 @@ def _lscpu_check(root: Path, node: Node) -> list[Issue]:
     if not path.is_file():
         return []
     try:
-        summary = parse_lscpu_summary(path.read_text(), source="lscpu")
+        summary = parse_lscpu_summary(read_text(path, what="LC_ALL=C lscpu output", source="lscpu"), source="lscpu")
     except InputError as exc:
         return [Issue(source="lscpu", message=str(exc), severity="warning")]
     lscpu = {n: str(c) for n, c in summary.numa_nodes.items()}
@@ -175,7 +181,8 @@ def _cgroup_cpusets(root: Path) -> dict[str, str]:
         path = root / "tmnb" / name
         if not path.is_file():
             continue
-        for line in path.read_text().splitlines():
+        # cgroup paths are ASCII; a line mangled into other bytes simply names no container
+        for line in path.read_text(errors="replace").splitlines():
             cgroup, _, cpus = line.rpartition(":")
             ref = parse_kube_cgroup_path(cgroup.rsplit("/", 1)[0])
             if ref and ref.container_id:

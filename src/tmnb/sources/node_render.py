@@ -97,7 +97,7 @@ def render_sysfs(node: Node, root: Path) -> None:
     for z in zones:
         base = f"{NODE_SYSFS}/node{z.id}"
         _write(root, f"{base}/cpulist", f"{z.cpus}\n")
-        _write(root, f"{base}/distance", " ".join(map(str, z.distances or [10])) + "\n")
+        _write(root, f"{base}/distance", " ".join(map(str, z.distance_row() or (10,))) + "\n")
         total, free = z.memory_total // 1024, (z.memory_free if z.memory_free is not None else z.memory_total) // 1024
         _write(
             root,

@@ -1,7 +1,7 @@
 """Read one node's files (a copy of its root, or the live root with a prefix) into a snapshot Node.
 
-What cannot be read is recorded as an issue on the node and the rest carries on; only a node
-without NUMA information is unusable (nothing downstream can reason about it), which raises.
+What cannot be read is recorded as an issue on the node and the rest carries on; only a directory
+with neither sysfs tree is refused, as not a copy of a node at all.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from typing import TypeVar
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
+from tmnb.parse.files import STATE_LIMIT, read_capped, read_sysfs, read_text
 from tmnb.parse.kubelet_config import parse_kubelet_config, read_dropin_dir
 from tmnb.parse.kubelet_flags import DEFAULT_ROOT_DIR, KubeletFlags, parse_kubelet_args, split_proc_cmdline
+from tmnb.parse.numbers import parse_int
 from tmnb.parse.state_files import (
     CpuManagerState,
     DeviceCheckpoint,
@@ -25,28 +27,31 @@ from tmnb.parse.state_files import (
     parse_device_checkpoint,
     parse_memory_manager_state,
 )
-from tmnb.parse.sysfs import read_numa_nodes
+from tmnb.parse.sysfs import MAX_NUMA_NODES
 from tmnb.parse.systemd import order_unit_files, parse_systemd_units
 from tmnb.redact import redact_argv
 from tmnb.settings import effective_settings
 from tmnb.snapshot import (
     Allocation,
-    Cpu,
     Device,
     DeviceAllocation,
-    HugePages,
     Issue,
     KubeletInfo,
     MemoryBlock,
     Node,
-    NumaZone,
     Setting,
 )
 from tmnb.sources.node_render import CPU_SYSFS, NODE_SYSFS, PCI_SYSFS
+from tmnb.sources.node_topology import read_topology
 
 T = TypeVar("T")
 UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/lib/systemd/system", "lib/systemd/system")
 _ENV_FILE = re.compile(r"^\s*EnvironmentFile\s*=\s*-?(\S+)", re.M)
+
+
+def _on_node(root: Path, path: Path) -> str:
+    """The path as it is on the node, not in the copy being read."""
+    return f"/{path.relative_to(root)}"
 
 
 class _Issues(list[Issue]):
@@ -58,43 +63,6 @@ class _Issues(list[Issue]):
             return None
 
 
-def _zones(root: Path) -> list[NumaZone]:
-    nodes = read_numa_nodes(root / NODE_SYSFS)
-    return [
-        NumaZone(
-            id=n.id,
-            cpus=str(n.cpus),
-            memory_total=n.memory_total,
-            memory_free=n.memory_free,
-            hugepages=[HugePages(size=h.size, total=h.total, free=h.free) for h in n.hugepages],
-            distances=[n.distances[k] for k in sorted(n.distances)],
-        )
-        for n in nodes
-    ]
-
-
-def _cpus(root: Path, zones: list[NumaZone]) -> list[Cpu]:
-    """Per logical CPU from sysfs topology; a core is named by its lowest thread, as the kubelet does."""
-    base = root / CPU_SYSFS
-    online = CPUSet.parse((base / "online").read_text(), source=str(base / "online"))
-    possible_file = base / "possible"
-    possible = CPUSet.parse(possible_file.read_text(), source=str(possible_file)) if possible_file.exists() else online
-    numa = {cpu: z.id for z in zones for cpu in CPUSet.parse(z.cpus)}
-    rows = []
-    for cpu in sorted(possible):
-        topo = base / f"cpu{cpu}" / "topology"
-        if cpu not in online or not topo.is_dir():
-            continue
-        siblings = CPUSet.parse((topo / "thread_siblings_list").read_text(), source=str(topo))
-        socket = int((topo / "physical_package_id").read_text())
-        if cpu not in numa:
-            raise InputError(f"CPU {cpu} is online but in no NUMA node's cpulist", source=str(root / NODE_SYSFS))
-        rows.append(Cpu(cpu=cpu, core=min(siblings), socket=socket, numa=numa[cpu]))
-    offline = sorted((possible - online) & set(numa))
-    rows += [Cpu(cpu=c, core=c, socket=0, numa=numa[c], online=False) for c in offline]
-    return sorted(rows, key=lambda c: c.cpu)
-
-
 def _kubelet_argv(root: Path) -> tuple[list[str], list[str], str]:
     units = {
         f"/{p.relative_to(root)}": p for d in UNIT_DIRS for p in (root / d).glob("kubelet.service*") if p.is_file()
@@ -102,13 +70,13 @@ def _kubelet_argv(root: Path) -> tuple[list[str], list[str], str]:
     units |= {f"/{p.relative_to(root)}": p for d in UNIT_DIRS for p in (root / d).glob("kubelet.service.d/*.conf")}
     if not units:
         raise InputError("no kubelet.service unit found under " + ", ".join(UNIT_DIRS), source=str(root))
-    ordered = [(path, units[path].read_text()) for path in order_unit_files(units)]
+    ordered = [(path, read_text(units[path], what="a systemd unit", source=path)) for path in order_unit_files(units)]
     env_files = {}
     for _, text in ordered:
         for path in _ENV_FILE.findall(text):
             candidate = root / path.lstrip("/")
             if candidate.is_file():
-                env_files[path] = candidate.read_text()
+                env_files[path] = read_text(candidate, what="a systemd EnvironmentFile", source=path)
     exec_ = parse_systemd_units(ordered, env_files=env_files)
     return list(exec_.argv), list(exec_.origins), exec_.exec_source
 
@@ -117,7 +85,8 @@ def _pci_numa(root: Path, device_id: str) -> list[int] | None:
     path = root / PCI_SYSFS / device_id / "numa_node"
     if not path.is_file():
         return None
-    value = int(path.read_text())
+    text = read_sysfs(path, what="a NUMA node id")
+    value = parse_int(text, lo=-1, hi=MAX_NUMA_NODES - 1, what="a NUMA node id", source=str(path))
     return None if value < 0 else [value]
 
 
@@ -173,7 +142,10 @@ def _kubelet(root: Path, issues: _Issues, running: bytes | None) -> KubeletInfo:
     config_path = (flags.config_file if flags else None) or f"{DEFAULT_ROOT_DIR}/config.yaml"
     config_file = root / config_path.lstrip("/")
     file_doc = issues.attempt(
-        "kubelet config", lambda: parse_kubelet_config(config_file.read_text(), source=config_path)
+        "kubelet config",
+        lambda: parse_kubelet_config(
+            read_text(config_file, what="a KubeletConfiguration file", source=config_path), source=config_path
+        ),
     )
     dropins = None
     if flags and flags.config_dir:
@@ -199,14 +171,30 @@ def _state(
     root: Path, issues: _Issues
 ) -> tuple[CpuManagerState | None, dict[tuple[str, str], _Holding], DeviceCheckpoint | None]:
     state = root / DEFAULT_ROOT_DIR.lstrip("/")
+
+    def raw(path: Path, what: str) -> bytes:
+        return read_capped(path, limit=STATE_LIMIT, what=what, source=_on_node(root, path))
+
+    cpu_file, mem_file = state / "cpu_manager_state", state / "memory_manager_state"
     cpu = issues.attempt(
-        "cpu_manager_state", lambda: parse_cpu_manager_state((state / "cpu_manager_state").read_bytes())
+        "cpu_manager_state",
+        lambda: parse_cpu_manager_state(
+            raw(cpu_file, "a cpu_manager_state checkpoint"), source=_on_node(root, cpu_file)
+        ),
     )
     mem = issues.attempt(
-        "memory_manager_state", lambda: parse_memory_manager_state((state / "memory_manager_state").read_bytes())
+        "memory_manager_state",
+        lambda: parse_memory_manager_state(
+            raw(mem_file, "a memory_manager_state checkpoint"), source=_on_node(root, mem_file)
+        ),
     )
     checkpoint = state / "device-plugins" / "kubelet_internal_checkpoint"
-    devices = issues.attempt("device checkpoint", lambda: parse_device_checkpoint(checkpoint.read_bytes()))
+    devices = issues.attempt(
+        "device checkpoint",
+        lambda: parse_device_checkpoint(
+            raw(checkpoint, "a device manager checkpoint"), source=_on_node(root, checkpoint)
+        ),
+    )
     held: dict[tuple[str, str], _Holding] = defaultdict(_Holding)
     for uid, containers in (cpu.entries if cpu else {}).items():
         for container, cpuset in containers.items():
@@ -254,11 +242,11 @@ def read_node_root(root: str | Path, *, name: str, running: bytes | None = None)
     """Build a Node from ``root`` laid out as a node's file system; ``running`` is the kubelet's
     ``/proc/<pid>/cmdline`` when it was collected (it beats the systemd unit)."""
     root = Path(root)
-    if not (root / NODE_SYSFS).is_dir():
-        raise InputError(f"no {NODE_SYSFS} here: expected a copy of a node's files", source=str(root))
+    if not (root / NODE_SYSFS).is_dir() and not (root / CPU_SYSFS).is_dir():
+        raise InputError(f"no {NODE_SYSFS} or {CPU_SYSFS} here: expected a copy of a node's files", source=str(root))
     issues = _Issues()
-    zones = _zones(root)
-    cpus = issues.attempt("cpu topology", lambda: _cpus(root, zones)) or []
+    zones, cpus, topology_issues = read_topology(root)
+    issues += topology_issues
     kubelet = _kubelet(root, issues, running)
     cpu_state, held, checkpoint = _state(root, issues)
     numa_of = {c.cpu: c.numa for c in cpus}

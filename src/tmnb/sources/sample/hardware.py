@@ -117,6 +117,7 @@ def node_capacity(
 def numa_zones(shape: Shape, used: Mapping[tuple[int, str], int]) -> list[NumaZone]:
     """sysfs view of the NUMA nodes; ``used`` (bytes per zone and memory type) gives the free figures."""
     out = []
+    ids = [z.id for z in shape_zones(shape.key)]
     for z, (cpulist, distances) in zip(shape_zones(shape.key), _shape_zone_rows(shape.key), strict=True):
         memory = zone_memory(shape, z)
         pages = shape.hugepages_1g_per_numa if z.local >= 0 else 0
@@ -129,7 +130,7 @@ def numa_zones(shape: Shape, used: Mapping[tuple[int, str], int]) -> list[NumaZo
                 memory_total=memory,
                 memory_free=max(0, memory - spent) // 4096 * 4096 if memory else None,
                 hugepages=[HugePages(size="1Gi", total=pages, free=free_pages)] if pages else [],
-                distances=list(distances),
+                distances=dict(zip(ids, distances, strict=True)),
             )
         )
     return out
