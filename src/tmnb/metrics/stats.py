@@ -52,15 +52,6 @@ COLUMNS = [
     "verdict",
     "notes",
 ]
-#: Verdicts, the ones to look at first.
-VERDICTS = (
-    "regression",
-    "possible regression",
-    "improvement",
-    "possible improvement",
-    "no significant change",
-    "insufficient data",
-)
 
 
 def thin(frame: pd.DataFrame) -> pd.DataFrame:
