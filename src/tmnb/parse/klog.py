@@ -110,8 +110,8 @@ def _in_year(year: int, month: int, day: int, hms: Hms, micro: int, tz: tzinfo) 
 def _place(month: int, day: int, hms: Hms, micro: int, near: datetime, *, before: bool) -> datetime | None:
     """The yearless time closest to ``near`` (a prefix's time), or the latest not after it (``before``)."""
     tz = near.tzinfo or UTC
-    same = _in_year(near.year, month, day, hms, micro, tz)  # the common case, checked first
-    if same is not None and (same <= near + _SKEW if before else abs(same - near) < _HALF_YEAR):
+    same = _in_year(near.year, month, day, hms, micro, tz)  # the common case: well inside the same year
+    if same is not None and (near - _HALF_YEAR < same <= near + _SKEW if before else abs(same - near) < _HALF_YEAR):
         return same
     years = (near.year + 1, near.year, near.year - 1)
     candidates = [t for y in years if (t := _in_year(y, month, day, hms, micro, tz))]
