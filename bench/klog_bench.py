@@ -56,15 +56,18 @@ def main() -> None:
     args = ap.parse_args()
     start = datetime(2026, 12, 2, 8, tzinfo=UTC)
     lines = excerpt_lines("w1", start)
-    t = time.perf_counter()
-    log = parse_kubelet_log(lines, reference=start + timedelta(days=1))
-    parse_s = time.perf_counter() - t
+    runs = []
+    for _ in range(5):  # the machine is shared: the best of five, in CPU seconds of this process
+        t = time.process_time()
+        log = parse_kubelet_log(lines, reference=start + timedelta(days=1))
+        runs.append(time.process_time() - t)
+    parse_s = min(runs)
     result: dict[str, object] = {
         "excerpt_lines": len(lines),
         "excerpt_bytes": sum(len(x) + 1 for x in lines),
         "named": len(log.named()),
         "unreadable": log.unreadable,
-        "parse_ms": round(parse_s * 1000, 1),
+        "parse_cpu_ms": round(parse_s * 1000, 1),
         "parse_lines_per_s": round(len(lines) / parse_s),
     }
     fleet = generate_fleet(args.nodes, seed=1)
@@ -80,19 +83,20 @@ def main() -> None:
         save(dataclasses.replace(with_journal, captured_at="2026-12-03T09:00:00Z"), root / "run" / "snapshot.json.gz")
         plain = len(gzip.compress(json.dumps(to_dict(fleet)).encode(), mtime=0))
         full = (root / "run" / "snapshot.json.gz").stat().st_size
-        t = time.perf_counter()
+        t = time.process_time()
         found = open_evidence(root / "run")
-        open_s = time.perf_counter() - t
-        t = time.perf_counter()
+        open_s = time.process_time() - t
+        t, wall = time.process_time(), time.perf_counter()
         frame = timeline.build(found)
-        build_s = time.perf_counter() - t
+        build_s, build_wall = time.process_time() - t, time.perf_counter() - wall
     result.update(
         nodes=args.nodes,
         snapshot_gz_bytes_without=plain,
         snapshot_gz_bytes_with=full,
         gz_bytes_per_node_excerpt=round((full - plain) / args.nodes),
-        open_evidence_s=round(open_s, 2),
-        timeline_build_s=round(build_s, 2),
+        open_evidence_cpu_s=round(open_s, 2),
+        timeline_build_cpu_s=round(build_s, 2),
+        timeline_build_wall_s=round(build_wall, 2),
         timeline_rows=len(frame),
     )
     json.dump(result, sys.stdout, indent=1)

@@ -55,8 +55,13 @@ def test_kubelet_records_join_the_timeline_once_each(evidence: Path) -> None:
     frame = timeline.build(open_evidence(evidence))
     kubelet = frame[frame["kind"].isin(NAMES)]
     assert list(kubelet["node"].unique()) == ["w1"]
-    # the first 18 lines are in both snapshots' excerpts: still one row per record
-    assert len(kubelet) == 23 and not kubelet.duplicated(["time", "kind", "what"]).any()
+    # the first 18 lines are in both snapshots' excerpts: still one row per record; of the hint lines
+    # only those of the rejected pod stay (the admitted web pod's four are chatter)
+    assert len(kubelet) == 19 and not kubelet.duplicated(["time", "kind", "what"]).any()
+    hints = kubelet[kubelet["kind"].isin(kubelet_log.HINTS)]
+    assert hints["what"].str.endswith(": app/big-5f6b-9xq7z").all() and len(hints) == 2
+    every = timeline.build(open_evidence(evidence), all_hints=True)
+    assert len(every[every["kind"].isin(NAMES)]) == 23
     assert kubelet["kind"].value_counts()[
         ["kubelet_start", "topology_affinity_error", "cpu_checkpoint_failed"]
     ].tolist() == [3, 1, 1]
@@ -77,7 +82,7 @@ def test_yearless_excerpts_take_the_year_of_their_reading(tmp_path: Path) -> Non
         [node("lat-01", kubelet_journal=excerpt("short-new-year.txt", "2027-01-01T00:10:00Z"))], "2027-01-01T00:10:00Z"
     )
     save(new_year, tmp_path / "snapshot.json.gz")
-    frame = timeline.build(open_evidence(tmp_path))
+    frame = timeline.build(open_evidence(tmp_path), all_hints=True)
     rows = frame[frame["node"] == "lat-01"]
     assert rows["time"].dt.year.tolist() == [2026, 2026, 2027, 2027]
     assert rows["kind"].tolist() == ["topology_best_hint", "kubelet_stop", "kubelet_start", "kubelet_version"]

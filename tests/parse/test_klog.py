@@ -205,3 +205,9 @@ def test_the_documented_names_are_the_parsers() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "collectors.md").read_text()
     section = doc.split("### The kubelet journal excerpt", 1)[1]
     assert set(re.findall(r"^\| `([a-z_]+)` \|", section, re.M)) == set(NAMES)
+
+
+def test_a_reference_on_new_years_eve_puts_january_lines_in_the_next_year() -> None:
+    january = 'I0101 00:00:01.000000    7 kubelet.go:2303] "Starting kubelet main sync loop"'
+    (record,) = parse_kubelet_log([january], reference=at("2026-12-31T23:00:00")).records
+    assert record.time == at("2027-01-01T00:00:01")  # within the clock-skew day after the reference

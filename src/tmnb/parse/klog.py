@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from functools import lru_cache
 from typing import Any
 
 from tmnb.parse.klog_names import recognise, systemd_name
@@ -41,6 +42,7 @@ _MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "
 _MONTHS = {m: i for i, m in enumerate(_MONTH_NAMES, start=1)}
 #: how far a line may be after the reference (clock skew) before it is taken as last year's
 _SKEW = timedelta(days=1)
+_HALF_YEAR = timedelta(days=180)
 _EXAMPLES = 5
 Hms = tuple[int, int, int]
 
@@ -85,6 +87,7 @@ class _Prefix:
     present: bool = False
 
 
+@lru_cache(maxsize=64)
 def _zone(text: str) -> tzinfo:
     if text == "Z":
         return UTC
@@ -107,6 +110,9 @@ def _in_year(year: int, month: int, day: int, hms: Hms, micro: int, tz: tzinfo) 
 def _place(month: int, day: int, hms: Hms, micro: int, near: datetime, *, before: bool) -> datetime | None:
     """The yearless time closest to ``near`` (a prefix's time), or the latest not after it (``before``)."""
     tz = near.tzinfo or UTC
+    same = _in_year(near.year, month, day, hms, micro, tz)  # the common case: well inside the same year
+    if same is not None and (near - _HALF_YEAR < same <= near + _SKEW if before else abs(same - near) < _HALF_YEAR):
+        return same
     years = (near.year + 1, near.year, near.year - 1)
     candidates = [t for y in years if (t := _in_year(y, month, day, hms, micro, tz))]
     if before:
@@ -223,9 +229,12 @@ def parse_kubelet_log(lines: str | Iterable[str], *, reference: datetime | None 
             continue
         if fields["time"] is None:
             fields["time"] = prefix.time
+        name = recognise(fields["message"], fields["values"], source=fields["source"], ident=prefix.ident,
+                         fmt=fields["format"])  # fmt: skip
         record = LogRecord(
             **{**fields, "time": _utc(fields["time"])},
             line=number,
+            name=name,
             host=prefix.host,
             ident=prefix.ident,
             pid=prefix.pid,
@@ -235,10 +244,4 @@ def parse_kubelet_log(lines: str | Iterable[str], *, reference: datetime | None 
         if pending and fields["format"] == "klog":
             record.values[pending[-1]] = ""
             open_value = (len(records) - 1, pending[-1])
-    named = [_named(r) for r in records]
-    return KubeletLog(records=tuple(named), unreadable=unreadable, examples=tuple(examples), markers=markers)
-
-
-def _named(record: LogRecord) -> LogRecord:
-    name = recognise(record.message, record.values, source=record.source, ident=record.ident, fmt=record.format)
-    return replace(record, name=name) if name else record
+    return KubeletLog(records=tuple(records), unreadable=unreadable, examples=tuple(examples), markers=markers)

@@ -28,6 +28,8 @@ class Evidence:
     journal: list[dict[str, Any]] = field(default_factory=list)
     journal_path: Path | None = None
     runs: list[dict[str, Any]] = field(default_factory=list)
+    #: parsed kubelet journal excerpts, by id of the excerpt (tmnb.postmortem.kubelet_log)
+    parsed: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def before(self) -> Snapshot:

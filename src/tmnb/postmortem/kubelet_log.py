@@ -2,8 +2,10 @@
 
 Every snapshot node may carry a journal excerpt (``Node.kubelet_journal``); consecutive snapshots
 of a change usually carry overlapping ones, so a record is kept once per node. Yearless lines take
-their year from the excerpt's read time (else the snapshot's capture time). What could not be read
-or was cut is counted per node, so the postmortem can say what the timeline is missing.
+their year from the excerpt's read time (else the snapshot's capture time). The Topology Manager
+logs several hint lines for every container it admits; on the timeline they stay only for pods
+the kubelet then rejected (they say why), unless all are asked for. What could not be read or was
+cut is counted per node, so the postmortem can say what the timeline is missing.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from tmnb.postmortem.evidence import Evidence
 from tmnb.snapshot import KubeletJournal
 
 SUMMARY = ["node", "source", "since", "lines", "named", "unreadable", "truncated"]
+#: per-admission chatter, kept on the timeline for rejected pods only
+HINTS = {"topology_hints", "topology_best_hint", "topology_admit_check", "topology_admit"}
+REJECTIONS = {"topology_affinity_error", "smt_alignment_error", "admission_denied"}
 #: values shown in "what", the rest go to "detail"
 _HEADLINE = ("pod", "reason", "podUID")
 _DETAIL_CHARS = 400
@@ -35,13 +40,19 @@ def _reference(excerpt: KubeletJournal, captured_at: str) -> datetime:
 
 
 def excerpts(evidence: Evidence) -> Iterator[tuple[str, KubeletJournal, KubeletLog]]:
-    """(node, excerpt, parsed) for every node excerpt of every snapshot, oldest snapshot first."""
-    for _path, snap in [*evidence.snapshots, *evidence.node_snapshots]:
+    """(node, excerpt, parsed) for every node excerpt of every snapshot, oldest capture first.
+    Parsed once per evidence: the timeline, the account and the glue all read them."""
+    snapshots = sorted([*evidence.snapshots, *evidence.node_snapshots], key=lambda item: item[1].captured_at)
+    for _path, snap in snapshots:
         for node in snap.nodes:
             excerpt = node.kubelet_journal
-            if excerpt is not None:
-                reference = _reference(excerpt, snap.captured_at)
-                yield node.name, excerpt, parse_kubelet_log(excerpt.lines, reference=reference)
+            if excerpt is None:
+                continue
+            log = evidence.parsed.get(id(excerpt))
+            if log is None:
+                log = parse_kubelet_log(excerpt.lines, reference=_reference(excerpt, snap.captured_at))
+                evidence.parsed[id(excerpt)] = log
+            yield node.name, excerpt, log
 
 
 def _pod(value: Any) -> str:
@@ -65,18 +76,23 @@ def _detail(record: LogRecord) -> str:
     return text if len(text) <= _DETAIL_CHARS else text[: _DETAIL_CHARS - 1] + "…"
 
 
-def kubelet_rows(evidence: Evidence) -> list[dict[str, Any]]:
-    """Timeline rows (time, node, kind = the record's name, what, detail) of the named records."""
-    rows, seen = [], set()
+def kubelet_rows(evidence: Evidence, *, all_hints: bool = False) -> list[dict[str, Any]]:
+    """Timeline rows (time, node, kind = the record's name, what, detail) of the named records;
+    hint records only for pods that were rejected unless ``all_hints``."""
+    records: list[tuple[str, LogRecord]] = []
+    seen: set[tuple[str, str]] = set()
     for node, excerpt, log in excerpts(evidence):
         for record in log.named():
             key = (node, excerpt.lines[record.line - 1])  # the same line in a later excerpt is the same record
-            if record.time is None or key in seen:
-                continue
-            seen.add(key)
-            rows.append({"time": record.time, "node": node, "kind": record.name,
-                         "what": _what(record), "detail": _detail(record)})  # fmt: skip
-    return rows
+            if record.time is not None and key not in seen:
+                seen.add(key)
+                records.append((node, record))
+    rejected = {(n, _pod(r.values.get("pod"))) for n, r in records if r.name in REJECTIONS}
+    return [
+        {"time": r.time, "node": n, "kind": r.name, "what": _what(r), "detail": _detail(r)}
+        for n, r in records
+        if all_hints or r.name not in HINTS or (n, _pod(r.values.get("pod"))) in rejected
+    ]
 
 
 def summary(evidence: Evidence) -> pd.DataFrame:

@@ -51,7 +51,8 @@ def _journal_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def build(evidence: Evidence) -> pd.DataFrame:
+def build(evidence: Evidence, *, all_hints: bool = False) -> pd.DataFrame:
+    """The timeline; ``all_hints`` keeps the Topology Manager's hint records of admitted pods too."""
     rows: list[dict[str, Any]] = []
     seen_events = set()
     for path, snap in [*evidence.snapshots, *evidence.node_snapshots]:
@@ -77,7 +78,7 @@ def build(evidence: Evidence) -> pd.DataFrame:
                 "detail": e.message,
             })  # fmt: skip
     rows += _journal_rows(evidence.journal)
-    rows += kubelet_rows(evidence)
+    rows += kubelet_rows(evidence, all_hints=all_hints)
     frame = pd.DataFrame([r for r in rows if r["time"] is not None], columns=COLUMNS)
     return frame.sort_values(["time", "node"], kind="stable", ignore_index=True)
 
