@@ -52,6 +52,8 @@ COLUMNS = [
     "verdict",
     "notes",
 ]
+
+
 def thin(frame: pd.DataFrame) -> pd.DataFrame:
     """Keep one sample per ``rate()`` series and rate window (the first of each slot); raw samples all.
 
