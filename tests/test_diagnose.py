@@ -44,7 +44,8 @@ def test_remedies_are_checked_and_ranked():
     kinds = {r.kind: r for r in diagnose_all(fleet())[0].remedies}
     assert kinds["smaller request"].change == "container main: cpu 8 → 6 (requests and limits)"
     assert "best-effort" in kinds["policy"].change and "span NUMA nodes" in kinds["policy"].note
-    assert kinds["free CPUs"].change == "move app/holder off worker-1"
+    assert kinds["free resources"].change == "move app/holder off worker-1"
+    assert kinds["free resources"].note == "frees 4 exclusive CPUs"
     assert kinds["another node"].change == "schedule it on pool batch: worker-2"
     assert "scope" not in kinds  # one container: pod scope changes nothing, so it is not offered
 

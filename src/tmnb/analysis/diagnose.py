@@ -180,19 +180,32 @@ def _setting_changes(model: NodeModel, pod: ModelPod, node: str) -> Iterable[Rem
 
 def _moving_pods(snapshot: Snapshot, model: NodeModel, pod: ModelPod, node: str) -> Iterable[Remedy]:
     """The fewest pods (largest exclusive holders first, at most three) whose leaving admits it."""
-    held: dict[str, int] = {}
+    cpus: dict[str, int] = {}
+    devices: dict[str, int] = {}
+    uids: dict[str, str] = {}
     for a in snapshot.node(node).allocations:
+        name = f"{a.namespace}/{a.pod}"
+        uids[name] = a.pod_uid
         if a.exclusive and a.cpuset:
-            held[f"{a.namespace}/{a.pod}"] = held.get(f"{a.namespace}/{a.pod}", 0) + len(CPUSet.parse(a.cpuset))
-    uids = {f"{a.namespace}/{a.pod}": a.pod_uid for a in snapshot.node(node).allocations}
+            cpus[name] = cpus.get(name, 0) + len(CPUSet.parse(a.cpuset))
+        devices[name] = devices.get(name, 0) + sum(len(d.ids) for d in a.devices)
+    wants_devices = any("/" in r for c in pod.all_containers() for r in c.requests)  # vendor/resource names
+
+    def rank(n: str) -> tuple[int, int, str]:
+        first, second = (devices[n], cpus.get(n, 0)) if wants_devices else (cpus.get(n, 0), devices[n])
+        return (-first, -second, n)
+
+    holders = sorted((n for n in uids if cpus.get(n) or devices.get(n)), key=rank)
     moved: list[str] = []
-    for name, _ in sorted(held.items(), key=lambda kv: (-kv[1], kv[0]))[:3]:
+    for name in holders[:3]:
         moved.append(name)
         gone = {uids[n] for n in moved}
         freed = dataclasses.replace(model, allocations=tuple(a for a in model.allocations if a.pod_uid not in gone))
         if _admits(freed, pod):
-            freed_cpus = sum(held[n] for n in moved)
-            yield Remedy("free CPUs", f"move {', '.join(moved)} off {node}", node, f"frees {freed_cpus} CPUs")
+            held = [f"{sum(cpus.get(n, 0) for n in moved)} exclusive CPUs"]
+            if any(devices[n] for n in moved):
+                held.append(f"{sum(devices[n] for n in moved)} device(s)")
+            yield Remedy("free resources", f"move {', '.join(moved)} off {node}", node, f"frees {' and '.join(held)}")
             return
 
 
