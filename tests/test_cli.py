@@ -89,3 +89,39 @@ def test_version(capsys):
         main(["--version"])
     assert exit_.value.code == 0
     assert capsys.readouterr().out.startswith("tmnb ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "notebooks/01-inventory.ipynb", "--timeout", "-1"], "seconds above 0"),
+        (["run", "notebooks/01-inventory.ipynb", "--timeout", "nan"], "seconds"),
+        (["sandbox", "up", "--port", "99999", "--kubeconfig", "k"], "65535"),
+        (["rollout", "execute", "--change-id", "c", "--set", "a=b", "--pause", "-5"], "0 or more"),
+    ],
+)
+def test_bad_numbers_are_refused_before_anything_runs(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_snapshot_out_is_never_overwritten_without_force(tmp_path, capsys):
+    out = tmp_path / "s.json"
+    out.write_text("evidence")
+    assert main(["snapshot", "--out", str(out)]) == 2
+    assert "pass --force" in capsys.readouterr().err and out.read_text() == "evidence"
+    assert main(["snapshot", "--out", str(out), "--force"]) == 0
+    assert out.read_text() != "evidence"
+
+
+def test_a_closed_pipe_ends_quietly(snap_file):
+    import subprocess
+    import sys
+
+    cmd = f"{sys.executable} -m tmnb.cli whatif --snapshot {snap_file} --set topologyManagerPolicy=restricted | head -1"
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True, timeout=120)
+    assert done.stdout.count("\n") == 1
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr

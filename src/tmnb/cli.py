@@ -5,13 +5,16 @@ back) exit 3; a rollout that stopped cleanly at an unapproved gate in execute mo
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from tmnb import __version__, cli_evidence, cli_rollout
+from tmnb.cli_types import port, positive_seconds
 from tmnb.errors import RunError, TmnbError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ALERT, EXIT_PENDING = 0, 1, 2, 3, 5
+EXIT_SIGPIPE = 128 + 13  # what a shell reports for a writer killed by SIGPIPE
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--out", help="run folder (default: reports/<UTC time>-<notebook>)")
     run.add_argument("--reports-dir", default="reports", help="where run folders go (default: reports)")
-    run.add_argument("--timeout", type=float, default=600, help="per-cell timeout in seconds (default 600)")
+    run.add_argument("--timeout", type=positive_seconds, default=600, help="per-cell timeout in seconds (default 600)")
     run.add_argument("--show-code", action="store_true", help="keep code cells in the HTML report")
 
     demo = sub.add_parser("demo", help="the read-only pipeline on a sandbox twin of the sample fleet")
@@ -43,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     snap.add_argument("--context", help="kube context for --source live (default: the current context)")
     snap.add_argument("--kubeconfig", help="kubeconfig file for --source live (default: $KUBECONFIG, ~/.kube/config)")
     snap.add_argument("--out", required=True, help="output file (.json or .json.gz)")
+    snap.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     what = sub.add_parser("whatif", help="predict which pods each node admits under target kubelet settings")
     src = what.add_mutually_exclusive_group(required=True)
     src.add_argument("--snapshot", help="snapshot file, or 'sample'")
@@ -78,7 +82,7 @@ def _sandbox_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     up = verbs.add_parser("up", help="start a sandbox built from a snapshot (the sample fleet by default)")
     up.add_argument("--from", dest="source", default="sample", help="'sample' or a snapshot file")
     up.add_argument("--nodes", type=int, help="generate N sample nodes instead of --from")
-    up.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    up.add_argument("--port", type=port, default=0, help="port on 127.0.0.1 (default: a free one)")
     up.add_argument("--kubeconfig", required=True, help="kubeconfig to write for the sandbox (mode 0600)")
     up.add_argument("--background", action="store_true", help="detach; return once the API answers")
     up.add_argument(
@@ -200,6 +204,8 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
 
     if args.source != "live" and (args.context or args.kubeconfig):
         raise InputError("--context and --kubeconfig apply to --source live only", where="--source")
+    if os.path.lexists(args.out) and not args.force:
+        raise InputError("exists; pass --force to overwrite it (a snapshot is evidence)", source=args.out)
     manifest = save(open_snapshot(args.source, context=args.context, kubeconfig=args.kubeconfig), args.out)
     print(f"wrote {args.out}: {manifest['nodes']} nodes, {manifest['pods']} pods, sha256 {manifest['sha256']}")
     return EXIT_OK
@@ -228,6 +234,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tmnb: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`tmnb whatif ... | head`): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_SIGPIPE
 
 
 if __name__ == "__main__":

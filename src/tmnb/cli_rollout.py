@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from tmnb.cli_types import non_negative_seconds, positive_seconds
+
 EXECUTORS = ("dry-run", "local", "ssh", "node-pod", "sandbox")
 
 
@@ -54,10 +56,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         p.add_argument("--format", choices=("table", "json"), default="table")
         if verb in ("execute", "rollback"):
             p.add_argument("--approve", action="append", default=[], metavar="GATE", help="canary, wave-1, ...")
-            p.add_argument("--pause", type=float, default=0.0, help="seconds between waves")
-            p.add_argument("--drain-timeout", type=float, default=300.0)
-            p.add_argument("--ready-timeout", type=float, default=180.0)
-            p.add_argument("--evict-retry", type=float, default=5.0, help="seconds between eviction retries (429)")
+            p.add_argument("--pause", type=non_negative_seconds, default=0.0, help="seconds between waves")
+            p.add_argument("--drain-timeout", type=positive_seconds, default=300.0)
+            p.add_argument("--ready-timeout", type=positive_seconds, default=180.0)
+            p.add_argument(
+                "--evict-retry", type=positive_seconds, default=5.0, help="seconds between eviction retries (429)"
+            )
             p.add_argument("--allow-emptydir", action="store_true", help="evict pods with emptyDir volumes")
             p.add_argument("--no-auto-rollback", action="store_true", help="leave a failed node as it is")
             p.add_argument(
