@@ -115,6 +115,7 @@ def _sandbox_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def _cmd_sandbox(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from tmnb.errors import InputError
     from tmnb.sandbox import Faults, process
 
     run_dir = Path(args.run_dir) if args.run_dir else process.default_run_dir()
@@ -140,6 +141,15 @@ def _cmd_sandbox(args: argparse.Namespace) -> int:
         print(f"sandbox up at {state['url']} (pid {state['pid']}); kubeconfig {state['kubeconfig']}")
         return EXIT_OK
     snapshot = process.load_snapshot(args.source, args.nodes)
+    names = {n.name for n in snapshot.nodes}
+    for flag, wanted in (("--never-ready", args.never_ready), ("--reject-pods", args.reject_pods)):
+        unknown = sorted(set(wanted) - names)
+        if unknown:
+            raise InputError(
+                f"no node {', '.join(unknown)} in the sandbox's snapshot (it has {', '.join(sorted(names)[:5])}"
+                f"{', ...' if len(names) > 5 else ''})",
+                where=flag,
+            )
     process.serve(snapshot, run_dir, Path(args.kubeconfig), args.port, faults, node_files=not args.no_node_files)
     return EXIT_OK
 

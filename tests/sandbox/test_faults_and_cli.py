@@ -101,6 +101,9 @@ def test_cli_up_background_then_down(tmp_path: Path, capsys: pytest.CaptureFixtu
             check=True,
         )
         assert got.stdout.split() == ["node/w1", "node/w2"]
+        assert main([*argv, "--background"]) == 2  # one sandbox per run directory
+        assert f"already running from this directory (pid {state['pid']}, {state['url']})" in capsys.readouterr().err
+        assert json.loads((run_dir / "sandbox.json").read_text()) == state  # the first one is untouched
         assert main(["sandbox", "down", "--run-dir", str(run_dir)]) == 0
         assert not (run_dir / "sandbox.json").exists()
     finally:
@@ -133,3 +136,24 @@ def test_the_private_key_does_not_outlive_the_sandbox(tmp_path: Path) -> None:
     box.stop()
     assert not (tmp_path / "run" / "server.key").exists()
     assert (tmp_path / "run" / "server.crt").exists()  # public: kept with the evidence
+
+
+def test_cli_down_on_a_garbage_state_file_and_up_with_an_unknown_node(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "sandbox.json").write_text("garbage{")
+    assert main(["sandbox", "down", "--run-dir", str(tmp_path)]) == 2
+    assert "not a sandbox state file" in capsys.readouterr().err
+    snapshot = tmp_path / "twin.json"
+    save(twin(), snapshot)
+    argv = ["sandbox", "up", "--from", str(snapshot), "--kubeconfig", str(tmp_path / "kc"), "--run-dir", str(tmp_path)]
+    assert main([*argv, "--never-ready", "ghost"]) == 2
+    assert "--never-ready: no node ghost in the sandbox's snapshot (it has w1, w2)" in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_a_kubeconfig_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "kubeconfig"
+    bad.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    assert main(["snapshot", "--source", "live", "--kubeconfig", str(bad), "--out", str(tmp_path / "s.json")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot load kube context (current): not a kubeconfig" in err and "Traceback" not in err

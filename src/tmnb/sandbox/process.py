@@ -20,6 +20,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -62,10 +63,48 @@ def parse_rates(items: Sequence[str]) -> dict[str, float]:
     return rates
 
 
+def _recorded(state_file: Path) -> dict[str, Any]:
+    """The state a running sandbox wrote; a clear error when the file is not one."""
+    try:
+        state = json.loads(state_file.read_text())
+        int(state["pid"])
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise InputError(
+            f"not a sandbox state file (expected JSON with pid, url, kubeconfig): {exc}", source=str(state_file)
+        ) from None
+    return dict(state)
+
+
+def _sandbox_pid(pid: int) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"tmnb" in cmdline and b"sandbox" in cmdline
+
+
+def refuse_if_running(run_dir: Path) -> None:
+    """One sandbox per run directory: a second one would overwrite the first one's node files."""
+    state_file = run_dir / STATE_FILE
+    if not state_file.exists():
+        return
+    try:
+        state = _recorded(state_file)
+    except InputError:
+        return  # garbage from a crash: the new sandbox replaces it
+    if _sandbox_pid(int(state["pid"])) and int(state["pid"]) != os.getpid():
+        raise InputError(
+            f"a sandbox is already running from this directory (pid {state['pid']}, {state.get('url')}); "
+            f"stop it with: tmnb sandbox down --run-dir {run_dir}",
+            source=str(run_dir),
+        )
+
+
 def serve(
     snapshot: Snapshot, run_dir: Path, kubeconfig: Path, port: int, faults: Faults, *, node_files: bool = True
 ) -> None:
     """Run until SIGTERM or Ctrl-C; ``sandbox.json`` exists exactly while the API answers."""
+    refuse_if_running(run_dir)
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     with Sandbox(snapshot, run_dir, port=port, faults=faults, node_files=node_files) as sandbox:
@@ -97,6 +136,7 @@ def _ready(state: dict[str, str]) -> bool:
 def start_background(argv: Sequence[str], run_dir: Path) -> dict[str, str]:
     """Start ``tmnb sandbox up`` (without --background) detached; return its state once /readyz answers."""
     run_dir.mkdir(parents=True, exist_ok=True)
+    refuse_if_running(run_dir)
     (run_dir / STATE_FILE).unlink(missing_ok=True)
     with (run_dir / "server.log").open("w") as log:
         child = subprocess.Popen(
@@ -126,13 +166,11 @@ def stop(run_dir: Path, timeout: float = 15.0) -> int:
     state_file = run_dir / STATE_FILE
     if not state_file.exists():
         raise InputError(f"no running sandbox recorded in {run_dir} ({STATE_FILE} is missing)")
-    pid = int(json.loads(state_file.read_text())["pid"])
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-    except OSError:
+    pid = int(_recorded(state_file)["pid"])
+    if not Path(f"/proc/{pid}").exists():
         state_file.unlink(missing_ok=True)
-        raise InputError(f"the sandbox (pid {pid}) is not running; removed the stale {STATE_FILE}") from None
-    if b"tmnb" not in cmdline or b"sandbox" not in cmdline:
+        raise InputError(f"the sandbox (pid {pid}) is not running; removed the stale {STATE_FILE}")
+    if not _sandbox_pid(pid):
         raise InputError(f"pid {pid} in {state_file} is not a tmnb sandbox; not touching it")
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout

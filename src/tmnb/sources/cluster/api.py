@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
@@ -100,9 +101,11 @@ def connect(
         config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
         _, active = config.list_kube_config_contexts(config_file=kubeconfig)
         name = context or (active or {}).get("name")
-    except (ConfigException, OSError) as exc:
+    except (ConfigException, OSError, yaml.YAMLError, TypeError, ValueError, AttributeError, KeyError) as exc:
+        # the client's loader assumes a well-formed file: anything else it trips over is a bad kubeconfig
         if kubeconfig or context or not os.environ.get("KUBERNETES_SERVICE_HOST"):
-            raise CollectError(f"cannot load kube context {context or '(current)'}: {exc}") from exc
+            what = exc if isinstance(exc, ConfigException | OSError) else f"not a kubeconfig ({type(exc).__name__})"
+            raise CollectError(f"cannot load kube context {context or '(current)'}: {what}") from exc
         try:
             config.load_incluster_config(client_configuration=cfg)
         except ConfigException as inner:
