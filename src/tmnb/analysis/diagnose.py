@@ -91,12 +91,9 @@ def _hint_rows(sim: NodeSimulator, pod: ModelPod) -> tuple[list[dict[str, str]],
 
 
 def _exclusive_cpus(container: ModelContainer) -> int:
-    cpu = container.requests.get("cpu") or container.limits.get("cpu") or "0"
-    try:
-        value = float(cpu[:-1]) / 1000 if str(cpu).endswith("m") else float(cpu)
-    except ValueError:
-        return 0
-    return int(value) if value.is_integer() else 0
+    """Whole CPUs a Guaranteed container gets exclusively; 0 for a fractional or absent request."""
+    value = quantity(container.requests.get("cpu") or container.limits.get("cpu") or "0", f"{container.name}.cpu")
+    return int(value) if value == value.to_integral_value() else 0
 
 
 def _why(
