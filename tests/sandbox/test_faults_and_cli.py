@@ -157,3 +157,11 @@ def test_a_file_that_is_not_a_kubeconfig_is_one_line(tmp_path: Path, capsys: pyt
     assert main(["snapshot", "--source", "live", "--kubeconfig", str(bad), "--out", str(tmp_path / "s.json")]) == 2
     err = capsys.readouterr().err
     assert "cannot load kube context (current): not a kubeconfig" in err and "Traceback" not in err
+
+
+def test_a_relative_run_dir_gives_absolute_node_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make demo` passes reports/...: the rollout's executors refuse relative node paths."""
+    monkeypatch.chdir(tmp_path)
+    with Sandbox(twin(), Path("rel") / "run") as box:
+        assert box.run_dir == tmp_path / "rel" / "run"
+        assert all(k.root is not None and k.root.is_absolute() for k in box.cluster.kubelets.values())

@@ -107,7 +107,7 @@ class Sandbox:
         controller_interval: float = 0.5,
         node_files: bool = True,
     ) -> None:
-        self.run_dir = Path(run_dir)
+        self.run_dir = Path(run_dir).resolve()  # node roots are handed to executors, which need absolute paths
         self.run_dir.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(self.run_dir / "nodes", ignore_errors=True)  # node files of an earlier run
         self.cluster = Cluster(snapshot, self.run_dir / "nodes" if node_files else None)
