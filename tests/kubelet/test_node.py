@@ -191,10 +191,11 @@ def test_existing_allocations_are_respected():
         ),
         (
             {"cpu_manager_policy": "none", "cpu_manager_policy_options": {"full-pcpus-only": "true"}},
-            "None policy: received unsupported options=map[full-pcpus-only:true]",
+            "new none policy error: None policy: received unsupported options=map[full-pcpus-only:true]",
         ),
         (
             {"cpu_manager_policy_options": {"align-by-socket": "true"}},
+            "new static policy error: "
             'CPU Manager Policy Alpha-level Options not enabled, but option "align-by-socket" provided',
         ),
     ],

@@ -21,9 +21,11 @@ from tmnb.kubelet.hints import ProviderHints, TopologyHint, provider_from_json, 
 from tmnb.kubelet.manager import TopologyManagerConfig, new_topology_manager
 from tmnb.kubelet.memory_static import ModelMemoryTable, NUMANodeState, calculate_hints
 from tmnb.kubelet.names import SCOPE_CONTAINER
+from tmnb.kubelet.node import Machine, NodeModel, NodeSimulator, NUMANode
 from tmnb.kubelet.options import CPUManagerOptions, parse_cpu_manager_options, parse_topology_manager_options
 from tmnb.kubelet.pod import Container, Pod
 from tmnb.kubelet.scope import admit_pod
+from tmnb.kubelet.startup import start_settings
 
 Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
 
@@ -277,7 +279,62 @@ def run_admit(inp: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _machine(inp: Mapping[str, Any]) -> Machine:
+    cpus = CPUTopology.from_json(_field(inp, "cpus", list), "input.cpus").cpus
+    nodes = []
+    for i, raw in enumerate(_field(inp, "numa_nodes", list)):
+        where = f"input.numa_nodes[{i}]"
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("id"), int):
+            raise InputError("expected {id, memory, hugepages, distances}", where=where)
+        hugepages = raw.get("hugepages") or {}
+        distances = raw.get("distances")
+        if not isinstance(hugepages, Mapping) or not all(isinstance(v, int) for v in hugepages.values()):
+            raise InputError("hugepages must map resource name to bytes", where=where)
+        nodes.append(
+            NUMANode(
+                raw["id"],
+                int(raw.get("memory") or 0),
+                {str(k): v for k, v in hugepages.items()},
+                None if distances is None else tuple(int(d) for d in distances),
+            )
+        )
+    return Machine(cpus, tuple(nodes))
+
+
+def run_node_replay(inp: Mapping[str, Any]) -> dict[str, Any]:
+    """From kubelet start to the last pod; the pods' answers in input order, then the shared pool."""
+    machine = _machine(inp)
+    pods = [Pod.from_pod_dict(p, where=f"input.pods[{i}]") for i, p in enumerate(_field(inp, "pods", list))]
+    try:
+        settings = start_settings(_field(inp, "kubelet", dict), machine)
+        sim = NodeSimulator(NodeModel("node", machine, settings))
+    except ConfigRejected as err:
+        return {"error": err.message}
+    answers = []
+    for pod in pods:
+        result = sim.admit(pod)
+        containers = {
+            c.name: {
+                "cpuset": str(c.cpuset) if c.cpuset else None,
+                "memory_numa": sorted({n for b in c.memory for n in b.numa}) or None,
+            }
+            for c in result.containers
+            if result.admitted
+        }
+        answers.append(
+            {
+                "name": pod.name,
+                "admit": result.admitted,
+                "reason": result.reason,
+                "message": result.message,
+                "containers": containers,
+            }
+        )
+    return {"pods": answers, "shared_pool": str(sim.shared_pool())}
+
+
 HANDLERS: dict[str, Handler] = {
+    "node_replay": run_node_replay,
     "admit": run_admit,
     "memory_hints": run_memory_hints,
     "device_hints": run_device_hints,

@@ -62,3 +62,23 @@ def atoi(text: str) -> int:
 def format_string_map(values: Mapping[str, str]) -> str:
     """``%v`` of a ``map[string]string``: keys sorted, ``map[k:v k2:v2]``."""
     return "map[" + " ".join(f"{k}:{values[k]}" for k in sorted(values)) + "]"
+
+
+def parse_cpu_ranges(text: str) -> list[tuple[int, int]]:
+    """``k8s.io/utils/cpuset.Parse`` as inclusive ranges, with its error texts. Ranges are kept
+    unexpanded so that a hostile ``0-99999999`` costs nothing until it is checked against the
+    machine's CPUs (``getReservedCPUs`` rejects it there, as the kubelet would)."""
+    if text == "":
+        return []
+    ranges = []
+    for part in text.split(","):
+        bounds = part.split("-", 1)
+        if len(bounds) == 1:
+            cpu = atoi(bounds[0])
+            ranges.append((cpu, cpu))
+            continue
+        start, end = atoi(bounds[0]), atoi(bounds[1])
+        if start > end:
+            raise GoParseError(f"invalid range {quote(part)} ({start} > {end})")
+        ranges.append((start, end))
+    return ranges

@@ -19,6 +19,7 @@ from tmnb.kubelet import gostr
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus, to_cpuset
 from tmnb.kubelet.devices import Device, DeviceManager
+from tmnb.kubelet.go_quantity import GoQuantity
 from tmnb.kubelet.hints import TopologyHint
 from tmnb.kubelet.manager import new_topology_manager
 from tmnb.kubelet.memory_static import MemoryStaticPolicy, ModelMemoryBlock, is_memory_resource
@@ -82,6 +83,10 @@ class ModelSettings:
     reserved_memory: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
     version: KubeVersion = MODELLED_KUBELET
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    #: Machine capacity and ``GetNodeAllocatableReservation`` as ``tmnb.kubelet.startup`` computes
+    #: them; with them the managers check reservedMemory and Node Allocatable as the kubelet does.
+    capacity: Mapping[str, GoQuantity] | None = None
+    allocatable_reservation: Mapping[str, GoQuantity] | None = None
 
 
 @dataclass(frozen=True)
@@ -194,31 +199,39 @@ class NodeSimulator:
 
     # ------------------------------------------------------------------ start-up
     def _cpu_manager(self) -> CPUStaticPolicy | _NoProvider:
+        """``cpumanager.NewManager``: policy errors wrapped as it wraps them."""
         s = self.node.settings
         if s.cpu_manager_policy == CPU_NONE:
             if s.cpu_manager_policy_options:
                 raise ConfigRejected(
-                    f"None policy: received unsupported options={gostr.format_string_map(s.cpu_manager_policy_options)}"
+                    "new none policy error: None policy: received unsupported "
+                    f"options={gostr.format_string_map(s.cpu_manager_policy_options)}"
                 )
             return _NoProvider()
         if s.cpu_manager_policy != CPU_STATIC:
             raise ConfigRejected(f'unknown policy: "{s.cpu_manager_policy}"')
-        options = parse_cpu_manager_options(
-            s.cpu_manager_policy_options, version=s.version, feature_gates=s.feature_gates
-        )
         reserved = mask_of_cpus(CPUSet.parse(s.reserved_system_cpus)) if s.reserved_system_cpus else 0
-        count = reserved.bit_count() if reserved else s.reserved_cpu_count
+        if s.allocatable_reservation is not None:
+            count = s.reserved_cpu_count if "cpu" in s.allocatable_reservation else 0
+        else:
+            count = reserved.bit_count() if reserved else s.reserved_cpu_count
         if count <= 0:
             # GetNodeAllocatableReservation leaves zero quantities out, so with no CPU reservation the
             # cpu key is missing and NewManager fails on its first check, not on the "> 0" one.
             raise ConfigRejected("[cpumanager] unable to determine reserved CPU resources for static policy")
-        return CPUStaticPolicy(
-            self.cpu_topology,
-            options=options,
-            num_reserved_cpus=count,
-            reserved_cpus=reserved,
-            topology_policy=self.topology.policy.name,
-        )
+        try:
+            options = parse_cpu_manager_options(
+                s.cpu_manager_policy_options, version=s.version, feature_gates=s.feature_gates
+            )
+            return CPUStaticPolicy(
+                self.cpu_topology,
+                options=options,
+                num_reserved_cpus=count,
+                reserved_cpus=reserved,
+                topology_policy=self.topology.policy.name,
+            )
+        except ConfigRejected as err:
+            raise ConfigRejected(f"new static policy error: {err.message}") from None
 
     def _memory_manager(self) -> MemoryStaticPolicy | _NoProvider:
         s, m = self.node.settings, self.node.machine
@@ -228,12 +241,15 @@ class NodeSimulator:
             raise ConfigRejected(f'unknown policy: "{s.memory_manager_policy}"')
         node_ids = {n.id for n in m.numa_nodes}
         reserved: dict[int, dict[str, int]] = {}
-        for node, resources in s.reserved_memory.items():
+        for node in s.reserved_memory:
             if node not in node_ids:
                 raise ConfigRejected(
                     f"the reserved memory configuration references a NUMA node {node} that does not exist "
                     "on this machine"
                 )
+        if s.allocatable_reservation is not None:
+            _check_reserved_memory_sum(s.reserved_memory, s.allocatable_reservation)
+        for node, resources in s.reserved_memory.items():
             reserved[node] = {
                 str(r): _bytes(q, f"reservedMemory[{node}].{r}") for r, q in resources.items() if is_memory_resource(r)
             }
@@ -253,9 +269,15 @@ class NodeSimulator:
             for resource, ids in a.devices.items():
                 self.devices.allocated[(a.pod_uid, a.container, resource)] = tuple(ids)
         if isinstance(self.cpu, CPUStaticPolicy):
-            self.cpu.start(cpu_assignments)
+            try:
+                self.cpu.start(cpu_assignments)
+            except ConfigRejected as err:
+                raise ConfigRejected(f"start cpu manager error: {err.message}") from None
         elif cpu_assignments:
             raise InputError("existing CPU assignments need cpuManagerPolicy static")
+        s = self.node.settings
+        if s.capacity is not None and s.allocatable_reservation is not None:
+            _validate_node_allocatable(s.capacity, s.allocatable_reservation)
 
     # ------------------------------------------------------------------ admission
     @property
@@ -316,6 +338,41 @@ class NodeSimulator:
         if not isinstance(self.memory, MemoryStaticPolicy):
             return {}
         return {n: {r: t.free for r, t in st.memory.items()} for n, st in self.memory.state.items()}
+
+
+def _check_reserved_memory_sum(
+    reserved_memory: Mapping[int, Mapping[str, Any]], reservation: Mapping[str, GoQuantity]
+) -> None:
+    """``validateReservedMemory``: per memory type, the NUMA reservations must add up to the Node
+    Allocatable reservation (kube + system + hard eviction). Go walks a map here, so with several
+    mismatches its choice is random; memory, then hugepages by name, is reported first."""
+    totals: dict[str, GoQuantity] = {}
+    for resources in reserved_memory.values():
+        for name, text in resources.items():
+            q = GoQuantity.parse(str(text))
+            totals[name] = q.add(totals[name]) if name in totals else q
+    names = set(totals) | {n for n in reservation if is_memory_resource(n)}
+    for name in sorted(names, key=lambda n: (n != "memory", n)):
+        expected = GoQuantity.of(0).add(reservation[name]) if name in reservation else GoQuantity.of(0)
+        got = GoQuantity.of(0).add(totals[name]) if name in totals else GoQuantity.of(0)
+        if got.amount != expected.amount:
+            raise ConfigRejected(
+                f"the total amount {gostr.quote(str(got))} of type {gostr.quote(name)} is not equal to the value "
+                f"{gostr.quote(str(expected))} determined by Node Allocatable feature"
+            )
+
+
+def _validate_node_allocatable(capacity: Mapping[str, GoQuantity], reservation: Mapping[str, GoQuantity]) -> None:
+    """``validateNodeAllocatable``, printing quantities with ``%v`` as the kubelet does."""
+    errors = []
+    for name, reserved in reservation.items():
+        left = capacity.get(name, GoQuantity.of(0)).sub(reserved)
+        if left.value < 0:
+            errors.append(
+                f"Resource {gostr.quote(name)} has an allocatable of {reserved.go_v()}, capacity of {left.go_v()}"
+            )
+    if errors:
+        raise ConfigRejected("invalid Node Allocatable configuration. " + " ".join(errors))
 
 
 def simulate(node: NodeModel, pods: Iterable[Pod | Mapping[str, Any]]) -> list[PodResult]:
