@@ -164,6 +164,31 @@ def test_config_the_kubelet_refuses_is_reported_per_node():
     assert nodes.loc[0, "refusal"] == "[cpumanager] unable to determine reserved CPU resources for static policy"
 
 
+@pytest.mark.parametrize(
+    ("target", "text"),
+    [
+        (
+            # The 100Mi default hard-eviction threshold is part of the Node Allocatable reservation.
+            {"memoryManagerPolicy": "Static"},
+            'the total amount "0" of type "memory" is not equal to the value "100Mi" determined by Node Allocatable '
+            "feature",
+        ),
+        ({"reservedSystemCPUs": "0,64"}, "reserved-cpus: 0,64 is not a subset of online-cpus: 0-15"),
+        (
+            {"reservedSystemCPUs": "", "kubeReserved": {"cpu": "20"}},
+            "new static policy error: [cpumanager] unable to reserve the required amount of CPUs (size of  did not "
+            "equal 20)",
+        ),
+        ({"evictionHard": {"memory.free": "1Gi"}}, "unsupported eviction signal memory.free"),
+    ],
+)
+def test_start_up_refusals_are_the_kubelets_words_and_no_pod_is_predicted(target, text):
+    frame, nodes = whatif(snapshot([SMT_NODE], pods_of(["2"])), {"cpuManagerPolicy": "static", **target})
+    assert frame.empty
+    assert not nodes.loc[0, "kubelet starts"]
+    assert nodes.loc[0, "refusal"] == text
+
+
 def test_headroom_counts_more_pods_of_common_sizes():
     snap = snapshot([SMT_NODE], pods_of(["4"]))
     assert common_sizes(snap) == [("4", "1Gi")]

@@ -31,7 +31,16 @@ CASES = _load()
 
 def test_case_files_present_and_ids_unique():
     kinds = {c["kind"] for c in CASES}
-    assert kinds == {"merge", "options", "cpu_hints", "cpu_provider", "memory_hints", "device_hints", "admit"}
+    assert kinds == {
+        "merge",
+        "options",
+        "cpu_hints",
+        "cpu_provider",
+        "memory_hints",
+        "device_hints",
+        "admit",
+        "node_replay",
+    }
     ids = [c["id"] for c in CASES]
     assert len(ids) == len(set(ids))
 

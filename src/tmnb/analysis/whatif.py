@@ -128,10 +128,10 @@ def replay_node(
 ) -> NodeReplay:
     if not node.cpus or not node.numa:
         return NodeReplay(node.name, [], unmodelled=UNMODELLED)
-    model = model_for(plan if plan is not None else plan_for(node, target), mode)
     ordered = replay_order(pods)
     models = [model_pod(p) for p in ordered]
     try:
+        model = model_for(plan if plan is not None else plan_for(node, target), mode)
         sim = NodeSimulator(model)
     except ConfigRejected as err:
         return NodeReplay(node.name, [], refused=err.message)

@@ -206,7 +206,7 @@ def reservations(cfg: Mapping[str, Any], machine: Machine) -> Reservations:
 def _bounded(start: int, end: int, online: frozenset[int]) -> range:
     """The range, or just its first id beyond the machine: enough to refuse ``0-99999999`` at once."""
     top = max(online, default=-1)
-    return range(start, min(end, top + 1) + 1)
+    return range(start, max(start, min(end, top + 1)) + 1)
 
 
 def _resource_list(values: Mapping[str, Any], flag: str) -> dict[str, GoQuantity]:
@@ -234,7 +234,7 @@ def _resource_list(values: Mapping[str, Any], flag: str) -> dict[str, GoQuantity
 def _memory_threshold(eviction_hard: Mapping[str, Any]) -> tuple[GoQuantity | None, float | None] | None:
     """``ParseThresholdConfig`` over the hard thresholds; returns memory.available's value (a quantity or
     a float32 fraction of capacity), None when it is unset or ``0%``/``100%`` (which the kubelet drops)."""
-    found = None
+    found: tuple[GoQuantity | None, float | None] | None = None
     for signal in sorted(eviction_hard):
         value = str(eviction_hard[signal])
         if signal not in _SIGNALS:

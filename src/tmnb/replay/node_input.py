@@ -6,7 +6,6 @@ all build their ``NodeSimulator`` from here.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
@@ -18,6 +17,7 @@ from tmnb.kubelet.options import OLDEST_MODELLED
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.pod import quantity
+from tmnb.kubelet.startup import start_settings
 from tmnb.replay.plan import NodePlan, kubelet_version, plan_for
 from tmnb.snapshot import Node, Pod
 from tmnb.versions import MODELLED_KUBELET, KubeVersion
@@ -58,25 +58,9 @@ def _version(node: Node) -> KubeVersion:
 
 
 def settings_of(plan: NodePlan) -> ModelSettings:
-    s = plan.planned
-    node = plan.node
-    reserved_memory = {int(e["numaNode"]): dict(e.get("limits", {})) for e in (s.get("reservedMemory") or [])}
-    cpu_reserved = sum(
-        quantity((s.get(k) or {}).get("cpu", "0"), f"{k}.cpu") for k in ("kubeReserved", "systemReserved")
-    )
-    return ModelSettings(
-        topology_manager_policy=s["topologyManagerPolicy"],
-        topology_manager_scope=s["topologyManagerScope"],
-        topology_manager_policy_options=dict(s.get("topologyManagerPolicyOptions") or {}),
-        cpu_manager_policy=s["cpuManagerPolicy"],
-        cpu_manager_policy_options=dict(s.get("cpuManagerPolicyOptions") or {}),
-        reserved_system_cpus=s.get("reservedSystemCPUs") or None,
-        reserved_cpu_count=math.ceil(cpu_reserved),
-        memory_manager_policy=s["memoryManagerPolicy"],
-        reserved_memory=reserved_memory,
-        version=_version(node),
-        feature_gates=dict(s.get("featureGates") or {}),
-    )
+    """The planned settings through the kubelet's own start-up steps, so a configuration it would
+    refuse raises ``ConfigRejected`` in its words before any pod is predicted."""
+    return start_settings(plan.planned, machine_of(plan.node), version=_version(plan.node))
 
 
 def existing_allocations(node: Node) -> tuple[ExistingAllocation, ...]:

@@ -11,19 +11,18 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from tmnb.kubelet import startup
 from tmnb.kubelet.names import CPU_NONE, MEMORY_NONE, SCOPE_CONTAINER, TOPOLOGY_NONE
 from tmnb.parse.duration import parse_go_duration
 from tmnb.parse.kubelet_fields import DURATION_FIELDS, FIELD_SINCE, FIELD_TYPES
 from tmnb.versions import KubeVersion
 
-#: eviction.DefaultEvictionHard (Linux). Newer kubelets add imagefs.inodesFree: 5%.
+#: eviction.DefaultEvictionHard as the kubelets tmnb reports on write it to /configz: the four signals
+#: of the releases before imagefs.inodesFree joined the default set (the replay uses all five, which
+#: changes no reservation: only memory.available reserves anything).
 DEFAULT_EVICTION_HARD: dict[str, str] = {
-    "memory.available": "100Mi",
-    "nodefs.available": "10%",
-    "nodefs.inodesFree": "5%",
-    "imagefs.available": "15%",
+    k: v for k, v in startup.DEFAULT_EVICTION_HARD.items() if k != "imagefs.inodesFree"
 }
-
 _DEFAULTS: dict[str, Any] = {
     "cpuManagerPolicy": CPU_NONE,
     "cpuManagerReconcilePeriod": "10s",
