@@ -113,6 +113,9 @@ def busy_snapshot() -> Snapshot:
             reservedSystemCPUs="0,8",
             memoryManagerPolicy="Static",
             reservedMemory=[{"numaNode": 0, "limits": {"memory": "1Gi"}}, {"numaNode": 1, "limits": {"memory": "1Gi"}}],
+            # 1948Mi + the 100Mi default hard-eviction threshold = the 2Gi reservedMemory sum, or the
+            # kubelet refuses to start.
+            systemReserved={"memory": "1948Mi"},
         )
     )
     allocs = [

@@ -8,7 +8,7 @@ nothing fits, the hint map is *empty* (not an empty list), which the Topology Ma
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tmnb.errors import ConfigRejected, InputError
@@ -64,30 +64,49 @@ def _err(text: str) -> AdmissionError:
 def calculate_hints(
     state: Mapping[int, NUMANodeState], requested: Mapping[str, int], reusable: Mapping[int, Mapping[str, int]]
 ) -> dict[str, list[TopologyHint]]:
-    """``calculateHints``: ``reusable`` maps a NUMA mask to this pod's reusable init-container memory."""
+    """``calculateHints``: ``reusable`` maps a NUMA mask to this pod's reusable init-container memory.
+
+    The kubelet sums each mask's tables afresh; here each mask's sums extend those of the mask
+    without its lowest node (masks come smallest first), which keeps 16 NUMA nodes (65,535 masks)
+    in tens of milliseconds without changing which masks qualify or their order."""
     nodes = sorted(state)
+    masks = iterate_masks(nodes)
+    wanted = list(requested.items())
+    allocatable = {r: _subset_sums(masks, {n: _table(state, n, r).allocatable for n in nodes}) for r, _ in wanted}
+    free = {r: _subset_sums(masks, {n: _table(state, n, r).free for n in nodes}) for r, _ in wanted}
+    grouped = mask_of(n for n in nodes if len(state[n].cells) > 1)
+    busy_alone = mask_of(n for n in nodes if state[n].assignments > 0 and len(state[n].cells) == 1)
+    busy_groups = [
+        (1 << n, mask_of(state[n].cells)) for n in nodes if state[n].assignments > 0 and len(state[n].cells) > 1
+    ]
     min_size = len(nodes)
     found: list[int] = []
-    wanted = list(requested.items())
-    for mask in iterate_masks(nodes):
-        bits = bits_of(mask)
-        tables = [[_table(state, n, r) for n in bits] for r, _ in wanted]
-        if any(sum(t.allocatable for t in ts) < size for ts, (_, size) in zip(tables, wanted, strict=True)):
+    for mask in masks:
+        if any(allocatable[r][mask] < size for r, size in wanted):
             continue
-        if len(bits) < min_size:
-            min_size = len(bits)
-        if len(bits) == 1:
-            if len(state[bits[0]].cells) > 1:
+        count = mask.bit_count()
+        min_size = min(min_size, count)
+        if count == 1:
+            if mask & grouped:  # a node already in a multi-node group cannot serve alone
                 continue
-        elif any(
-            state[n].assignments > 0 and (len(state[n].cells) == 1 or sorted(state[n].cells) != bits) for n in bits
-        ):
-            continue
+        elif mask & busy_alone or any(mask & bit and mask != group for bit, group in busy_groups):
+            continue  # a node with allocations may only be used again with exactly its own group
         reuse = reusable.get(mask, {})
-        if any(sum(t.free for t in ts) + reuse.get(r, 0) < size for ts, (r, size) in zip(tables, wanted, strict=True)):
+        if any(free[r][mask] + reuse.get(r, 0) < size for r, size in wanted):
             continue
         found.append(mask)
-    return {r: [TopologyHint(m, m.bit_count() == min_size) for m in found] for r in requested} if found else {}
+    if not found:
+        return {}
+    hints = [TopologyHint(m, m.bit_count() == min_size) for m in found]
+    return {r: hints for r in requested}  # one list for every resource, as each gets the same hints
+
+
+def _subset_sums(masks: Sequence[int], values: Mapping[int, int]) -> dict[int, int]:
+    sums = {0: 0}
+    for mask in masks:
+        low = mask & -mask
+        sums[mask] = sums[mask ^ low] + values[low.bit_length() - 1]
+    return sums
 
 
 _ZERO = ModelMemoryTable(0, 0, 0)
