@@ -5,6 +5,8 @@ import pytest
 from factories import busy_snapshot, node, snapshot
 from tmnb import plots
 from tmnb.analysis.occupancy import occupancy, pod_occupancy
+from tmnb.plots.figures import DPI, MAX_WIDTH_PX, overlapping_text
+from tmnb.sources.sample import load_sample
 
 
 @pytest.fixture
@@ -22,10 +24,11 @@ def test_node_bars(busy, tmp_path):
     titles = [ax.get_title() for ax in fig.axes]
     assert titles == ["cpu", "memory", "example.com/nic", "nvidia.com/gpu"]
     cpu, mem = fig.axes[0], fig.axes[1]
-    assert labels(cpu)[1:] == ("NUMA zone", "cpus")
-    assert mem.get_ylabel() == "GiB"
-    assert [t.get_text() for t in cpu.get_xticklabels()] == ["NUMA 0", "NUMA 1"]
-    assert {t.get_text() for t in cpu.texts} == {"pg-0", "train"}
+    assert labels(cpu)[1:] == ("cpus", "NUMA zone")
+    assert mem.get_xlabel() == "GiB"
+    assert [t.get_text() for t in cpu.get_yticklabels()] == ["NUMA 0", "NUMA 1", "no NUMA"]
+    assert {t.get_text() for t in cpu.texts} <= {"pg-0", "train"}
+    assert {t.get_text() for t in fig.legends[0].get_texts()} >= {"pg-0", "train", "reserved"}
     assert "w1" in fig._suptitle.get_text()
     path = plots.save(fig, tmp_path, "w1 bars")
     assert path.name == "w1_bars.png" and path.stat().st_size > 5000
@@ -53,3 +56,52 @@ def test_fleet_heatmap_bins_large_groups(nodes, max_rows):
     assert "fraction" in fig.axes[1].get_ylabel()
     if nodes > max_rows:
         assert "nodes (rank 1-" in ax.get_yticklabels()[0].get_text()
+
+
+def test_overlap_check_catches_crowded_tick_labels():
+    """The check itself can fail: 34 long labels on a narrow axis collide."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.bar(range(34), range(34))
+    ax.set_xticks(range(34), [f"NUMA {i}" for i in range(34)])
+    ax.text(5, 10, "spark-executor-1")
+    ax.text(5.5, 10, "spark-executor-2")
+    clashes = overlapping_text(fig)
+    assert ("NUMA 0", "NUMA 1") in clashes and ("spark-executor-1", "spark-executor-2") in clashes
+    plt.close(fig)
+
+
+def _readable(fig, tmp_path, name):
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    assert overlapping_text(fig) == [], name
+    small = {t.get_text() for ax in fig.axes for t in ax.texts if t.get_fontsize() < 8}
+    assert not small, f"{name}: text under 8 pt: {sorted(small)[:5]}"
+    width, _ = Image.open(plots.save(fig, tmp_path, name)).size
+    plt.close(fig)
+    assert width <= MAX_WIDTH_PX, f"{name} is {width} px wide"
+
+
+@pytest.mark.parametrize("name", [n.name for n in load_sample().nodes])
+def test_every_sample_node_figure_reads(name, tmp_path):
+    """2, 4, 8, 16 and 34 NUMA zones: no overlapping labels, no tiny text, no figure wider than a screen."""
+    snap = load_sample()
+    occ, pods = occupancy(snap), pod_occupancy(snap)
+    _readable(plots.node_numa_bars(occ, pods, name), tmp_path, f"{name}-numa")
+    _readable(plots.cpu_map(snap.node(name)), tmp_path, f"{name}-cpu-map")
+
+
+def test_fleet_heatmaps_read(tmp_path):
+    occ = occupancy(load_sample())
+    for resource in ("cpu", "memory"):
+        _readable(plots.fleet_heatmap(occ, resource), tmp_path, f"fleet-{resource}")
+
+
+def test_more_than_eight_zones_is_a_heatmap_not_a_bar_row():
+    snap = load_sample()
+    wide = next(n.name for n in snap.nodes if len({c.numa for c in n.cpus}) > 8)
+    fig = plots.node_numa_bars(occupancy(snap), pod_occupancy(snap), wide)
+    assert fig.axes[0].images and not fig.axes[0].patches
+    assert DPI * fig.get_size_inches()[0] <= MAX_WIDTH_PX

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 KEEP_INPUT_TAGS = {"injected-parameters", "show-input"}
+#: nbconvert's lab template minus the scripts it would fetch from a CDN (see the template).
+TEMPLATES = Path(__file__).parent / "templates"
 
 
 def _tag_hidden_inputs(nb: Any) -> None:
@@ -32,7 +34,13 @@ def render_html(executed: Path, target: Path, *, show_code: bool = False, title:
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_cell_tags = {"remove-cell"}
     config.TagRemovePreprocessor.remove_input_tags = {"remove-input"}
-    exporter = HTMLExporter(config=config, exclude_input_prompt=True, exclude_output_prompt=True)
+    exporter = HTMLExporter(
+        config=config,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+        extra_template_basedirs=[str(TEMPLATES)],
+        template_name="tmnb-report",
+    )
     body, _ = exporter.from_notebook_node(nb)
     target.write_text(body, encoding="utf-8")
     return target

@@ -11,6 +11,7 @@ import pandas as pd
 from tmnb.analysis.inventory import shape_of
 from tmnb.errors import SnapshotError
 from tmnb.snapshot import Snapshot, digest, load
+from tmnb.verdict import Verdict
 
 Status = Literal["done", "partial", "missing"]
 Check = tuple[Status, str]
@@ -110,3 +111,26 @@ def checklist(snapshot: Snapshot, stored: Path | None) -> pd.DataFrame:
     results = [(item, *check(snapshot)) for item, check in CHECKS]
     results.append(("Inventory stored in versioned form", *stored_versioned(stored, snapshot)))
     return pd.DataFrame(results, columns=["item", "status", "evidence"])
+
+
+#: The change the next report checks by default (the readiness notebook's default target).
+NEXT_TARGET = "{topologyManagerPolicy: single-numa-node}"
+
+
+def verdict(checks: pd.DataFrame, stored: Path) -> Verdict:
+    """The checklist's result first: which items are incomplete and why, then the next report to run."""
+    done = checks["status"] == "done"
+    gaps = [f"**{r.item}** ({r.status}): {r.evidence}" for r in checks[~done].itertuples()]
+    command = f"tmnb run notebooks/03-readiness.ipynb -p source {stored} -p target '{NEXT_TARGET}'"
+    if gaps:
+        headline = (
+            f"Checklist: {int(done.sum())} of {len(checks)} items done; {len(gaps)} incomplete: "
+            "complete them before the change."
+        )
+    else:
+        headline = f"Checklist complete: all {len(checks)} items done. The baseline snapshot is stored."
+    steps = [
+        f"Baseline snapshot: `{stored}`.",
+        "Check the planned change against every node (set `target` to the change you plan):",
+    ]
+    return Verdict("warn" if gaps else "ok", headline, [("Incomplete", gaps), ("What to do next", steps)], [command])

@@ -13,10 +13,12 @@ from collections.abc import Iterator
 import pandas as pd
 from kubernetes.utils import parse_quantity
 
+from tmnb.analysis.checklist import NEXT_TARGET
 from tmnb.analysis.inventory import shape_of
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.snapshot import Node, Snapshot
+from tmnb.verdict import Verdict
 
 COLUMNS = ["node", "pool", "shape", "numa", "resource", "unit", "capacity", "reserved", "exclusive", "free", "fraction"]
 POD_COLUMNS = ["node", "numa", "resource", "unit", "namespace", "pod", "container", "amount"]
@@ -198,3 +200,35 @@ def pod_occupancy(snapshot: Snapshot, node: str | None = None) -> pd.DataFrame:
                     for z in device_numa.get(dev_id, [NO_TOPOLOGY]):
                         rows.append({**base, "numa": z, "resource": d.resource, "unit": "devices", "amount": 1})
     return pd.DataFrame(rows, columns=POD_COLUMNS)
+
+
+def verdict(occ: pd.DataFrame, source: str, *, full: float = 0.9) -> Verdict:
+    """Where exclusive room is left: the most loaded pools and the NUMA zones nearly full of pinned
+    CPUs (a pod needing one zone cannot land there), then the readiness report to run next."""
+    cpu = occ[(occ["resource"] == "cpu") & (occ["capacity"] > 0)]
+    pools = cpu.groupby("pool")[["exclusive", "capacity", "reserved"]].sum()
+    share = (pools["exclusive"] / (pools["capacity"] - pools["reserved"]).clip(lower=1)).sort_values(ascending=False)
+    lines = [f"**{pool}**: {100 * s:.0f} % of allocatable CPUs held exclusively" for pool, s in share.items()]
+    hot = cpu[cpu["fraction"] >= full]
+    zones = [
+        f"**{node}**: NUMA {CPUSet(int(z) for z in part['numa'])} ≥ {100 * full:.0f} % pinned"
+        for node, part in hot.groupby("node")
+    ]
+    nodes = occ["node"].nunique()
+    headline = (
+        f"{len(zones)} of {nodes} node(s) have NUMA zones nearly full of pinned CPUs: "
+        "new single-zone pods will not fit there."
+        if zones
+        else f"No NUMA zone on the {nodes} node(s) is nearly full of pinned CPUs."
+    )
+    command = f"tmnb run notebooks/03-readiness.ipynb -p source {source} -p target '{NEXT_TARGET}'"
+    return Verdict(
+        "warn" if zones else "ok",
+        headline,
+        [
+            ("Nearly full zones", zones),
+            ("Pools, most loaded first", lines),
+            ("What to do next", ["Check a planned change against these nodes:"]),
+        ],
+        [command],
+    )

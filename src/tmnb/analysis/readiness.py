@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -22,6 +22,7 @@ from tmnb.errors import InputError
 from tmnb.replay import NodePlan, plans_for, show_value
 from tmnb.settings.target import check_target_fields
 from tmnb.snapshot import Snapshot
+from tmnb.verdict import Verdict
 
 #: Findings whose remedy is a manual step during the rollout, not a change of plan.
 MANUAL_ACTION_RULES = {"manager-policy-change", "flag-overrides-file", "kubeadm-overwrites", "version-skew"}
@@ -229,3 +230,52 @@ def summary(report: Readiness) -> str:
     target = ", ".join(f"`{k}: {show_value(v)}`" for k, v in report.target.items())
     alert = f" **Alert:** {report.alert}." if report.alert else " No alert."
     return f"Target {target}. Nodes: {verdict}.{alert}"
+
+
+def verdict(report: Readiness) -> Verdict:
+    """The report's answer: what is ready, what blocks (each blocker's remedy in full), the canary
+    per pool and the exact command that plans the canary's rollout."""
+    import yaml
+
+    counts = Counter(report.verdicts["verdict"])
+    by = {v: sorted(report.verdicts.loc[report.verdicts["verdict"] == v, "node"]) for v in VERDICTS}
+    ready = [f"**{counts[v]}** {v}: {', '.join(by[v])}" for v in VERDICTS if counts[v]]
+    blocks = [
+        f"**{f.node}** ({f.rule}): {f.explanation} **Fix:** {f.remedy}"
+        for f in report.findings
+        if SEVERITY_ORDER[f.severity] >= SEVERITY_ORDER[report.fail_on]
+    ]
+    rejected = report.pods[~report.pods["admitted"]] if not report.pods.empty else report.pods
+    for node, pods in rejected.groupby("node") if len(rejected) else ():
+        first = pods.iloc[0]
+        blocks.append(
+            f"**{node}**: {len(pods)} pod(s) would be rejected, first {first['namespace']}/{first['pod']} "
+            f"({first['reason']}: {first['message']}). Leave this node out, or free or re-size the pods first."
+        )
+    picked = report.canary[report.canary["canary"] != ""]
+    canaries = [f"pool **{r.pool}**: canary `{r.canary}` ({r.why})" for r in picked.itertuples()]
+    canaries += [f"pool **{r.pool}**: no canary: {r.why}" for r in report.canary.itertuples() if not r.canary]
+    commands: list[str] = []
+    blocked = {f.node for f in report.findings if SEVERITY_ORDER[f.severity] >= SEVERITY_ORDER[report.fail_on]}
+    clean = picked[~picked["canary"].isin(blocked)]
+    if len(picked):
+        first = (clean if len(clean) else picked).iloc[0]["canary"]
+        target = yaml.safe_dump(report.target, default_flow_style=True, width=10_000).strip()
+        commands = [
+            f"tmnb run notebooks/04-rollout.ipynb -p target '{target}' -p nodes '[{first}]' -p canary {first}",
+        ]
+    if blocks:
+        tone: Literal["ok", "warn", "stop"] = "stop"
+        headline = f"Not ready: {len(blocks)} thing(s) block this change. Fix them, then plan the canary."
+    elif counts["needs action"] or counts["unknown"]:
+        tone, headline = "warn", "Ready with manual steps: the plan below lists them per node. Start with the canary."
+    else:
+        tone, headline = "ok", "Ready: nothing blocks this change. Start with the canary."
+    next_steps = canaries + (
+        ["Plan the canary's rollout (writes nothing; add `-p mode execute -p approve '[canary]'` to carry it out):"]
+        if commands
+        else []
+    )
+    return Verdict(
+        tone, headline, [("Nodes", ready), ("What blocks", blocks), ("What to do next", next_steps)], commands
+    )

@@ -1,0 +1,201 @@
+"""Tables as a person reads them: plain-language cells, every row in the HTML, a CSV beside it.
+
+The reports are read in a browser by SREs who act on them, so a cell shows what a person would
+write (``0,1``, ``30 CPUs``, ``128 GiB``, an empty cell rather than ``None``/``<NA>``/``nan``),
+long texts are never cut, long tables can be sorted, filtered, searched and paged (itables, with
+its JavaScript embedded in the report so it opens offline), and each table is also written as
+``tables/<name>.csv`` in the run folder. A table without rows is a sentence saying why.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tmnb.cpuset import CPUSet
+
+GIB = float(1 << 30)
+#: Units a numeric column can be declared in; bytes are shown in binary multiples.
+UNITS = ("CPUs", "bytes", "GiB", "%", "s")
+#: Tables up to this many rows are shown whole, without paging or search controls.
+SHORT = 15
+#: What an absent value means, by column name, where "empty" would hide a fact.
+ABSENT_WORDS = {"numa": "any", "cpuset": "shared pool"}
+
+_initialised = False
+
+
+def _number(x: float) -> str:
+    """Fixed-point, never scientific: integers as integers, others with at most 2 decimals."""
+    if float(x).is_integer():
+        return f"{int(x):,}"
+    return f"{x:,.2f}".rstrip("0").rstrip(".")
+
+
+def quantity(x: Any, unit: str) -> str:
+    """``30 CPUs``, ``1 CPU``, ``128 GiB``, ``512 MiB``, ``45 %``; empty when absent."""
+    if _absent(x):
+        return ""
+    x = float(x)
+    if unit == "CPUs":
+        return f"{_number(x)} CPU" + ("" if x == 1 else "s")
+    if unit == "bytes":
+        for size, name in ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+            if abs(x) >= size:
+                return f"{_number(round(x / size, 1))} {name}"
+        return f"{_number(x)} B"
+    if unit == "GiB":
+        return quantity(x * GIB, "bytes")
+    if unit == "share":
+        return quantity(100 * x, "%")
+    if unit == "%":
+        return f"{_number(round(x, 1))} %"
+    return f"{_number(x)} {unit}"
+
+
+def _absent(value: Any) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _is_cpu_column(column: str) -> bool:
+    return bool(re.search(r"cpuset|cpus?\b|cpu list", column, re.IGNORECASE))
+
+
+def cell(value: Any, column: str = "") -> str:
+    """One value as text: lists ``0,1`` (cpu-lists for CPU columns), mappings ``key: value``."""
+    if _absent(value):
+        return ABSENT_WORDS.get(column, "")
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, Mapping):
+        if not value:
+            return ""
+        parts = {str(k): cell(v, column) for k, v in value.items()}
+        if len(set(parts.values())) == 1 and column in ABSENT_WORDS:
+            return next(iter(parts.values()))
+        return "; ".join(f"{k}: {v}" for k, v in parts.items())
+    if isinstance(value, Iterable) and not isinstance(value, str | bytes):
+        items = list(value)
+        if not items:
+            return ABSENT_WORDS.get(column, "")
+        if all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+            return str(CPUSet(items)) if _is_cpu_column(column) else ",".join(str(i) for i in sorted(items))
+        return ", ".join(cell(i, column) for i in items)
+    text = str(value)
+    return ABSENT_WORDS.get(column, "") if text in {"None", "<NA>", "nan", "NaN", "{}", "[]"} else text
+
+
+def humanize(frame: pd.DataFrame, units: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Every cell as text; ``units`` maps numeric columns to a unit, or to ``"unit"`` for a
+    frame whose own ``unit`` column names each row's unit (then that column is dropped)."""
+    units = dict(units or {})
+    out = frame.copy()
+    if not isinstance(out.index, pd.RangeIndex):
+        out = out.reset_index()
+    out.columns = [str(c) for c in out.columns]
+    for column in out.columns:
+        if column.endswith("_gib"):
+            units.setdefault(column, "GiB")
+        elif column == "fraction" or column.endswith(" fraction"):
+            units.setdefault(column, "share")
+    if "unit" in out.columns:  # numeric columns of a frame with a unit per row are quantities in it
+        for column in out.columns:
+            if column != "unit" and pd.api.types.is_float_dtype(out[column]):
+                units.setdefault(column, "unit")
+    per_row = [c for c, u in units.items() if u == "unit"]
+    for column in out.columns:
+        if column in per_row:
+            out[column] = [quantity(v, _row_unit(u)) for v, u in zip(out[column], out["unit"], strict=True)]
+        elif column in units:
+            out[column] = [quantity(v, units[column]) for v in out[column]]
+        else:
+            out[column] = [cell(v, column) for v in out[column]]
+    if per_row:
+        out = out.drop(columns="unit")
+    return out.rename(columns={c: c.removesuffix("_gib") for c in out.columns}).astype(object)
+
+
+def _row_unit(unit: Any) -> str:
+    return {"cpus": "CPUs", "cpu": "CPUs"}.get(str(unit), str(unit))
+
+
+def write_csv(frame: pd.DataFrame, out_dir: str | Path, name: str) -> Path:
+    """The table as the report shows it, as ``tables/<name>.csv`` in the run folder."""
+    path = Path(out_dir) / "tables" / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _init() -> None:
+    """Embed the DataTables bundle once per kernel, so the HTML report needs no network."""
+    global _initialised
+    if not _initialised:
+        from itables import init_notebook_mode
+
+        init_notebook_mode(all_interactive=False, connected=False)
+        _initialised = True
+
+
+def show(
+    frame: pd.DataFrame,
+    name: str,
+    out_dir: str | Path,
+    *,
+    empty: str,
+    units: Mapping[str, str] | None = None,
+    caption: str = "",
+) -> None:
+    """Display ``frame`` for a person and write its CSV; ``empty`` is the sentence shown instead of
+    a table without rows (say what was looked for and why nothing matched)."""
+    from IPython.display import HTML, Markdown, display
+
+    if frame.empty:
+        display(Markdown(f"_{empty}_"))
+        return
+    table = humanize(frame, units)
+    path = write_csv(table, out_dir, name)
+    _init()
+    from itables import show as itable
+
+    long = len(table) > SHORT
+    layout = (
+        {"topStart": "pageLength", "topEnd": "search", "bottomStart": "info", "bottomEnd": "paging"}
+        if long
+        else {"topStart": None, "topEnd": None, "bottomStart": "info", "bottomEnd": None}
+    )
+    itable(
+        table,
+        maxBytes=0,
+        maxColumns=0,
+        showIndex=False,
+        paging=long,
+        pageLength=25,
+        lengthMenu=[10, 25, 100, -1],
+        layout=layout,
+        order=[],
+        classes="display compact cell-border tmnb-table",
+        style="table-layout:auto;width:100%;margin:0;caption-side:bottom",
+        columnDefs=[{"className": "dt-left", "targets": "_all"}],
+        css=".tmnb-table td{white-space:normal;overflow-wrap:break-word;vertical-align:top}",
+        caption=caption or None,
+        column_filters="footer" if long else False,
+        scrollX=True,
+    )
+    display(
+        HTML(
+            f'<p class="tmnb-csv"><small>All {len(table)} rows as CSV: <a href="{path.parent.name}/'
+            f'{path.name}">{path.parent.name}/{path.name}</a></small></p>'
+        )
+    )

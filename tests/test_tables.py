@@ -1,0 +1,59 @@
+"""Cells read as a person writes them, every row reaches the HTML, and each table has its CSV."""
+
+import pandas as pd
+import pytest
+
+from tmnb import tables
+
+
+@pytest.mark.parametrize(
+    ("value", "column", "shown"),
+    [
+        (None, "", ""),
+        (pd.NA, "", ""),
+        (float("nan"), "", ""),
+        ({"kube-proxy": None}, "numa", "any"),
+        ({"app": [0, 1], "sidecar": None}, "numa", "app: 0,1; sidecar: any"),
+        ([0, 1, 2, 3, 8], "cpuset", "0-3,8"),
+        ([1, 0], "numa", "0,1"),
+        (3.0e1, "", "30"),
+        (137439000000.0, "", "137,439,000,000"),
+        (True, "", "yes"),
+        ("{}", "topologyManagerPolicyOptions", ""),
+    ],
+)
+def test_cells(value, column, shown):
+    assert tables.cell(value, column) == shown
+
+
+@pytest.mark.parametrize(
+    ("x", "unit", "shown"),
+    [(30, "CPUs", "30 CPUs"), (1, "CPUs", "1 CPU"), (137438953472, "bytes", "128 GiB"), (0.5, "GiB", "512 MiB")],
+)
+def test_quantities(x, unit, shown):
+    assert tables.quantity(x, unit) == shown
+
+
+def test_a_unit_column_makes_numbers_quantities():
+    frame = pd.DataFrame(
+        {"resource": ["cpu", "memory"], "unit": ["cpus", "GiB"], "capacity": [30.0, 128.0], "fraction": [0.5, 0.25]}
+    )
+    shown = tables.humanize(frame)
+    assert list(shown.columns) == ["resource", "capacity", "fraction"]
+    assert list(shown["capacity"]) == ["30 CPUs", "128 GiB"]
+    assert list(shown["fraction"]) == ["50 %", "25 %"]
+
+
+def test_show_writes_the_csv_and_every_row(tmp_path, capsys):
+    frame = pd.DataFrame({"node": [f"n{i}" for i in range(260)], "remedy": ["x" * 300] * 260})
+    from IPython.core.interactiveshell import InteractiveShell
+
+    InteractiveShell.instance()
+    tables.show(frame, "pods", tmp_path, empty="never")
+    csv = pd.read_csv(tmp_path / "tables" / "pods.csv")
+    assert len(csv) == 260 and csv["remedy"].str.len().min() == 300
+
+
+def test_an_empty_table_is_a_sentence(tmp_path):
+    tables.show(pd.DataFrame(columns=["a"]), "none", tmp_path, empty="Nothing matched: no pod is rejected.")
+    assert not (tmp_path / "tables").exists()
