@@ -24,7 +24,12 @@ from tmnb.kubelet.conformance import answer
 
 GI = 1 << 30
 POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
-CPU_OPTIONS = ({}, {"full-pcpus-only": "true"}, {"distribute-cpus-across-numa": "true"}, {"strict-cpu-reservation": "true"})
+CPU_OPTIONS = (
+    {},
+    {"full-pcpus-only": "true"},
+    {"distribute-cpus-across-numa": "true"},
+    {"strict-cpu-reservation": "true"},
+)
 
 
 def machine(rng: random.Random) -> tuple[list[dict[str, int]], list[dict[str, Any]]]:
@@ -87,7 +92,11 @@ def case(rng: random.Random, n: int) -> dict[str, Any]:
         kubelet["reservedMemory"] = [{"numaNode": 0, "limits": {"memory": "1124Mi"}}]
     per_numa = len(cpus) // len(nodes)
     pods = [pod(rng, i, per_numa) for i in range(rng.randint(1, 14))]
-    return {"id": f"bench/{n}", "kind": "node_replay", "input": {"cpus": cpus, "numa_nodes": nodes, "kubelet": kubelet, "pods": pods}}
+    return {
+        "id": f"bench/{n}",
+        "kind": "node_replay",
+        "input": {"cpus": cpus, "numa_nodes": nodes, "kubelet": kubelet, "pods": pods},
+    }
 
 
 def main() -> None:

@@ -524,10 +524,10 @@ def test_regression_lines_and_the_top_of_the_report():
     assert line.startswith("latency_p99 container=web: +3") and "95% CI" in line
     (maybe,) = stats.possible_regressions(table)
     assert maybe.startswith("latency_p99 container=api: +") and "95% CI +" in maybe
-    top = stats.attention(table)
-    assert top.index("Metric regressions") < top.index(line) < top.index("Possible regressions") < top.index(maybe)
-    assert stats.attention(table.iloc[:0]) == "No metric regressions or possible regressions."
-    assert stats.attention(table, compared=False) == "No application metrics were compared."
+    shown = stats.readable(table)
+    assert list(shown["verdict"]) == ["regression", "possible regression"]
+    assert shown["change of the median"][0].startswith("+3") and shown["95 % interval"][0].count(" %") == 2
+    assert not shown.isin(["nan", "None"]).any().any() and "e-" not in shown.to_csv()
 
 
 # --- figures --------------------------------------------------------------------------------------

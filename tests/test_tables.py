@@ -20,6 +20,8 @@ from tmnb import tables
         (137439000000.0, "", "137,439,000,000"),
         (True, "", "yes"),
         ("{}", "topologyManagerPolicyOptions", ""),
+        (pd.Timestamp("2026-12-03T08:03:18.535803Z"), "time", "2026-12-03 08:03:18.535"),
+        (pd.Timestamp("2026-12-03T08:03:18Z"), "time", "2026-12-03 08:03:18"),
     ],
 )
 def test_cells(value, column, shown):

@@ -1,11 +1,16 @@
 """Render an executed notebook as a standalone HTML report.
 
 Code is hidden by default (the reader is an SRE or an incident reviewer, not the author),
-except the injected-parameters cell, which shows what the run was asked to do.
+except the injected-parameters cell, which shows what the run was asked to do, folded into one
+line ("Parameters of this run") so that the report's answer comes first. Widgets (progress bars, a
+gate's buttons) are written as the text they last showed: their renderer would come from a CDN,
+and a report must open offline.
 """
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +26,38 @@ def _tag_hidden_inputs(nb: Any) -> None:
             tags.append("remove-input")
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def _widget_text(model_id: str, state: dict[str, Any]) -> str:
+    """What a widget shows, as text: its labels and values, children in order."""
+    model = state.get(model_id, {})
+    fields = model.get("state", {})
+    name = model.get("model_name", "")
+    if "children" in fields:
+        texts = (_widget_text(str(c).removeprefix("IPY_MODEL_"), state) for c in fields["children"])
+        return " ".join(t for t in texts if t)
+    if name == "ButtonModel":
+        return f"[{fields.get('description', '')}]"
+    if name in ("HTMLModel", "LabelModel", "HTMLMathModel"):
+        text = html.unescape(re.sub(r"<[^>]+>", " ", str(fields.get("value", ""))))
+        return " ".join(text.replace("\u2007", " ").split())
+    return ""
+
+
+def _static_widgets(nb: Any) -> None:
+    """Each widget output replaced by its last text, and the widget state dropped, so nbconvert
+    adds no script that fetches the widget renderer."""
+    state = nb.metadata.pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).get(WIDGET_VIEW)
+            if view is not None:
+                text = _widget_text(str(view.get("model_id", "")), state)
+                output["data"] = {"text/plain": text or "(an interactive control: open the notebook to use it)"}
+
+
 def render_html(executed: Path, target: Path, *, show_code: bool = False, title: str | None = None) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
@@ -29,6 +66,7 @@ def render_html(executed: Path, target: Path, *, show_code: bool = False, title:
     nb = nbformat.read(executed, as_version=4)
     if not show_code:
         _tag_hidden_inputs(nb)
+    _static_widgets(nb)
     nb.metadata["title"] = title or executed.stem
     config = Config()
     config.TagRemovePreprocessor.enabled = True

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ GIB = float(1 << 30)
 UNITS = ("CPUs", "bytes", "GiB", "%", "s")
 #: Tables up to this many rows are shown whole, without paging or search controls.
 SHORT = 15
+#: A column whose longest cell is longer than this is prose: wrapped within a bounded width.
+TEXT = 40
 #: What an absent value means, by column name, where "empty" would hide a fact.
 ABSENT_WORDS = {"numa": "any", "cpuset": "shared pool"}
 
@@ -58,6 +61,14 @@ def quantity(x: Any, unit: str) -> str:
     return f"{_number(x)} {unit}"
 
 
+def moment(value: datetime) -> str:
+    """A time to the millisecond, in UTC: ``2026-12-03 08:03:18.535`` (no offset, no microseconds)."""
+    stamp = pd.Timestamp(value)
+    stamp = stamp.tz_convert("UTC") if stamp.tzinfo else stamp
+    text = stamp.strftime("%Y-%m-%d %H:%M:%S")
+    return f"{text}.{stamp.microsecond // 1000:03d}" if stamp.microsecond else text
+
+
 def _absent(value: Any) -> bool:
     if value is None or value is pd.NA or value is pd.NaT:
         return True
@@ -74,6 +85,8 @@ def cell(value: Any, column: str = "") -> str:
         return ABSENT_WORDS.get(column, "")
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, datetime):
+        return moment(value)
     if isinstance(value, int):
         return f"{value:,}" if abs(value) >= 10_000 else str(value)
     if isinstance(value, float):
@@ -148,6 +161,16 @@ def _init() -> None:
         _initialised = True
 
 
+#: Cells wrap; prose columns get a bounded width (breaking long tokens too) and the footer's filter
+#: boxes shrink with their column, so a wide table still fits the page instead of hiding its last,
+#: most explanatory columns off the right edge.
+_CSS = (
+    ".tmnb-table td{white-space:normal;overflow-wrap:break-word;vertical-align:top}"
+    ".tmnb-table td.tmnb-text{overflow-wrap:anywhere;min-width:12em;max-width:32em}"
+    ".tmnb-table tfoot input{width:100%;min-width:2em;box-sizing:border-box}"
+)
+
+
 def show(
     frame: pd.DataFrame,
     name: str,
@@ -170,6 +193,7 @@ def show(
     from itables import show as itable
 
     long = len(table) > SHORT
+    prose = [i for i, c in enumerate(table.columns) if table[c].map(len).max() > TEXT]
     layout = (
         {"topStart": "pageLength", "topEnd": "search", "bottomStart": "info", "bottomEnd": "paging"}
         if long
@@ -187,8 +211,8 @@ def show(
         order=[],
         classes="display compact cell-border tmnb-table",
         style="table-layout:auto;width:100%;margin:0;caption-side:bottom",
-        columnDefs=[{"className": "dt-left", "targets": "_all"}],
-        css=".tmnb-table td{white-space:normal;overflow-wrap:break-word;vertical-align:top}",
+        columnDefs=[{"className": "dt-left", "targets": "_all"}, {"className": "tmnb-text", "targets": prose}],
+        css=_CSS,
         caption=caption or None,
         column_filters="footer" if long else False,
         scrollX=True,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,9 @@ from tmnb.errors import InputError
 from tmnb.metrics import resample
 from tmnb.metrics.frame import group_label
 from tmnb.metrics.queries import Signal, describe
+
+if TYPE_CHECKING:
+    from tmnb.metrics.collect import Collected
 
 COLUMNS = [
     "query",
@@ -268,22 +272,6 @@ def possible_regressions(table: pd.DataFrame) -> list[str]:
     return findings(table, "possible regression")
 
 
-def attention(table: pd.DataFrame, compared: bool = True) -> str:
-    """Markdown for the top of a report: regressions (they alert), then possible regressions (they don't)."""
-    if not compared:
-        return "No application metrics were compared."
-    found, maybe = regressions(table), possible_regressions(table)
-    parts = []
-    if found:
-        parts += ["**Metric regressions** (the whole 95 % interval is past the threshold; the run alerts):", ""]
-        parts += [f"- {line}" for line in found] + [""]
-    if maybe:
-        parts += ["**Possible regressions** (the estimate is past the threshold, its interval reaches below it; "
-                  "no alert: watch them, or compare longer windows):", ""]  # fmt: skip
-        parts += [f"- {line}" for line in maybe]
-    return "\n".join(parts).strip() or "No metric regressions or possible regressions."
-
-
 def as_records(table: pd.DataFrame, digits: int = 4) -> list[dict[str, object]]:
     """The table as JSON-safe records (rounded; NaN and an open interval's infinity as None)."""
     rounded = table.round(digits)
@@ -292,3 +280,53 @@ def as_records(table: pd.DataFrame, digits: int = 4) -> list[dict[str, object]]:
     missing[numeric.columns] = ~np.isfinite(numeric.astype(float))
     values = rounded.astype(object)
     return values.where(~missing, None).to_dict("records")
+
+
+def for_verdict(table: pd.DataFrame, got: Collected) -> tuple[list[str], list[str], list[str]]:
+    """What the report's verdict block says about metrics: regressions, possible regressions, and
+    why nothing was compared when nothing was."""
+    unread = (
+        []
+        if got.with_data()
+        else got.failures()
+        or ["No application metrics were compared: set `prometheus_url` or `metrics_file` to compare them."]
+    )
+    return regressions(table), possible_regressions(table), unread
+
+
+def _figure(value: float) -> str:
+    """Three significant digits, fixed-point (never ``1e-05``); empty when absent."""
+    if not np.isfinite(value):
+        return ""
+    return str(np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="-"))
+
+
+def _pair(row: Any, name: str, unit: str) -> str:
+    before, after = _figure(getattr(row, f"{name}_before")), _figure(getattr(row, f"{name}_after"))
+    return f"{before}{unit} → {after}{unit}" if before or after else ""
+
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    """The statistics as a person reads them: values with their unit, the change with its interval."""
+    rows = []
+    for r in table.itertuples():
+        unit = f" {r.unit}" if r.unit else ""
+        change = "" if np.isnan(r.change_pct) else f"{r.change_pct:+.1f} %"
+        interval = "" if np.isnan(r.ci_low_pct) else f"{r.ci_low_pct:+.1f} % … {r.ci_high_pct:+.1f} %"
+        rows.append(
+            {
+                "verdict": r.verdict,
+                "signal": r.query,
+                "group": r.group,
+                "samples": f"{r.n_before} → {r.n_after}",
+                "median": _pair(r, "median", unit),
+                "p95": _pair(r, "p95", unit),
+                "p99": _pair(r, "p99", unit),
+                "change of the median": change,
+                "95 % interval": interval,
+                "p-value": _figure(r.p_value),
+                "block": "" if np.isnan(r.block_s) else f"{_figure(r.block_s)} s",
+                "notes": r.notes,
+            }
+        )
+    return pd.DataFrame(rows)

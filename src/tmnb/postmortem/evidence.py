@@ -30,6 +30,8 @@ class Evidence:
     runs: list[dict[str, Any]] = field(default_factory=list)
     #: parsed kubelet journal excerpts, by id of the excerpt (tmnb.postmortem.kubelet_log)
     parsed: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: each rejected pod's diagnosis (tmnb.postmortem.rejections.diagnoses): a replay, done once
+    explained: list[Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def before(self) -> Snapshot:

@@ -34,6 +34,12 @@ def diagnoses(evidence: Evidence) -> list[tuple[str, Diagnosis, list[str]]]:
     """Each rejected pod explained on the first whole-cluster snapshot that holds it (other pools
     are visible there), else on the node snapshot that saw it. Pods of one controller refused on
     one node for one reason are explained once; the others are listed with it."""
+    if evidence.explained is None:
+        evidence.explained = _diagnoses(evidence)
+    return evidence.explained
+
+
+def _diagnoses(evidence: Evidence) -> list[tuple[str, Diagnosis, list[str]]]:
     out: dict[tuple[str, str, str], tuple[str, Diagnosis, list[str]]] = {}
     seen: set[str] = set()
     for path, snap in [*evidence.snapshots, *evidence.node_snapshots]:

@@ -1,12 +1,16 @@
-"""The cells of notebooks/06-postmortem.ipynb, one call each."""
+"""The cells of notebooks/06-postmortem.ipynb, one call each; the first answers the question
+(what went wrong, what to do about it, the next command) before the evidence is laid out."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from tmnb.postmortem import kubelet_log, rejections, timeline
 from tmnb.postmortem.evidence import Evidence, open_evidence
+from tmnb.tables import show
+from tmnb.verdict import Verdict
 
 
 def _show(obj: Any) -> None:
@@ -21,18 +25,83 @@ def _markdown(text: str) -> None:
     _show(Markdown(text))
 
 
-def _table(frame: Any, empty: str) -> None:
-    import pandas as pd
+def _target(found: Evidence) -> dict[str, Any] | None:
+    """The change's target settings, from the rollout plan kept in the evidence."""
+    for plan in sorted(found.root.rglob("plan.json")):
+        try:
+            target = json.loads(plan.read_text()).get("target")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(target, dict) and target:
+            return target
+    return None
 
-    if frame.empty:
-        _markdown(f"_{empty}_")
-        return
-    with pd.option_context("display.max_colwidth", None, "display.max_rows", None):
-        _show(frame.style.hide(axis="index"))
+
+def verdict(found: Evidence) -> Verdict:
+    """What went wrong (pods refused at admission, kubelets that did not start, rollout steps that
+    failed), the remedy the model checked for each, and the command that checks the fix."""
+    rejected = rejections.rejected_pods(found)
+    refused = kubelet_log.start_refusals(found)
+    failed = [r for r in found.journal if r.get("event") == "failed"]
+    rolled = sorted(
+        {str(r.get("node")) for r in found.journal if r.get("step") == "rollback" and r.get("event") == "done"}
+    )
+    window = timeline.change_window(found)
+    wrong = []
+    if len(rejected):
+        created = [timeline.utc_time(c) for c in rejected["created"]]
+        late = sum(1 for t in created if t is not None and window and t >= window[0])
+        since = f", {late} created since the change began" if window else ""
+        wrong.append(f"{len(rejected)} pod(s) refused at admission{since}")
+    if len(refused):
+        wrong.append(f"{len(refused)} kubelet(s) did not start")
+    if failed:
+        wrong.append(f"{len(failed)} rollout step(s) failed" + (f", {', '.join(rolled)} rolled back" if rolled else ""))
+    headline = (
+        ("What went wrong: " + "; ".join(wrong) + ".")
+        if wrong
+        else "Nothing went wrong in this evidence: no pod refused, every kubelet started, no rollout step failed."
+    )
+    pods = []
+    for _, d, alike in rejections.diagnoses(found)[:5]:
+        fix = (
+            f" **Would admit it:** {d.remedies[0].change} (checked on {d.remedies[0].checked_on})."
+            if d.remedies
+            else ""
+        )
+        more = f" ({len(alike)} more of its controller)" if alike else ""
+        pods.append(f"**{d.pod}** on {d.node}{more}: {d.why}.{fix}")
+    kubelets = [f"**{r.node}** ({r.failure}): fix {r.fix}." for r in refused.itertuples()]
+    steps = [
+        f"**{r.get('node') or 'cluster'}** {r.get('step')}: {r.get('error') or r.get('result') or 'failed'}"
+        for r in failed[:5]
+    ]
+    target = _target(found)
+    after = found.snapshots[-1][0]
+    if wrong and target:
+        todo = ["Apply a remedy above, collect the cluster again, then check the change against the latest state:"]
+        settings = ", ".join(f"{k}: {json.dumps(v) if not isinstance(v, str) else v}" for k, v in target.items())
+        command = f"tmnb run notebooks/03-readiness.ipynb -p source {after} -p target '{{{settings}}}'"
+    elif wrong:
+        todo = ["Apply a remedy above, then check the planned change against the latest snapshot (set `target`):"]
+        command = f"tmnb run notebooks/03-readiness.ipynb -p source {after}"
+    else:
+        todo = ["Keep this evidence as one verified bundle:"]
+        command = f"tmnb evidence pack {found.root} --out {found.root}-evidence.tar.gz"
+    tone = "stop" if wrong else "ok"
+    sections = [
+        ("Rejected pods, and why", pods),
+        ("Kubelets that did not start", kubelets),
+        ("Failed rollout steps", steps),
+        ("What to do next", todo),
+    ]
+    return Verdict(tone, headline, sections, [command])
 
 
 def headline(evidence: str) -> Evidence:
+    """The verdict block first, then what the evidence holds."""
     found = open_evidence(evidence)
+    _show(verdict(found))
     window = timeline.change_window(found)
     span = f" The change ran {window[0]:%Y-%m-%d %H:%M:%S} – {window[1]:%H:%M:%S} UTC." if window else ""
     runs = ", ".join(f"{r['run']} ({r['status']})" for r in found.runs) or "none"
@@ -49,11 +118,16 @@ def what_happened(found: Evidence, out_dir: str) -> None:
 
     frame = timeline.build(found)
     plots.show(swimlane(frame, timeline.change_window(found)), out_dir, "timeline")
-    _table(frame, "nothing recorded")
-    _kubelet_account(found)
+    show(
+        frame.rename(columns={"time": "time (UTC)"}),
+        "timeline",
+        out_dir,
+        empty="Nothing was recorded: the evidence holds no events, journal records or kubelet log records.",
+    )
+    _kubelet_account(found, out_dir)
 
 
-def _kubelet_account(found: Evidence) -> None:
+def _kubelet_account(found: Evidence, out_dir: str) -> None:
     """Whose kubelet journal the timeline read, and what it could not (unknown lines, cut excerpts)."""
     table = kubelet_log.summary(found)
     if table.empty:
@@ -64,19 +138,19 @@ def _kubelet_account(found: Evidence) -> None:
     partial = table[(table["unreadable"] > 0) | table["truncated"]]
     if not partial.empty:
         _markdown("**Excerpts the timeline reads only in part** (lines in an unknown format, or cut at the cap):")
-        _table(partial, "")
+        show(partial, "kubelet-excerpts-partial", out_dir, empty="")
 
 
-def failed_pods(found: Evidence) -> None:
+def failed_pods(found: Evidence, out_dir: str) -> None:
     table = rejections.rejected_pods(found)
-    _table(table, "no pod was rejected at admission in any snapshot of this evidence")
+    show(table, "rejected-pods", out_dir, empty="No pod was rejected at admission in any snapshot of this evidence.")
     flap = rejections.flapping(table)
     if not flap.empty:
         _markdown("**Controllers whose replacements keep being rejected** (the flapping-pods symptom):")
-        _table(flap, "")
+        show(flap, "flapping", out_dir, empty="")
 
 
-def why_rejected(found: Evidence) -> None:
+def why_rejected(found: Evidence, out_dir: str) -> None:
     import pandas as pd
 
     from tmnb.postmortem.kubelet_log import start_refusals
@@ -84,13 +158,13 @@ def why_rejected(found: Evidence) -> None:
     refused = start_refusals(found)
     if not refused.empty:
         _markdown("**Nodes whose kubelet did not start** (its last start in the journal excerpt ended so):")
-        _table(refused, "")
+        show(refused, "kubelet-refusals", out_dir, empty="")
 
     explained = rejections.diagnoses(found)
     if not explained:
         _markdown("_no rejected pod to explain_")
         return
-    for seen_in, d, alike in explained:
+    for number, (seen_in, d, alike) in enumerate(explained, start=1):
         verdict = "the model reproduces the rejection" if d.reproduced else "the model does not reproduce it"
         more = (
             f"  \n**Refused the same way**: {len(alike)} more of its controller: {', '.join(alike[:5])}"
@@ -101,7 +175,8 @@ def why_rejected(found: Evidence) -> None:
             f"### {d.pod} on {d.node}\n\n**{d.reason}**: {d.message}  \n**Why** ({verdict}, replayed on the "
             f"snapshot of `{seen_in}`): {d.why}.  \n**Merged hint**: `{d.merged or 'none'}`{more}"
         )
-        _table(pd.DataFrame(d.hints, columns=["container", "provider", "resource", "hints"]), "no provider gave hints")
+        hints = pd.DataFrame(d.hints, columns=["container", "provider", "resource", "hints"])
+        show(hints, f"hints-{number}", out_dir, empty="No hint provider gave hints for this pod.")
         if d.remedies:
             lines = [f"{i}. {r.change} (checked on {r.checked_on}){': ' + r.note if r.note else ''}"
                      for i, r in enumerate(d.remedies, start=1)]  # fmt: skip
@@ -110,23 +185,26 @@ def why_rejected(found: Evidence) -> None:
             _markdown("_no single change the model tried admits it: resize the pod or add capacity_")
 
 
-def configuration(found: Evidence) -> None:
+def configuration(found: Evidence, out_dir: str) -> None:
     from tmnb.analysis import compare as cmp
 
     diff = cmp.settings_diff(found.before, found.after)
-    _table(cmp.settings_changes(diff), "no kubelet setting differs between the first and the last snapshot")
+    empty = "No kubelet setting differs between the first and the last snapshot."
+    show(cmp.settings_changes(diff), "settings-changes", out_dir, empty=empty)
 
 
-def alignment(found: Evidence) -> None:
+def alignment(found: Evidence, out_dir: str) -> None:
     from tmnb.analysis import compare as cmp
 
     table = cmp.containers(found.before, found.after)
-    _table(cmp.summary(table), "no container to compare")
-    _table(cmp.attention(table), "no container needs attention")
+    show(cmp.summary(table), "alignment-verdicts", out_dir, empty="No container in the first or the last snapshot.")
+    empty = "Every container is unchanged between the first and the last snapshot."
+    show(cmp.attention(table), "alignment-changes", out_dir, empty=empty)
 
 
-def journal(found: Evidence) -> None:
-    _table(timeline.journal_steps(found), "no rollout journal in this evidence")
+def journal(found: Evidence, out_dir: str) -> None:
+    empty = "No rollout journal in this evidence, so no rollout step to show."
+    show(timeline.journal_steps(found), "rollout-steps", out_dir, empty=empty)
 
 
 def glue_results(found: Evidence, out_dir: str) -> None:

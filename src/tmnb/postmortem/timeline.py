@@ -22,7 +22,7 @@ COLUMNS = ["time", "node", "kind", "what", "detail"]
 READY_STEPS = {"wait-ready": "Ready again", "stop": "kubelet stopped", "start": "kubelet started"}
 
 
-def _time(text: Any) -> pd.Timestamp | None:
+def utc_time(text: Any) -> pd.Timestamp | None:
     try:
         stamp = pd.Timestamp(text)
     except (ValueError, TypeError):
@@ -41,7 +41,7 @@ def _journal_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         detail = r.get("error") or r.get("result") or ""
         rows.append(
             {
-                "time": _time(r.get("time")),
+                "time": utc_time(r.get("time")),
                 "node": r.get("node") or "",
                 "kind": kind,
                 "what": what,
@@ -58,7 +58,7 @@ def build(evidence: Evidence, *, all_hints: bool = False) -> pd.DataFrame:
     for path, snap in [*evidence.snapshots, *evidence.node_snapshots]:
         rows.append(
             {
-                "time": _time(snap.captured_at),
+                "time": utc_time(snap.captured_at),
                 "node": "",
                 "kind": "snapshot",
                 "what": "captured",
@@ -71,7 +71,7 @@ def build(evidence: Evidence, *, all_hints: bool = False) -> pd.DataFrame:
                 continue
             seen_events.add(key)
             rows.append({
-                "time": _time(e.last_seen or e.first_seen),
+                "time": utc_time(e.last_seen or e.first_seen),
                 "node": e.node or "",
                 "kind": "event",
                 "what": f"{e.type} {e.reason}: {e.namespace}/{e.name}" + (f" x{e.count}" if e.count > 1 else ""),
@@ -84,7 +84,7 @@ def build(evidence: Evidence, *, all_hints: bool = False) -> pd.DataFrame:
 
 
 def change_window(evidence: Evidence) -> tuple[pd.Timestamp, pd.Timestamp] | None:
-    times = [t for t in (_time(r.get("time")) for r in evidence.journal) if t is not None]
+    times = [t for t in (utc_time(r.get("time")) for r in evidence.journal) if t is not None]
     return (min(times), max(times)) if times else None
 
 
@@ -92,7 +92,7 @@ def journal_steps(evidence: Evidence) -> pd.DataFrame:
     """The rollout's steps per node with their results (intents folded into their outcome)."""
     rows = [
         {
-            "time": _time(r.get("time")),
+            "time": utc_time(r.get("time")),
             "node": r.get("node") or "",
             "step": r.get("step", ""),
             "result": r.get("event", ""),
