@@ -7,6 +7,8 @@ console error. Full-page screenshots are kept in tests/artifacts/ for a person t
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -16,7 +18,7 @@ from tmnb.runner import run
 pytestmark = [pytest.mark.browser, pytest.mark.notebook]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 VIEWPORT = {"width": 1400, "height": 900}
-REPORTS = ["01-inventory", "02-numa-occupancy", "03-readiness"]
+REPORTS = ["01-inventory", "02-numa-occupancy", "03-readiness", "04-rollout", "05-compare", "06-postmortem"]
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +34,23 @@ def browser():
         browser.close()
 
 
+def _params(name: str, tmp_path) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """The embedded sample for every report: 04 plans from it (writes nothing), 06 reads a run
+    folder holding its snapshot."""
+    if name == "04-rollout":
+        return {"source": "sample", "change_id": "browser", "state_dir": str(tmp_path / "state")}
+    if name == "06-postmortem":
+        from tmnb.snapshot import save
+        from tmnb.sources.resolve import open_snapshot
+
+        save(open_snapshot("sample"), tmp_path / "evidence" / "01-inventory" / "snapshot.json.gz")
+        return {"evidence": str(tmp_path / "evidence")}
+    return {}
+
+
 @pytest.mark.parametrize("name", REPORTS)
 def test_report_in_a_real_browser(name, browser, tmp_path):
-    result = run(ROOT / "notebooks" / f"{name}.ipynb", out=tmp_path / name)
+    result = run(ROOT / "notebooks" / f"{name}.ipynb", params=_params(name, tmp_path), out=tmp_path / name)
     assert result.html is not None, result.message
     html = result.html
     page = browser.new_page(viewport=VIEWPORT)
@@ -62,12 +78,17 @@ def test_report_in_a_real_browser(name, browser, tmp_path):
     assert headline and headline["y"] + headline["height"] <= VIEWPORT["height"], "verdict below the first screen"
     assert page.evaluate("window.scrollY") == 0
 
+    widths = page.evaluate(
+        "[...document.querySelectorAll('table.dataTable')].map(t => t.getBoundingClientRect().right)"
+    )
+    assert max(widths) <= VIEWPORT["width"], f"a table runs off the right edge: {max(widths):.0f} px"
     infos = page.locator(".dt-info").all_inner_texts()
     links = page.locator(".tmnb-csv a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
     assert len(infos) == len(links) > 0
     for info, link in zip(infos, links, strict=True):
         rows = len(pd.read_csv(html.parent / link, keep_default_na=False))
-        assert info.endswith(f"of {rows:,} entries") or info.endswith(f"of {rows} entries"), (link, info)
+        shown = re.search(r"of ([\d,]+) entr(?:y|ies)$", info)
+        assert shown and int(shown[1].replace(",", "")) == rows, (link, info)
     assert not fetched, f"the report reached for the network: {fetched[:3]}"
     assert not errors, errors
     page.close()

@@ -161,13 +161,14 @@ def _init() -> None:
         _initialised = True
 
 
-#: Cells wrap; prose columns get a bounded width (breaking long tokens too) and the footer's filter
-#: boxes shrink with their column, so a wide table still fits the page instead of hiding its last,
-#: most explanatory columns off the right edge.
+#: Cells wrap; prose columns get a bounded width (breaking long tokens too), and the footer's
+#: filter boxes and the headers (long camelCase setting names) shrink with their column, so a wide
+#: table still fits the page instead of hiding its last, most explanatory columns off the right edge.
 _CSS = (
     ".tmnb-table td{white-space:normal;overflow-wrap:break-word;vertical-align:top}"
     ".tmnb-table td.tmnb-text{overflow-wrap:anywhere;min-width:12em;max-width:32em}"
     ".tmnb-table tfoot input{width:100%;min-width:2em;box-sizing:border-box}"
+    ".tmnb-table thead th{white-space:normal;overflow-wrap:anywhere}"
 )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from tmnb.rollout.gates import decide, describe_gate, pass_gate
 from tmnb.rollout.run import Outcome
 from tmnb.rollout.session import Session
+from tmnb.verdict import Verdict
 
 
 def _show(obj: Any) -> None:
@@ -26,7 +27,43 @@ def _markdown(text: str) -> None:
     _show(Markdown(text))
 
 
-def show_plan(session: Session) -> None:
+def answer(session: Session, outcome: Outcome) -> Verdict:
+    """The rollout's answer: what is done, what waits or failed, and the exact next command."""
+    plan = session.plan
+    gates = [f"**{g}**: {', '.join(n.node for n in plan.in_gate(g))}" for g in plan.gates]
+    states = [f"**{node}** ({plan.node(node).gate}): {state}" for node, state in outcome.nodes.items()]
+    states = states if outcome.status != "planned" else []  # all pending: the gates say it
+    excluded = [f"**{e.node}**: {e.reason}" for e in plan.excluded]
+    done = [g for g in plan.gates if session.rollout.gate_state(g) == "done"]
+    if outcome.status == "planned":
+        tone, headline = "ok", f"Plan ready: {len(plan.nodes)} node(s) in {len(plan.gates)} gate(s); nothing written."
+        steps, command = (
+            ["Carry out the canary (writes to the canary node only):"],
+            session.rollout_command(done + plan.gates[:1]),
+        )
+    elif outcome.status == "awaiting approval":
+        tone, headline = "warn", f"Waiting at gate {outcome.next_gate}: {outcome.message}."
+        steps = [f"Check the canary's comparison (below), then approve {outcome.next_gate}:"]
+        command = session.rollout_command([*done, str(outcome.next_gate)])
+    elif outcome.status == "completed":
+        tone, headline = "ok", f"Rollout complete: {outcome.message}."
+        steps, command = ["Collect the cluster again and compare before and after:"], session.compare_command()
+    else:
+        tone, headline = "stop", f"Rollout {outcome.status}: {outcome.message}."
+        steps = ["Approve no further gate; find out why from the evidence (no cluster needed):"]
+        command = f"tmnb run notebooks/06-postmortem.ipynb -p evidence {session.state_dir}"
+    sections = [("Gates", gates), ("Nodes", states), ("Excluded", excluded), ("What to do next", steps)]
+    return Verdict(tone, headline, sections, [command])  # type: ignore[arg-type]
+
+
+def verdict(session: Session) -> Any:
+    """The verdict block at the top of the report, completed by ``summary`` once the gates ran."""
+    from IPython.display import display
+
+    return display(answer(session, session.rollout.outcome()), display_id=True)
+
+
+def show_plan(session: Session, out_dir: str) -> None:
     plan = session.plan
     gates = ", ".join(f"{g} ({len(plan.in_gate(g))} node(s))" for g in plan.gates) or "none"
     _markdown(
@@ -34,10 +71,9 @@ def show_plan(session: Session) -> None:
         f"Mode **{session.rollout.mode}**. Gates in order: {gates}. "
         f"{len(plan.excluded)} node(s) excluded (reasons in the table)."
     )
-    import pandas as pd
+    from tmnb.tables import show
 
-    with pd.option_context("display.max_colwidth", None):
-        _show(session.plan_table().style.hide(axis="index"))
+    show(session.plan_table(), "plan", out_dir, empty="No node selected: nothing to plan.")
     diffs = session.diffs()
     if diffs:
         print("Files that will be written:\n")
@@ -94,9 +130,11 @@ def waves(session: Session) -> Outcome:
     return rollout.outcome()
 
 
-def summary(session: Session) -> Outcome:
-    """The outcome: each node's state, the journal, the snapshots and the next command."""
+def summary(session: Session, top: Any) -> Outcome:
+    """The outcome: each node's state, the journal, the snapshots and the next command; the
+    verdict block at the top (``top``) updated to it."""
     outcome = session.rollout.outcome()
+    top.update(answer(session, outcome))
     _markdown(session.summary(outcome))
     return outcome
 

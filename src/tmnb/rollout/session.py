@@ -35,6 +35,28 @@ class Session:
     context: str | None
     #: how this rollout re-reads node files (the node_files parameter of a live collection)
     node_files: str = ""
+    #: the executor kind ("sandbox", "ssh", ...), for the commands a report prints
+    executor: str = ""
+
+    def rollout_command(self, approve: list[str]) -> str:
+        """This change's notebook run in execute mode with ``approve``: the exact next command (a plan
+        made without an executor names ssh, since a dry run cannot write)."""
+        executor = self.executor if self.executor not in ("", "dry-run") else "ssh"
+        target = ", ".join(
+            f"{k}: {json.dumps(v) if not isinstance(v, str) else v}" for k, v in self.plan.target.items()
+        )
+        nodes = ", ".join(n.node for n in self.plan.nodes)
+        context = f" -p context {self.context}" if self.context else ""
+        state = (
+            ""
+            if self.state_dir == Path("reports") / "rollouts" / self.plan.change_id
+            else f" -p state_dir {self.state_dir}"
+        )
+        return (
+            f"tmnb run notebooks/04-rollout.ipynb -p change_id {self.plan.change_id}{context} -p target '{{{target}}}' "
+            f"-p nodes '[{nodes}]' -p executor {executor}{state} -p mode execute "
+            f"-p approve '[{', '.join(approve)}]'"
+        )
 
     @property
     def journal_path(self) -> Path:
@@ -259,7 +281,7 @@ def prepare(
         pause=pause,
         soak=Soak.from_param(soak),
     )
-    return Session(snapshot, readiness, plan, rollout, folder, ctx, spec)
+    return Session(snapshot, readiness, plan, rollout, folder, ctx, spec, executor)
 
 
 def open_session(
