@@ -85,7 +85,9 @@ def case(rng: random.Random, n: int) -> dict[str, Any]:
         "kubeReserved": {"cpu": str(rng.choice((1, 2))), "memory": "1Gi"},
         "cpuManagerPolicyOptions": rng.choice(CPU_OPTIONS),
     }
-    if len(nodes) > 8 and policy != "none":
+    if len(nodes) > 8 and policy != "none" and rng.random() < 0.1:
+        # Without this option the kubelet refuses to start above 8 NUMA nodes (most of these cases);
+        # with it every provider's hints cover 2^16 masks, which is slow in Go too.
         kubelet["topologyManagerPolicyOptions"] = {"max-allowable-numa-nodes": "16"}
     if rng.random() < 0.4:
         kubelet["memoryManagerPolicy"] = "Static"

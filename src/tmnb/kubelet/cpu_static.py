@@ -12,11 +12,11 @@ from decimal import Decimal
 from functools import lru_cache
 
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.bitmask import bits_of, iterate_masks
+from tmnb.kubelet.bitmask import bits_of, iterate_masks, subset_sums
 from tmnb.kubelet.cpu_assign import take_distributed, take_packed
 from tmnb.kubelet.cpu_topology import CPUTopology, cpus_of, to_cpuset
 from tmnb.kubelet.errors import AdmissionError, CPUAllocationError, SMTAlignmentError
-from tmnb.kubelet.hints import TopologyHint
+from tmnb.kubelet.hints import TopologyHint, hint_objects
 from tmnb.kubelet.names import CPU_STATIC, SINGLE_NUMA_NODE, TOPOLOGY_NONE
 from tmnb.kubelet.options import CPUManagerOptions
 from tmnb.kubelet.pod import GUARANTEED, Container, Pod, milli_value, pod_level_request, value
@@ -28,32 +28,23 @@ def generate_cpu_hints(
     """``generateCPUTopologyHints``: one hint per NUMA mask (IterateBitMasks order) that can hold the
     request; preferred when as narrow as the narrowest mask whose *total* CPUs could hold it."""
     nodes = topo.numa_nodes()
-    min_size = len(nodes)
     reusable_numa = 0
     for cpu in cpus_of(reusable):
         info = topo.info.get(cpu)
         reusable_numa |= 1 << (info.numa if info else 0)
-    stray = available & ~topo.all_mask  # CPUs unknown to the topology count as NUMA node 0
-    found: list[int] = []
-    for mask in iterate_masks(nodes):
-        in_mask = topo.cpus_in_numa_mask(mask)
-        size = mask.bit_count()
-        if in_mask.bit_count() >= request and size < min_size:
-            min_size = size
-        if reusable_numa & ~mask:
-            continue
-        matching = reusable.bit_count() + (available & in_mask).bit_count()
-        if mask & 1:
-            matching += stray.bit_count()
-        if matching >= request:
-            found.append(mask)
-    hints = []
-    for mask in found:
-        preferred = mask.bit_count() == min_size
-        if options.align_by_socket and _socket_aligned(topo, mask, min_size):
-            preferred = True
-        hints.append(TopologyHint(mask, preferred))
-    return hints
+    stray = (available & ~topo.all_mask).bit_count()  # CPUs unknown to the topology count as NUMA node 0
+    masks = iterate_masks(nodes)
+    totals = subset_sums(nodes, {n: topo.numa_mask[n].bit_count() for n in nodes})
+    free = subset_sums(nodes, {n: (available & topo.numa_mask[n]).bit_count() for n in nodes})
+    min_size = min((m.bit_count() for m in masks if totals[m] >= request), default=len(nodes))
+    need = request - reusable.bit_count()
+    found = [m for m in masks if not reusable_numa & ~m and free[m] + (stray if m & 1 else 0) >= need]
+    preferred, other = hint_objects(tuple(nodes))
+    if not options.align_by_socket:
+        return [preferred[m] if m.bit_count() == min_size else other[m] for m in found]
+    return [
+        preferred[m] if m.bit_count() == min_size or _socket_aligned(topo, m, min_size) else other[m] for m in found
+    ]
 
 
 def _socket_aligned(topo: CPUTopology, mask: int, min_size: int) -> bool:

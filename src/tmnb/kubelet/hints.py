@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from tmnb.errors import InputError
-from tmnb.kubelet.bitmask import bits_of, mask_of
+from tmnb.kubelet.bitmask import bits_of, iterate_masks, mask_of
 
 
 class TopologyHint(NamedTuple):
@@ -24,6 +25,15 @@ class TopologyHint(NamedTuple):
     def __str__(self) -> str:
         nodes = "nil" if self.affinity is None else ",".join(map(str, bits_of(self.affinity))) or "empty"
         return f"{{{nodes} {'preferred' if self.preferred else 'not-preferred'}}}"
+
+
+@lru_cache(maxsize=64)
+def hint_objects(nodes: tuple[int, ...]) -> tuple[dict[int, TopologyHint], dict[int, TopologyHint]]:
+    """The preferred and the non-preferred hint of every mask over ``nodes``, made once per machine:
+    hint generators return one hint per qualifying mask, 65,535 of them on 16 NUMA nodes, and
+    hints are immutable, so they can be shared."""
+    masks = iterate_masks(nodes)
+    return {m: TopologyHint(m, True) for m in masks}, {m: TopologyHint(m, False) for m in masks}
 
 
 #: A provider's answer: ``None`` (nil map) or resource -> ``None`` (nil list) / list of hints.

@@ -228,13 +228,16 @@ def _check_reserved_cpus(
             kubelet=True,
         )
     try:
+        gostr.parse_cpu_ranges(text)
         reserved = CPUSet.parse(text)
-    except InputError as err:
+    except (gostr.GoParseError, InputError) as err:
         out.add(
             "cpu.reserved-cpus-parse",
             "reservedSystemCPUs",
             "error",
-            f"invalid configuration: unable to parse reservedSystemCPUs (--reserved-cpus) {text}, error: {err.message}",
+            f"invalid configuration: unable to parse reservedSystemCPUs (--reserved-cpus) {text}, error: "
+            f"{err.message if isinstance(err, InputError) else err}",
+            kubelet=isinstance(err, gostr.GoParseError),
         )
         return None
     if online_cpus is not None and not reserved <= online_cpus:
