@@ -34,9 +34,8 @@ def generate_cpu_hints(
         reusable_numa |= 1 << (info.numa if info else 0)
     stray = (available & ~topo.all_mask).bit_count()  # CPUs unknown to the topology count as NUMA node 0
     masks = iterate_masks(nodes)
-    totals = subset_sums(nodes, {n: topo.numa_mask[n].bit_count() for n in nodes})
     free = subset_sums(nodes, {n: (available & topo.numa_mask[n]).bit_count() for n in nodes})
-    min_size = min((m.bit_count() for m in masks if totals[m] >= request), default=len(nodes))
+    min_size = topo.narrowest_mask_size(request)
     need = request - reusable.bit_count()
     found = [m for m in masks if not reusable_numa & ~m and free[m] + (stray if m & 1 else 0) >= need]
     preferred, other = hint_objects(tuple(nodes))

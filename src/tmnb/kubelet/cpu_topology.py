@@ -14,6 +14,7 @@ from typing import Any
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
+from tmnb.kubelet.bitmask import subset_sums
 
 
 def cpus_of(mask: int) -> list[int]:
@@ -156,6 +157,18 @@ class CPUTopology:
         if cpus is None:
             cpus = cache[numa_mask] = self.cpus_in_numa_nodes(n for n in self.numa_mask if numa_mask >> n & 1)
         return cpus
+
+    def narrowest_mask_size(self, request: int) -> int:
+        """The fewest NUMA nodes whose CPUs together number ``request`` (all nodes when none do):
+        the size a CPU hint must have to be preferred. Cached per request, from every mask's count."""
+        cache: dict[int, int] = self.__dict__.setdefault("_narrowest", {})
+        if request not in cache:
+            nodes = self.numa_nodes()
+            totals = subset_sums(nodes, {n: self.numa_mask[n].bit_count() for n in nodes})
+            cache[request] = min(
+                (m.bit_count() for m, total in totals.items() if m and total >= request), default=len(nodes)
+            )
+        return cache[request]
 
     def cpus_in_numa_nodes(self, nodes: Iterable[int]) -> int:
         mask = 0

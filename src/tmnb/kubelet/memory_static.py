@@ -8,8 +8,9 @@ nothing fits, the hint map is *empty* (not an empty list), which the Topology Ma
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from tmnb.errors import ConfigRejected, InputError
@@ -71,13 +72,11 @@ def calculate_hints(
     nodes (``subset_sums``) and the checks run as set lookups, which keeps 16 NUMA nodes (65,535
     masks) in milliseconds without changing which masks qualify or their order."""
     nodes = tuple(sorted(state))
-    wanted = list(requested.items())
-    totals = {r: subset_sums(nodes, {n: _table(state, n, r).allocatable for n in nodes}) for r, _ in wanted}
+    wanted = tuple(requested.items())
+    capacity = tuple((r, tuple(_table(state, n, r).allocatable for n in nodes)) for r, _ in wanted)
+    candidates, min_size = _could_hold(nodes, capacity, wanted)
     free = {r: subset_sums(nodes, {n: _table(state, n, r).free for n in nodes}) for r, _ in wanted}
-    could_hold = _holding(totals, wanted, {})
     can_hold = _holding(free, wanted, reusable)
-    candidates = [m for m in iterate_masks(nodes) if m in could_hold]
-    min_size = min((m.bit_count() for m in candidates), default=len(nodes))
     grouped = mask_of(n for n in nodes if len(state[n].cells) > 1)
     busy_alone = mask_of(n for n in nodes if state[n].assignments > 0 and len(state[n].cells) == 1)
     busy_groups = [
@@ -102,8 +101,22 @@ def calculate_hints(
     return {r: hints for r in requested}  # one list for every resource, as each gets the same hints
 
 
+@lru_cache(maxsize=256)
+def _could_hold(
+    nodes: tuple[int, ...], capacity: tuple[tuple[str, tuple[int, ...]], ...], wanted: tuple[tuple[str, int], ...]
+) -> tuple[list[int], int]:
+    """Masks (in IterateBitMasks order) whose allocatable bytes could hold the request, and the
+    fewest nodes among them. Allocatable never changes after start, so this is cached per request."""
+    totals = {r: subset_sums(nodes, dict(zip(nodes, values, strict=True))) for r, values in capacity}
+    could = _holding(totals, list(wanted), {})
+    candidates = [m for m in iterate_masks(nodes) if m in could]
+    return candidates, min((m.bit_count() for m in candidates), default=len(nodes))
+
+
 def _holding(
-    sums: Mapping[str, Mapping[int, int]], wanted: list[tuple[str, int]], extra: Mapping[int, Mapping[str, int]]
+    sums: Mapping[str, Mapping[int, int]],
+    wanted: Sequence[tuple[str, int]],
+    extra: Mapping[int, Mapping[str, int]],
 ) -> set[int]:
     """Masks whose sums (plus ``extra`` bytes for that mask) reach every requested size."""
     out: set[int] | None = None
