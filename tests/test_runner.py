@@ -2,10 +2,13 @@
 
 import json
 import re
+import subprocess
+import sys
 
 import nbformat
 import pytest
 
+from conftest import ROOT
 from notebook_factory import write_notebook
 from tmnb.cli import main
 from tmnb.errors import InputError, RunError
@@ -96,3 +99,54 @@ def test_credentials_are_refused_as_parameters(tmp_path):
     with pytest.raises(InputError, match="pass secrets through the environment"):
         run(nb, [("url", "https://me:s3cret@prom.example")], reports_dir=tmp_path / "r")
     assert not (tmp_path / "r").exists()
+
+
+#: what every run printed before: the kernel's plain-text transport, its Ctrl-C at shutdown, and
+#: papermill not seeing parameters the notebook declares
+NOISE = ("without encryption", "KeyboardInterrupt", "unknown parameter", "Unable to parse line")
+
+
+@pytest.fixture(scope="module")
+def inventory_elsewhere(tmp_path_factory):
+    """One real run of 01-inventory through the command line, with its out_dir pointed elsewhere."""
+    tmp = tmp_path_factory.mktemp("quiet")
+    argv = [sys.executable, "-m", "tmnb.cli", "run", str(ROOT / "notebooks" / "01-inventory.ipynb")]
+    argv += ["-p", "node_selector", "tmnb.dev/pool=latency", "-p", "context", ""]
+    argv += ["-p", "out_dir", str(tmp / "elsewhere"), "--reports-dir", str(tmp / "reports")]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp)
+    assert done.returncode == 0, done.stderr
+    return tmp, done
+
+
+def test_a_successful_run_is_quiet(inventory_elsewhere):
+    _, done = inventory_elsewhere
+    assert not [line for line in done.stderr.splitlines() if any(n in line for n in NOISE)]
+    assert done.stderr == ""
+
+
+def test_out_dir_elsewhere_is_the_run_folder(inventory_elsewhere):
+    tmp, done = inventory_elsewhere
+    folder = tmp / "elsewhere"
+    assert f"run folder: {folder}" in done.stdout
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["parameters"]["out_dir"] == str(folder)
+    assert {"snapshot.json.gz", "snapshot.json.gz.manifest.json", "01-inventory.ipynb"} <= set(manifest["files"])
+    assert not (tmp / "reports").exists()
+
+
+def test_out_dir_and_out_naming_two_folders_is_refused(tmp_path):
+    nb = write_notebook(tmp_path / "ok.ipynb", PARAMS, "pass")
+    with pytest.raises(InputError, match="names another folder than --out"):
+        run(nb, [("out_dir", str(tmp_path / "a"))], out=tmp_path / "b")
+
+
+def test_a_value_outside_the_declared_choices_is_refused_before_any_kernel(tmp_path, capsys):
+    nb = ROOT / "notebooks" / "03-readiness.ipynb"
+    argv = ["run", str(nb), "-p", "mode", "bogus", "--reports-dir", str(tmp_path / "r")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"tmnb: error: {nb}: parameter mode: expected one of drain, restart; got 'bogus'"
+    ]
+    assert not (tmp_path / "r").exists()
+    with pytest.raises(InputError, match="parameter executor: expected one of dry-run, local, ssh, node-pod, sandbox"):
+        run(ROOT / "notebooks" / "04-rollout.ipynb", params={"executor": "rsync"}, reports_dir=tmp_path / "r")
