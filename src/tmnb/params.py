@@ -14,8 +14,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tmnb.errors import InputError
 
 _TRUE = {"true", "yes", "on", "1"}
@@ -109,6 +107,8 @@ def coerce(name: str, raw: str, declared: dict[str, Any], *, source: str) -> Any
             return int(raw, 10) if base == "int" else float(raw)
         except ValueError:
             raise InputError(f"expected {base}, got {raw!r}", source=source, where=where) from None
+    import yaml  # only lists, dicts and untyped values need it; a wrong choice is answered without
+
     try:
         value = yaml.safe_load(raw)
     except yaml.YAMLError as exc:
