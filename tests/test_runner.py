@@ -150,3 +150,22 @@ def test_a_value_outside_the_declared_choices_is_refused_before_any_kernel(tmp_p
     assert not (tmp_path / "r").exists()
     with pytest.raises(InputError, match="parameter executor: expected one of dry-run, local, ssh, node-pod, sandbox"):
         run(ROOT / "notebooks" / "04-rollout.ipynb", params={"executor": "rsync"}, reports_dir=tmp_path / "r")
+
+
+def test_the_demo_report_names_every_folder_and_exits_3_on_an_alert(tmp_path, capsys):
+    from tmnb.cli import report_demo
+    from tmnb.demo import Demo, pack_demo
+
+    folder = tmp_path / "20261203T000000Z-demo"
+    ok = write_notebook(tmp_path / "ok.ipynb", PARAMS, "pass")
+    alert = write_notebook(tmp_path / "al.ipynb", PARAMS, "from tmnb.glue import glue\nglue('alert', 'blockers')")
+    runs = [run(ok, out=folder / "01-ok"), run(alert, out=folder / "03-alert")]
+    (folder / "sandbox").mkdir()
+    demo = Demo(folder, runs, pack_demo(folder))
+    assert report_demo(demo) == 3
+    out, err = capsys.readouterr()
+    for written in ("01-ok", "03-alert", "sandbox"):
+        assert f"  {folder / written}\n" in out
+    assert f"demo folder: {folder}\n" in out and f"evidence: {demo.bundle}" in out
+    assert err == "tmnb: alert: 03-alert: blockers\n"
+    assert report_demo(Demo(folder, runs[:1], demo.bundle)) == 0

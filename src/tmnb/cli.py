@@ -12,10 +12,14 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tmnb import __version__, cli_evidence, cli_rollout
 from tmnb.cli_types import port, positive_seconds
 from tmnb.errors import RunError, TmnbError
+
+if TYPE_CHECKING:
+    from tmnb.demo import Demo
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ALERT, EXIT_PENDING = 0, 1, 2, 3, 5
 EXIT_SIGPIPE = 128 + 13  # what a shell reports for a writer killed by SIGPIPE
@@ -212,10 +216,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from tmnb.demo import run_demo
 
-    for result in run_demo(args.reports_dir):
-        note = f"  (alert: {result.message})" if result.status == "alert" else ""
-        print(f"report: {result.html}{note}")
-    return EXIT_OK
+    return report_demo(run_demo(args.reports_dir))
+
+
+def report_demo(demo: Demo) -> int:
+    """Every folder the demo wrote, its reports, its bundle; exit 3 when a report raised an alert,
+    as ``tmnb run`` does for one report."""
+    print(f"demo folder: {demo.folder}")
+    for folder in demo.written():
+        print(f"  {folder}")
+    for result in demo.runs:
+        print(f"report: {result.html}")
+    print(f"evidence: {demo.bundle} (verified)")
+    for result in demo.alerts():
+        print(f"tmnb: alert: {result.folder.name}: {result.message}", file=sys.stderr)
+    return EXIT_ALERT if demo.alerts() else EXIT_OK
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
