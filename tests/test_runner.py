@@ -83,7 +83,7 @@ def test_cli_exit_codes(tmp_path, capsys):
     bad = write_notebook(tmp_path / "bad.ipynb", PARAMS, "1/0")
     alert = write_notebook(tmp_path / "al.ipynb", PARAMS, "from tmnb.glue import glue\nglue('alert', 'blockers')")
     base = ["run", "--reports-dir", str(tmp_path / "r")]
-    assert main([*base, str(ok)]) == 0
+    assert main([*base, str(ok), "--timeout", "0.5"]) == 0  # nbclient takes whole seconds only
     assert "report: " in capsys.readouterr().out
     assert main([*base, str(bad)]) == 1
     assert "tmnb: run failed: bad.ipynb: cell 2 raised ZeroDivisionError" in capsys.readouterr().err
@@ -132,6 +132,22 @@ def test_out_dir_elsewhere_is_the_run_folder(inventory_elsewhere):
     assert manifest["parameters"]["out_dir"] == str(folder)
     assert {"snapshot.json.gz", "snapshot.json.gz.manifest.json", "01-inventory.ipynb"} <= set(manifest["files"])
     assert not (tmp / "reports").exists()
+
+
+def test_a_finished_kernel_is_shut_down_without_a_sigint(tmp_path):
+    """The SIGINT jupyter_client sends before a shutdown is what ipykernel logs as 'KeyboardInterrupt
+    caught in kernel'; the notebook installs a SIGINT handler that outlives its cell, as a library can."""
+    marker = tmp_path / "interrupted"
+    nb = write_notebook(
+        tmp_path / "sig.ipynb",
+        'marker: str = ""\nout_dir: str = "."',
+        "import asyncio, signal\n"
+        "def note(*_):\n    open(marker, 'w').write('interrupted')\n"
+        "asyncio.get_event_loop().call_later(0.05, signal.signal, signal.SIGINT, note)",
+        "import time\ntime.sleep(0.5)",
+    )
+    assert run(nb, [("marker", str(marker))], reports_dir=tmp_path / "r").status == "ok"
+    assert not marker.exists()
 
 
 def test_out_dir_and_out_naming_two_folders_is_refused(tmp_path):

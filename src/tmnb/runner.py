@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import platform
 import time
 from dataclasses import dataclass, field
@@ -67,6 +68,22 @@ def _kernel_config() -> Any:
     return config
 
 
+def _kernel_manager() -> type:
+    """jupyter_client sends a kernel SIGINT before every shutdown request; a kernel that finished
+    the notebook has nothing to interrupt, and a SIGINT that lands in a message handler makes
+    ipykernel log ``KeyboardInterrupt caught in kernel`` on a successful run. The shutdown request
+    alone ends the kernel (and SIGTERM, then SIGKILL, follow as before when it does not). An
+    interrupt on a cell timeout is not a shutdown and still happens."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class ShutdownWithoutInterrupt(AsyncKernelManager):
+        async def _async_interrupt_kernel(self) -> None:
+            if not self.shutting_down:
+                await super()._async_interrupt_kernel()
+
+    return ShutdownWithoutInterrupt
+
+
 def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float) -> str | None:
     """Run papermill; return None on success or a one-line failure description."""
     import papermill as pm
@@ -81,9 +98,10 @@ def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float) -
             parameters=parameters,
             kernel_name="python3",
             progress_bar=False,
-            execution_timeout=timeout,
+            execution_timeout=math.ceil(timeout),  # nbclient counts whole seconds
             request_save_on_cell_execute=True,
             config=_kernel_config(),
+            kernel_manager_class=_kernel_manager(),
         )
     except PapermillExecutionError as exc:
         return f"cell {exc.cell_index} raised {exc.ename}: {exc.evalue}"
