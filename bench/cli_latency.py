@@ -32,6 +32,8 @@ COMMANDS: dict[str, list[str]] = {
     "run: --timeout -1": ["run", READINESS, "--timeout", "-1"],
     "snapshot: unknown source": ["snapshot", "--source", "elsewhere", "--out", "x.json"],
     "sandbox up: missing snapshot": ["sandbox", "up", "--from", "gone.json.gz", "--kubeconfig", "k"],
+    "rollout plan: unknown setting": ["rollout", "plan", "--change-id", "c", "--set", "topologyManagerPolcy=x"],
+    "rollout plan: missing snapshot": ["rollout", "plan", "--change-id", "c", "--source", "gone.json", *SET],
 }
 
 

@@ -83,6 +83,10 @@ def test_whatif_refused_config(snap_file, capsys):
             "tmnb: error: no-such-dir: --node-root: not a directory",
         ),
         (["sandbox", "up", "--from", "gone.json.gz", "--kubeconfig", "k"], "tmnb: error: gone.json.gz: cannot read"),
+        (
+            ["rollout", "plan", "--change-id", "c", "--source", "gone.json", "--set", "topologyManagerPolicy=x"],
+            "tmnb: error: gone.json: cannot read snapshot",
+        ),
     ],
 )
 def test_user_errors_are_one_line(argv, message, capsys):
