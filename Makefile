@@ -18,8 +18,12 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 # Inventory collected live from a sandbox twin of the embedded sample, then occupancy and readiness.
+# tmnb demo exits 3 because its reports raise the alerts the rehearsal stages (a blocker, a rejected
+# pod); make reports that as the expected outcome, and fails on anything else.
 demo: $(STAMP)
-	$(BIN)/tmnb demo
+	@$(BIN)/tmnb demo; status=$$?; \
+	if [ $$status -eq 3 ]; then echo "make demo: done; exit 3 is the alerts above, as the rehearsal intends"; \
+	else exit $$status; fi
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)

@@ -22,7 +22,8 @@ def test_whatif_json(snap_file, capsys):
     code = main(
         ["whatif", "--snapshot", str(snap_file), "--set", "topologyManagerPolicy=single-numa-node", "--format", "json"]
     )
-    records = json.loads(capsys.readouterr().out)
+    lines = capsys.readouterr().out.splitlines()
+    records = [json.loads(line) for line in lines]  # JSON Lines, as the README says: one pod per line
     assert code == 3  # a pod would be rejected
     assert [r["admitted"] for r in records] == [True, True, True, False]
     expected = {
@@ -76,6 +77,16 @@ def test_whatif_refused_config(snap_file, capsys):
         ),
         (["snapshot", "--source", "elsewhere", "--out", "x.json"], "tmnb: error: source: unknown source 'elsewhere'"),
         (["run", "missing.ipynb"], "tmnb: error: missing.ipynb: notebook not found"),
+        (["whatif", "--snapshot", "sample", "--set", "topologyManagerPolcy=x"], "tmnb: error: --set."),
+        (
+            ["whatif", "--node-root", "no-such-dir", "--pods", "p.json", "--set", "topologyManagerPolicy=restricted"],
+            "tmnb: error: no-such-dir: --node-root: not a directory",
+        ),
+        (["sandbox", "up", "--from", "gone.json.gz", "--kubeconfig", "k"], "tmnb: error: gone.json.gz: cannot read"),
+        (
+            ["rollout", "plan", "--change-id", "c", "--source", "gone.json", "--set", "topologyManagerPolicy=x"],
+            "tmnb: error: gone.json: cannot read snapshot",
+        ),
     ],
 )
 def test_user_errors_are_one_line(argv, message, capsys):

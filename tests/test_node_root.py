@@ -87,7 +87,7 @@ def test_whatif_from_node_root(busy_node, tmp_path, capsys):
             "json",
         ]
     )
-    records = json.loads(capsys.readouterr().out)
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert code == 0
     assert [(r["pod"], r["admitted"]) for r in records] == [("pg-0", True), ("train", True)]
     assert all(r["node"] == "w1" for r in records)

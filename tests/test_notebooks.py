@@ -1,5 +1,6 @@
 """Committed notebooks are clean (no outputs, one parameters cell, thin) and really run."""
 
+import ast
 import json
 
 import nbformat
@@ -29,6 +30,35 @@ def test_committed_clean(path):
     for cell in (c for c in code if "parameters" not in c.metadata.get("tags", [])):
         assert len(cell.source.splitlines()) <= MAX_CELL_LINES, f"move logic into tmnb: {cell.source[:60]!r}"
     assert declared_parameters(path), "the parameters cell declares nothing"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_papermill_sees_every_declared_parameter(path):
+    """papermill warns 'Passed unknown parameter' for a declaration its inspection cannot read
+    (a '=' in the comment, a '|' in the annotation); `papermill --help-notebook` would omit it too."""
+    import papermill
+
+    assert set(papermill.inspect_notebook(str(path))) == set(declared_parameters(path))
+
+
+def test_parameter_choices_are_the_ones_the_code_accepts():
+    from typing import get_args
+
+    from tmnb.analysis.lint import Severity
+    from tmnb.replay.node_input import Mode as WhatifMode
+    from tmnb.rollout.executors import EXECUTORS
+    from tmnb.rollout.run import Mode as RolloutMode
+
+    readiness = declared_parameters(ROOT / "notebooks" / "03-readiness.ipynb")
+    rollout = declared_parameters(ROOT / "notebooks" / "04-rollout.ipynb")
+    assert readiness["mode"]["choices"] == list(get_args(WhatifMode))
+    assert set(readiness["fail_on"]["choices"]) == set(get_args(Severity))
+    assert rollout["mode"]["choices"] == list(get_args(RolloutMode))
+    assert rollout["executor"]["choices"] == list(EXECUTORS)
+    for path in NOTEBOOKS:
+        for name, spec in declared_parameters(path).items():
+            if "choices" in spec:
+                assert ast.literal_eval(spec["default"]) in spec["choices"], f"{path.name}: {name}"
 
 
 @pytest.mark.notebook

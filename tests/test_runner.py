@@ -2,10 +2,13 @@
 
 import json
 import re
+import subprocess
+import sys
 
 import nbformat
 import pytest
 
+from conftest import ROOT
 from notebook_factory import write_notebook
 from tmnb.cli import main
 from tmnb.errors import InputError, RunError
@@ -80,7 +83,7 @@ def test_cli_exit_codes(tmp_path, capsys):
     bad = write_notebook(tmp_path / "bad.ipynb", PARAMS, "1/0")
     alert = write_notebook(tmp_path / "al.ipynb", PARAMS, "from tmnb.glue import glue\nglue('alert', 'blockers')")
     base = ["run", "--reports-dir", str(tmp_path / "r")]
-    assert main([*base, str(ok)]) == 0
+    assert main([*base, str(ok), "--timeout", "0.5"]) == 0  # nbclient takes whole seconds only
     assert "report: " in capsys.readouterr().out
     assert main([*base, str(bad)]) == 1
     assert "tmnb: run failed: bad.ipynb: cell 2 raised ZeroDivisionError" in capsys.readouterr().err
@@ -96,3 +99,89 @@ def test_credentials_are_refused_as_parameters(tmp_path):
     with pytest.raises(InputError, match="pass secrets through the environment"):
         run(nb, [("url", "https://me:s3cret@prom.example")], reports_dir=tmp_path / "r")
     assert not (tmp_path / "r").exists()
+
+
+#: what every run printed before: the kernel's plain-text transport, its Ctrl-C at shutdown, and
+#: papermill not seeing parameters the notebook declares
+NOISE = ("without encryption", "KeyboardInterrupt", "unknown parameter", "Unable to parse line")
+
+
+@pytest.fixture(scope="module")
+def inventory_elsewhere(tmp_path_factory):
+    """One real run of 01-inventory through the command line, with its out_dir pointed elsewhere."""
+    tmp = tmp_path_factory.mktemp("quiet")
+    argv = [sys.executable, "-m", "tmnb.cli", "run", str(ROOT / "notebooks" / "01-inventory.ipynb")]
+    argv += ["-p", "node_selector", "tmnb.dev/pool=latency", "-p", "context", ""]
+    argv += ["-p", "out_dir", str(tmp / "elsewhere"), "--reports-dir", str(tmp / "reports")]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp)
+    assert done.returncode == 0, done.stderr
+    return tmp, done
+
+
+def test_a_successful_run_is_quiet(inventory_elsewhere):
+    _, done = inventory_elsewhere
+    assert not [line for line in done.stderr.splitlines() if any(n in line for n in NOISE)]
+    assert done.stderr == ""
+
+
+def test_out_dir_elsewhere_is_the_run_folder(inventory_elsewhere):
+    tmp, done = inventory_elsewhere
+    folder = tmp / "elsewhere"
+    assert f"run folder: {folder}" in done.stdout
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["parameters"]["out_dir"] == str(folder)
+    assert {"snapshot.json.gz", "snapshot.json.gz.manifest.json", "01-inventory.ipynb"} <= set(manifest["files"])
+    assert not (tmp / "reports").exists()
+
+
+def test_a_finished_kernel_is_shut_down_without_a_sigint(tmp_path):
+    """The SIGINT jupyter_client sends before a shutdown is what ipykernel logs as 'KeyboardInterrupt
+    caught in kernel'; the notebook installs a SIGINT handler that outlives its cell, as a library can."""
+    marker = tmp_path / "interrupted"
+    nb = write_notebook(
+        tmp_path / "sig.ipynb",
+        'marker: str = ""\nout_dir: str = "."',
+        "import asyncio, signal\n"
+        "def note(*_):\n    open(marker, 'w').write('interrupted')\n"
+        "asyncio.get_event_loop().call_later(0.05, signal.signal, signal.SIGINT, note)",
+        "import time\ntime.sleep(0.5)",
+    )
+    assert run(nb, [("marker", str(marker))], reports_dir=tmp_path / "r").status == "ok"
+    assert not marker.exists()
+
+
+def test_out_dir_and_out_naming_two_folders_is_refused(tmp_path):
+    nb = write_notebook(tmp_path / "ok.ipynb", PARAMS, "pass")
+    with pytest.raises(InputError, match="names another folder than --out"):
+        run(nb, [("out_dir", str(tmp_path / "a"))], out=tmp_path / "b")
+
+
+def test_a_value_outside_the_declared_choices_is_refused_before_any_kernel(tmp_path, capsys):
+    nb = ROOT / "notebooks" / "03-readiness.ipynb"
+    argv = ["run", str(nb), "-p", "mode", "bogus", "--reports-dir", str(tmp_path / "r")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"tmnb: error: {nb}: parameter mode: expected one of drain, restart; got 'bogus'"
+    ]
+    assert not (tmp_path / "r").exists()
+    with pytest.raises(InputError, match="parameter executor: expected one of dry-run, local, ssh, node-pod, sandbox"):
+        run(ROOT / "notebooks" / "04-rollout.ipynb", params={"executor": "rsync"}, reports_dir=tmp_path / "r")
+
+
+def test_the_demo_report_names_every_folder_and_exits_3_on_an_alert(tmp_path, capsys):
+    from tmnb.cli import report_demo
+    from tmnb.demo import Demo, pack_demo
+
+    folder = tmp_path / "20261203T000000Z-demo"
+    ok = write_notebook(tmp_path / "ok.ipynb", PARAMS, "pass")
+    alert = write_notebook(tmp_path / "al.ipynb", PARAMS, "from tmnb.glue import glue\nglue('alert', 'blockers')")
+    runs = [run(ok, out=folder / "01-ok"), run(alert, out=folder / "03-alert")]
+    (folder / "sandbox").mkdir()
+    demo = Demo(folder, runs, pack_demo(folder))
+    assert report_demo(demo) == 3
+    out, err = capsys.readouterr()
+    for written in ("01-ok", "03-alert", "sandbox"):
+        assert f"  {folder / written}\n" in out
+    assert f"demo folder: {folder}\n" in out and f"evidence: {demo.bundle}" in out
+    assert err == "tmnb: alert: 03-alert: blockers\n"
+    assert report_demo(Demo(folder, runs[:1], demo.bundle)) == 0

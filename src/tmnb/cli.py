@@ -1,6 +1,10 @@
 """The ``tmnb`` command. User errors print one line and exit 2; failed runs exit 1;
 runs whose report raises an alert (blockers found, pods predicted to be rejected, a node rolled
-back) exit 3; a rollout that stopped cleanly at an unapproved gate in execute mode exits 5."""
+back) exit 3; a rollout that stopped cleanly at an unapproved gate in execute mode exits 5.
+
+Each command checks what its arguments alone can tell (files that are not there, unknown setting
+names, values outside a parameter's choices) before it imports pandas, papermill or the kubelet
+model, so a typo is answered at once; bench/cli_latency.py measures it."""
 
 from __future__ import annotations
 
@@ -8,10 +12,14 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tmnb import __version__, cli_evidence, cli_rollout
 from tmnb.cli_types import port, positive_seconds
 from tmnb.errors import RunError, TmnbError
+
+if TYPE_CHECKING:
+    from tmnb.demo import Demo
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ALERT, EXIT_PENDING = 0, 1, 2, 3, 5
 EXIT_SIGPIPE = 128 + 13  # what a shell reports for a writer killed by SIGPIPE
@@ -116,6 +124,10 @@ def _cmd_sandbox(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tmnb.errors import InputError
+    from tmnb.sources.resolve import check_source
+
+    if args.verb == "up" and args.nodes is None:
+        check_source(args.source)
     from tmnb.sandbox import Faults, process
 
     run_dir = Path(args.run_dir) if args.run_dir else process.default_run_dir()
@@ -157,15 +169,18 @@ def _cmd_sandbox(args: argparse.Namespace) -> int:
 def _cmd_whatif(args: argparse.Namespace) -> int:
     import json
 
-    from tmnb.analysis.whatif import whatif
-    from tmnb.cli_whatif import load_whatif_input, parse_settings
+    from tmnb.cli_whatif import check_inputs, load_whatif_input, parse_settings
 
+    check_inputs(args.snapshot, args.node_root, args.pods)
     target = parse_settings(args.settings)
+    from tmnb.analysis.whatif import whatif
+
     snapshot = load_whatif_input(args.snapshot, args.node_root, args.pods, args.node_name)
-    pods, nodes = whatif(snapshot, target, mode=args.mode, with_headroom=args.format == "table")
-    if args.format == "json":
+    pods, nodes = whatif(snapshot, target, mode=args.mode, with_headroom=args.format == "table", progress=None)
+    if args.format == "json":  # JSON Lines: one pod per line, for jq and for streaming readers
         records = pods[["node", "namespace", "pod", "admitted", "reason", "message", "numa", "cpuset"]]
-        print(json.dumps(records.to_dict("records"), indent=2))
+        for record in records.to_dict("records"):
+            print(json.dumps(record))
     else:
         print(pods.drop(columns=["uid"]).to_string(index=False) if len(pods) else "(no active pods)")
         print()
@@ -201,21 +216,34 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from tmnb.demo import run_demo
 
-    for result in run_demo(args.reports_dir):
-        note = f"  (alert: {result.message})" if result.status == "alert" else ""
-        print(f"report: {result.html}{note}")
-    return EXIT_OK
+    return report_demo(run_demo(args.reports_dir))
+
+
+def report_demo(demo: Demo) -> int:
+    """Every folder the demo wrote, its reports, its bundle; exit 3 when a report raised an alert,
+    as ``tmnb run`` does for one report."""
+    print(f"demo folder: {demo.folder}")
+    for folder in demo.written():
+        print(f"  {folder}")
+    for result in demo.runs:
+        print(f"report: {result.html}")
+    print(f"evidence: {demo.bundle} (verified)")
+    for result in demo.alerts():
+        print(f"tmnb: alert: {result.folder.name}: {result.message}", file=sys.stderr)
+    return EXIT_ALERT if demo.alerts() else EXIT_OK
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
     from tmnb.errors import InputError
-    from tmnb.snapshot import save
-    from tmnb.sources.resolve import open_snapshot
+    from tmnb.sources.resolve import check_source, open_snapshot
 
     if args.source != "live" and (args.context or args.kubeconfig):
         raise InputError("--context and --kubeconfig apply to --source live only", where="--source")
     if os.path.lexists(args.out) and not args.force:
         raise InputError("exists; pass --force to overwrite it (a snapshot is evidence)", source=args.out)
+    check_source(args.source)
+    from tmnb.snapshot import save
+
     manifest = save(open_snapshot(args.source, context=args.context, kubeconfig=args.kubeconfig), args.out)
     print(f"wrote {args.out}: {manifest['nodes']} nodes, {manifest['pods']} pods, sha256 {manifest['sha256']}")
     return EXIT_OK

@@ -81,6 +81,10 @@ def command(args: argparse.Namespace) -> int:
 
     if args.verb == "status":
         return _status(args)
+    from tmnb.sources.resolve import check_source
+
+    check_source(args.source)  # what the arguments alone tell, before the rollout machinery loads
+    target = parse_settings(args.settings)
     from tmnb.errors import InputError
     from tmnb.rollout.session import prepare
     from tmnb.rollout.steps import Options
@@ -97,7 +101,7 @@ def command(args: argparse.Namespace) -> int:
             test_pod_image=args.test_image,
         )
     session = prepare(
-        target=parse_settings(args.settings),
+        target=target,
         change_id=args.change_id,
         source=args.source,
         context=args.context,

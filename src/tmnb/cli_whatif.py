@@ -1,21 +1,22 @@
-"""Inputs of ``tmnb whatif``: ``--set`` values and the two ways to describe the nodes."""
+"""Inputs of ``tmnb whatif``: ``--set`` values and the two ways to describe the nodes.
+
+``check_inputs`` needs no snapshot machinery, so a wrong argument is reported before pandas loads.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from tmnb.errors import InputError
-from tmnb.parse.documents import load_json
 from tmnb.parse.files import MIB, read_capped
 from tmnb.settings.target import check_target_fields
-from tmnb.snapshot import Snapshot, SnapshotSource
-from tmnb.sources.kube_objects import pods_from_list
-from tmnb.sources.resolve import open_snapshot
+from tmnb.sources.resolve import check_source
+
+if TYPE_CHECKING:
+    from tmnb.snapshot import Snapshot
 
 #: A PodList of every pod of a large cluster is some tens of MiB.
 PODLIST_LIMIT = 512 * MIB
@@ -23,11 +24,17 @@ PODLIST_LIMIT = 512 * MIB
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
     """``FIELD=VALUE`` pairs; values are YAML. Option-map values become strings, as the kubelet wants."""
-    target: dict[str, Any] = {}
+    pairs = []
     for item in items:
         field, sep, raw = item.partition("=")
         if not sep or not field.strip():
             raise InputError(f"expected FIELD=VALUE, got {item!r}", where="--set")
+        pairs.append((field.strip(), raw))
+    check_target_fields(dict(pairs), where="--set")  # names first: a typo needs no YAML parser
+    import yaml
+
+    target: dict[str, Any] = {}
+    for field, raw in pairs:
         try:
             value = yaml.safe_load(raw) if raw.strip() else ""
         except yaml.YAMLError as exc:
@@ -36,17 +43,33 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
             if not isinstance(value, dict):
                 raise InputError(f"{field}: expected a map, e.g. '{{name: \"value\"}}'", where="--set")
             value = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
-        target[field.strip()] = value
-    check_target_fields(target, where="--set")
+        target[field] = value
     return target
 
 
-def load_whatif_input(snapshot: str | None, node_root: str | None, pods: str | None, node_name: str | None) -> Snapshot:
+def check_inputs(snapshot: str | None, node_root: str | None, pods: str | None) -> None:
+    """What the arguments alone tell: files that are not there, a missing --pods."""
     if snapshot:
-        return open_snapshot(snapshot)
+        check_source(snapshot)
+        return
     if not pods:
         raise InputError("--node-root needs --pods (a PodList JSON, e.g. kubectl get pods -o json)")
+    if not Path(node_root or ".").is_dir():
+        raise InputError("not a directory (a copy of one node's files)", source=node_root, where="--node-root")
+    if not Path(pods).is_file():
+        raise InputError("no such file (a PodList JSON, e.g. kubectl get pods -o json)", source=pods, where="--pods")
+
+
+def load_whatif_input(snapshot: str | None, node_root: str | None, pods: str | None, node_name: str | None) -> Snapshot:
+    from tmnb.parse.documents import load_json
+    from tmnb.snapshot import Snapshot, SnapshotSource
+    from tmnb.sources.kube_objects import pods_from_list
     from tmnb.sources.node_root import read_node_root
+    from tmnb.sources.resolve import open_snapshot
+
+    check_inputs(snapshot, node_root, pods)
+    if snapshot:
+        return open_snapshot(snapshot)
 
     root = Path(node_root or ".")
     node = read_node_root(root, name=node_name or root.resolve().name)

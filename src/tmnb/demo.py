@@ -15,7 +15,9 @@ folder is packed into one verified evidence bundle beside it. Every report lands
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,20 +37,55 @@ def _notebook(name: str) -> Path:
     return path
 
 
-def run_demo(reports_dir: str | Path = "reports") -> list[RunResult]:
+@dataclass
+class Demo:
+    folder: Path
+    runs: list[RunResult]
+    bundle: Path
+
+    def written(self) -> list[Path]:
+        """Every folder the demo wrote: its run folders, the rollout state, the sandbox's directory."""
+        return sorted(p for p in self.folder.iterdir() if p.is_dir())
+
+    def alerts(self) -> list[RunResult]:
+        return [r for r in self.runs if r.status == "alert"]
+
+
+#: what the demo does, in order; each step is announced on stderr as it starts (the whole takes minutes)
+STAGES = (
+    "sandbox twin of the sample fleet up on 127.0.0.1",
+    "01-inventory: live collection through the API and the node files",
+    "02-numa-occupancy",
+    "03-readiness",
+    "04-rollout: the change on the canary (execute, canary approved)",
+    "a wide pod deployed on the canary, then the inventory collected again",
+    "05-compare: before and after",
+    "06-postmortem: from the evidence alone, the sandbox stopped",
+    "the evidence bundle, packed and verified",
+)
+
+
+def _stage(number: int) -> None:
+    print(f"demo [{number}/{len(STAGES)}] {STAGES[number - 1]}", file=sys.stderr, flush=True)
+
+
+def run_demo(reports_dir: str | Path = "reports") -> Demo:
     from tmnb.sandbox import Faults, Sandbox
     from tmnb.sources.sample import load_sample
 
     folder = Path(reports_dir) / f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-demo"
     previous = os.environ.get("KUBECONFIG")
+    _stage(1)
     # The kubeconfig carries the sandbox's token: it lives outside the evidence folder and goes with the run.
     with Sandbox(load_sample(), folder / "sandbox", faults=Faults()) as box, tempfile.TemporaryDirectory() as secret:
         os.environ["KUBECONFIG"] = str(box.write_kubeconfig(Path(secret) / "kubeconfig"))
         live = {"source": "live", "node_files": f"dir:{folder / 'sandbox' / 'nodes'}"}
         try:
+            _stage(2)
             results = [run(_notebook("01-inventory.ipynb"), params=live, out=folder / "01-inventory")]
             baseline = results[0].results["snapshot"]
-            for name in ("02-numa-occupancy.ipynb", "03-readiness.ipynb"):
+            for number, name in ((3, "02-numa-occupancy.ipynb"), (4, "03-readiness.ipynb")):
+                _stage(number)
                 results.append(run(_notebook(name), params={"source": baseline}, out=folder / Path(name).stem))
             canary = _canary(results[-1].results.get("canary") or {})
             change = {
@@ -61,11 +98,14 @@ def run_demo(reports_dir: str | Path = "reports") -> list[RunResult]:
                 "change_id": "demo-canary",
                 "state_dir": str(folder / "rollout-state"),
             }
+            _stage(5)
             results.append(run(_notebook("04-rollout.ipynb"), params=change, out=folder / "04-rollout"))
+            _stage(6)
             _deploy_wide_pod(box, canary)
             after = run(_notebook("01-inventory.ipynb"), params=live, out=folder / "after-change-inventory")
             journal = results[-1].results.get("journal") or ""
             params = {"before": baseline, "after": after.results["snapshot"], "journal": journal}
+            _stage(7)
             results.append(run(_notebook("05-compare.ipynb"), params=params, out=folder / "05-compare"))
         finally:
             if previous is None:
@@ -73,11 +113,12 @@ def run_demo(reports_dir: str | Path = "reports") -> list[RunResult]:
             else:
                 os.environ["KUBECONFIG"] = previous
     # The sandbox is gone: the postmortem and the bundle stand on the evidence alone.
+    _stage(8)
     results.append(
         run(_notebook("06-postmortem.ipynb"), params={"evidence": str(folder)}, out=folder / "06-postmortem")
     )
-    pack_demo(folder)
-    return results
+    _stage(9)
+    return Demo(folder, results, pack_demo(folder))
 
 
 def pack_demo(folder: Path) -> Path:
@@ -91,7 +132,6 @@ def pack_demo(folder: Path) -> Path:
     _, result = verify(bundle)
     if not result.intact:
         raise TmnbError(f"the demo's own bundle does not verify: {'; '.join(result.lines())}")
-    print(f"evidence: {bundle} ({len(runs)} run folders, verified)")
     return bundle
 
 

@@ -2,38 +2,46 @@
 
 papermill's ``-p`` guesses types (``007`` becomes 7, ``false`` stays a string); tmnb instead
 converts each value to the type the notebook declares, so a scheduled run means what it says.
+A ``str`` parameter whose help comment starts with ``a | b | c`` accepts only those values, and
+a wrong one is refused here, before any kernel starts.
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import re
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from tmnb.errors import InputError
 
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
+#: ``# drain | restart: ...``: the values a parameter accepts, first thing in its help comment
+_CHOICES = re.compile(r"^([\w.-]+(?:\s*\|\s*[\w.-]+)+)(?=$|[:;,.\s])")
 
 
 def declared_parameters(notebook: Path) -> dict[str, dict[str, Any]]:
     """Names, declared types, defaults and help comments of the single ``parameters`` cell.
 
     Parsed with ``ast`` because papermill's own inspection silently skips annotations such as
-    ``str | None``, which would let a scheduled parameter fall through unnoticed.
+    ``str | None``, which would let a scheduled parameter fall through unnoticed. The notebook is
+    read as plain JSON (papermill validates it later): nbformat's import alone costs more than the
+    whole answer to a wrong parameter should.
     """
-    import nbformat
-
     try:
-        nb = nbformat.read(notebook, as_version=4)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read notebook: {exc}", source=str(notebook)) from None
-    tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+        nb = json.loads(notebook.read_text(encoding="utf-8"))
+        cells = nb["cells"]
+        tagged = [c for c in cells if "parameters" in (c.get("metadata") or {}).get("tags", [])]
+    except OSError as exc:
+        raise InputError(f"cannot read notebook: {exc.strerror}", source=str(notebook)) from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"not a Jupyter notebook (nbformat 4 JSON): {exc}", source=str(notebook)) from None
     if len(tagged) != 1:
         raise InputError(f"expected exactly one cell tagged 'parameters', found {len(tagged)}", source=str(notebook))
-    source = tagged[0].source
+    raw_source = tagged[0].get("source", "")
+    source = raw_source if isinstance(raw_source, str) else "".join(raw_source)
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
@@ -51,7 +59,19 @@ def declared_parameters(notebook: Path) -> dict[str, dict[str, Any]]:
             continue
         comment = lines[stmt.lineno - 1].partition("#")[2].strip()
         declared[name] = {"type": kind, "default": ast.unparse(value), "help": comment}
+        choices = _CHOICES.match(comment)
+        if choices and kind == "str":
+            declared[name]["choices"] = [c.strip() for c in choices.group(1).split("|")]
     return declared
+
+
+def check_choice(name: str, value: Any, declared: dict[str, Any], *, source: str) -> None:
+    """Refuse a value outside the ``a | b | c`` list of the parameter's help comment."""
+    choices = declared.get("choices")
+    if choices and value not in choices:
+        raise InputError(
+            f"expected one of {', '.join(choices)}; got {value!r}", source=source, where=f"parameter {name}"
+        )
 
 
 def _literal(text: str) -> Any:
@@ -73,6 +93,7 @@ def coerce(name: str, raw: str, declared: dict[str, Any], *, source: str) -> Any
     if optional and raw.strip().lower() in {"none", "null", "~", ""}:
         return None
     if base == "str":
+        check_choice(name, raw, declared, source=source)
         return raw
     if base == "bool":
         low = raw.strip().lower()
@@ -86,6 +107,8 @@ def coerce(name: str, raw: str, declared: dict[str, Any], *, source: str) -> Any
             return int(raw, 10) if base == "int" else float(raw)
         except ValueError:
             raise InputError(f"expected {base}, got {raw!r}", source=source, where=where) from None
+    import yaml  # only lists, dicts and untyped values need it; a wrong choice is answered without
+
     try:
         value = yaml.safe_load(raw)
     except yaml.YAMLError as exc:

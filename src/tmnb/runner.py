@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import platform
 import time
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any, Literal
 from tmnb import __version__
 from tmnb.errors import InputError, RunError
 from tmnb.glue import read_glued
-from tmnb.params import declared_parameters, typed_parameters
+from tmnb.params import check_choice, declared_parameters, typed_parameters
 from tmnb.redact import secret_in
 
 #: "pending": the run stopped cleanly at a gate nobody approved (a rollout in execute mode)
@@ -56,6 +57,33 @@ def _run_folder(notebook: Path, out: Path | None, reports_dir: Path) -> Path:
     return out.resolve()
 
 
+def _kernel_config() -> Any:
+    """Kernels get CurveZMQ keys from the manager when their kernelspec supports it (ipykernel 7
+    does): the loopback channels carry code and outputs encrypted, and the kernel has no reason
+    to warn that they are plain text."""
+    from traitlets.config import Config
+
+    config = Config()
+    config.KernelManager.transport_encryption = "auto"
+    return config
+
+
+def _kernel_manager() -> type:
+    """jupyter_client sends a kernel SIGINT before every shutdown request; a kernel that finished
+    the notebook has nothing to interrupt, and a SIGINT that lands in a message handler makes
+    ipykernel log ``KeyboardInterrupt caught in kernel`` on a successful run. The shutdown request
+    alone ends the kernel (and SIGTERM, then SIGKILL, follow as before when it does not). An
+    interrupt on a cell timeout is not a shutdown and still happens."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class ShutdownWithoutInterrupt(AsyncKernelManager):
+        async def _async_interrupt_kernel(self) -> None:
+            if not self.shutting_down:
+                await super()._async_interrupt_kernel()
+
+    return ShutdownWithoutInterrupt
+
+
 def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float) -> str | None:
     """Run papermill; return None on success or a one-line failure description."""
     import papermill as pm
@@ -63,9 +91,6 @@ def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float) -
     from papermill.exceptions import PapermillExecutionError
 
     logging.getLogger("papermill").setLevel(logging.WARNING)
-    # papermill's own parameter inspection cannot read annotated defaults with comments and says so
-    # for every line; tmnb types parameters itself (tmnb.params), so that noise is dropped.
-    logging.getLogger("papermill.translators").setLevel(logging.ERROR)
     try:
         pm.execute_notebook(
             str(src),
@@ -73,8 +98,10 @@ def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float) -
             parameters=parameters,
             kernel_name="python3",
             progress_bar=False,
-            execution_timeout=timeout,
+            execution_timeout=math.ceil(timeout),  # nbclient counts whole seconds
             request_save_on_cell_execute=True,
+            config=_kernel_config(),
+            kernel_manager_class=_kernel_manager(),
         )
     except PapermillExecutionError as exc:
         return f"cell {exc.cell_index} raised {exc.ename}: {exc.evalue}"
@@ -129,6 +156,7 @@ def run(
     for name, value in (params or {}).items():
         if name not in declared:
             raise InputError(f"unknown parameter {name!r}", source=str(src))
+        check_choice(name, value, declared[name], source=str(src))
         typed[name] = value
     for name, value in typed.items():
         if secret_in(name, value):
@@ -137,8 +165,16 @@ def run(
                 "pass secrets through the environment (e.g. env:VAR) instead",
                 where=f"parameter {name}",
             )
+    if "out_dir" in typed:  # what the notebook writes there is evidence: that folder is the run folder
+        asked = Path(typed["out_dir"])
+        if out is not None and Path(out).resolve() != asked.resolve():
+            raise InputError(
+                f"names another folder than --out {out}; the run folder is where the notebook writes",
+                where=f"parameter out_dir {asked}",
+            )
+        out = asked
     folder = _run_folder(src, Path(out) if out else None, Path(reports_dir))
-    if "out_dir" in declared and "out_dir" not in typed:
+    if "out_dir" in declared:
         typed["out_dir"] = str(folder)
 
     executed = folder / src.name

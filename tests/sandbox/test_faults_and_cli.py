@@ -106,6 +106,8 @@ def test_cli_up_background_then_down(tmp_path: Path, capsys: pytest.CaptureFixtu
         assert json.loads((run_dir / "sandbox.json").read_text()) == state  # the first one is untouched
         assert main(["sandbox", "down", "--run-dir", str(run_dir)]) == 0
         assert not (run_dir / "sandbox.json").exists()
+        assert not kubeconfig_file.exists()  # its token died with the sandbox
+        assert not (run_dir / "server.key").exists()
     finally:
         if (run_dir / "sandbox.json").exists():
             stop(run_dir)
@@ -130,11 +132,16 @@ def test_generated_nodes_source() -> None:
         load_snapshot("sample", 3)
 
 
-def test_the_private_key_does_not_outlive_the_sandbox(tmp_path: Path) -> None:
+def test_the_private_key_and_the_kubeconfig_do_not_outlive_the_sandbox(tmp_path: Path) -> None:
     box = Sandbox(twin(), tmp_path / "run").start()
+    kubeconfig = box.write_kubeconfig(tmp_path / "run" / "kubeconfig")
+    rewritten = box.write_kubeconfig(tmp_path / "mine.kubeconfig")
+    rewritten.write_text("apiVersion: v1\nkind: Config\n")  # the user's own since: not the sandbox's to remove
     assert (tmp_path / "run" / "server.key").exists()
     box.stop()
     assert not (tmp_path / "run" / "server.key").exists()
+    assert not kubeconfig.exists()
+    assert rewritten.exists()
     assert (tmp_path / "run" / "server.crt").exists()  # public: kept with the evidence
 
 

@@ -21,7 +21,8 @@ from tmnb.analysis.occupancy import pool_of
 from tmnb.cpuset import CPUSet
 from tmnb.kubelet.options import gate_for, option_maturity
 from tmnb.replay import DEFAULTS, NodePlan, plans_for, show_value
-from tmnb.settings import KubeletSettings, validate_settings
+from tmnb.settings.effective import KubeletSettings
+from tmnb.settings.validate import validate_settings
 from tmnb.snapshot import Setting, Snapshot
 from tmnb.versions import MODELLED_KUBELET, KubeVersion
 

@@ -154,12 +154,17 @@ def whatif(
     mode: Mode = "drain",
     with_headroom: bool = True,
     plans: Mapping[str, NodePlan] | None = None,
+    progress: bool | None = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(per pod, per node) frames for ``target`` on every node of the snapshot."""
+    """(per pod, per node) frames for ``target`` on every node of the snapshot. ``progress=None``
+    shows a bar on a terminal (a fleet takes minutes); the default keeps reports free of one."""
+    from tqdm.auto import tqdm
+
     sizes = common_sizes(snapshot) if with_headroom else None
     plans = plans if plans is not None else plans_for(snapshot.nodes, target)
     pod_rows, node_rows = [], []
-    for node in snapshot.nodes:
+    bar = tqdm(snapshot.nodes, desc="what-if", unit="node", delay=2, disable=None if progress is None else not progress)
+    for node in bar:
         replay = replay_node(node, snapshot.pods_on(node.name), target, mode=mode, sizes=sizes, plan=plans[node.name])
         rows = [_row(node.name, r) for r in replay.results]
         pod_rows += rows

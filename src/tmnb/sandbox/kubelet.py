@@ -26,7 +26,8 @@ from tmnb.kubelet.node import NodeSimulator, PodResult
 from tmnb.parse.state_files import parse_cpu_manager_state, parse_memory_manager_state
 from tmnb.replay import model_pod, node_model
 from tmnb.sandbox import journal
-from tmnb.settings import KubeletSettings, validate_checkpoints, validate_settings
+from tmnb.settings.effective import KubeletSettings
+from tmnb.settings.validate import validate_checkpoints, validate_settings
 from tmnb.snapshot import Node
 from tmnb.sources.kube_objects import pod_from_api
 from tmnb.sources.node_render import DROPIN_DIR, KUBELET_CONFIG, write_node_root

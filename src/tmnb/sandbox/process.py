@@ -118,6 +118,7 @@ def serve(
         except KeyboardInterrupt:
             pass
         finally:
+            sandbox.stop()  # the kubeconfig and the key are gone before ``down`` sees the state file go
             (run_dir / STATE_FILE).unlink(missing_ok=True)
 
 

@@ -3,7 +3,8 @@
 HTTPS because kubectl only sends a bearer token over TLS; the self-signed certificate is made
 with the ``openssl`` CLI at start and trusted through the kubeconfig's certificate-authority-data.
 The token is random per start, lives only in memory and in the kubeconfig (mode 0600) and is
-never logged.
+never logged; when the sandbox stops, its kubeconfigs and private key go with it, so a run
+directory kept as evidence holds no secret.
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ class Sandbox:
         self._threads: list[threading.Thread] = []
         self._httpd: ThreadingHTTPServer | None = None
         self.cert: Path | None = None
+        self._kubeconfigs: list[Path] = []
 
     @property
     def port(self) -> int:
@@ -157,14 +159,23 @@ class Sandbox:
             self.cluster.reconcile()
 
     def stop(self) -> None:
-        """Stop serving; the private key goes too (the run directory may be kept as evidence)."""
+        """Stop serving; the private key and the kubeconfigs written go too (the run directory may be
+        kept as evidence). A kubeconfig since rewritten without this token is someone else's: kept."""
         self._stop.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
+            self._httpd = None
         for t in self._threads:
             t.join(timeout=5)
         (self.run_dir / "server.key").unlink(missing_ok=True)
+        for kubeconfig in self._kubeconfigs:
+            try:
+                if self._token in kubeconfig.read_text():
+                    kubeconfig.unlink()
+            except OSError:
+                pass  # already gone, or not ours to read
+        self._kubeconfigs.clear()
 
     def __enter__(self) -> Sandbox:
         return self.start()
@@ -198,4 +209,5 @@ class Sandbox:
         with os.fdopen(fd, "w") as f:
             yaml.safe_dump(doc, f, sort_keys=False)
         path.chmod(0o600)
+        self._kubeconfigs.append(path)
         return path

@@ -30,7 +30,7 @@ from tmnb.parse.state_files import (
 from tmnb.parse.sysfs import MAX_NUMA_NODES
 from tmnb.parse.systemd import order_unit_files, parse_systemd_units
 from tmnb.redact import redact_argv
-from tmnb.settings import effective_settings
+from tmnb.settings.effective import effective_settings
 from tmnb.snapshot import (
     Allocation,
     Device,

@@ -12,7 +12,7 @@ from typing import Any
 
 from tmnb.errors import InputError
 from tmnb.parse.kubelet_config import parse_configz
-from tmnb.settings import effective_settings
+from tmnb.settings.effective import effective_settings
 from tmnb.snapshot import (
     DisruptionBudget,
     Event,

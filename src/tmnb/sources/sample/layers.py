@@ -19,7 +19,7 @@ from tmnb.kubelet.pod import quantity
 from tmnb.parse.kubelet_config import KubeletConfigDoc, parse_configz, parse_kubelet_config, parse_kubelet_dropin
 from tmnb.parse.kubelet_fields import API_VERSION, FIELD_TYPES, KIND, RESOURCE_MANAGER_FIELDS
 from tmnb.parse.kubelet_flags import CONFIG_FLAGS, parse_kubelet_args
-from tmnb.settings import KubeletSettings, effective_settings
+from tmnb.settings.effective import KubeletSettings, effective_settings
 from tmnb.snapshot import KubeletInfo, Setting
 from tmnb.snapshot.model import SettingSource
 from tmnb.sources.sample.catalogue import PROFILES, SHAPES, Pool, Profile, Shape
