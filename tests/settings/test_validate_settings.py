@@ -197,8 +197,8 @@ def test_reserved_cpus_rules() -> None:
     )
     unparsable = only(check("reservedSystemCPUs: '0-a'\n"), "cpu.reserved-cpus-parse")
     assert unparsable.message == (
-        'invalid configuration: unable to parse reservedSystemCPUs (--reserved-cpus) 0-a, error: strconv.Atoi: parsing "a": '
-        "invalid syntax"
+        "invalid configuration: unable to parse reservedSystemCPUs (--reserved-cpus) 0-a, error: "
+        'strconv.Atoi: parsing "a": invalid syntax'
     )
     offline = only(check("reservedSystemCPUs: '0,63'\n", online_cpus=CPUSet.parse("0-61")), "cpu.reserved-cpus-offline")
     assert offline.message == "reserved-cpus: 0,63 is not a subset of online-cpus: 0-61"
