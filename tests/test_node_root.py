@@ -106,3 +106,76 @@ def test_whatif_from_node_root(busy_node, tmp_path, capsys):
     )
     assert bad == 2
     assert "no pod is bound to node 'zz'" in capsys.readouterr().err
+
+
+CONFIG = "var/lib/kubelet/config.yaml"
+LOAD = (
+    "failed to load kubelet config file, path: /var/lib/kubelet/config.yaml, error: failed to load Kubelet config "
+    "file /var/lib/kubelet/config.yaml, error "
+)
+
+
+def _break_config(root, how):
+    cfg = root / CONFIG
+    if how == "missing":
+        cfg.unlink()
+    elif how == "empty":
+        cfg.write_text("")
+    elif how == "directory":
+        cfg.unlink()
+        cfg.mkdir()
+    elif how == "loop":
+        cfg.unlink()
+        cfg.symlink_to("config.yaml")
+    elif how == "tab":
+        cfg.write_text(
+            "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n\tcpuManagerPolicy: static\n"
+        )
+    elif how == "latin1":
+        cfg.write_bytes(b"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n# r\xe9serv\xe9\n")
+
+
+@pytest.mark.parametrize(
+    ("how", "detail"),
+    [
+        (
+            "missing",
+            'failed to read kubelet config file "/var/lib/kubelet/config.yaml", error: open '
+            "/var/lib/kubelet/config.yaml: no such file or directory",
+        ),
+        ("empty", 'kubelet config file "/var/lib/kubelet/config.yaml" was empty'),
+        (
+            "directory",
+            'failed to read kubelet config file "/var/lib/kubelet/config.yaml", error: read '
+            "/var/lib/kubelet/config.yaml: is a directory",
+        ),
+        (
+            "loop",
+            'failed to read kubelet config file "/var/lib/kubelet/config.yaml", error: open '
+            "/var/lib/kubelet/config.yaml: too many levels of symbolic links",
+        ),
+        ("tab", "failed to decode: malformed YAML"),
+        ("latin1", "failed to decode: not UTF-8 text: byte 0xe9"),
+    ],
+)
+def test_a_config_file_the_kubelet_cannot_load_is_its_refusal_not_defaults(busy_node, tmp_path, capsys, how, detail):
+    root = write_node_root(busy_node, tmp_path / "w1")
+    _break_config(root, how)
+    node = read_node_root(root, name="w1")
+    (issue,) = [i for i in node.issues if i.source == "kubelet config"]
+    assert issue.severity == "error" and issue.message.startswith(LOAD + detail)
+    (tmp_path / "pods.json").write_text(json.dumps({"kind": "PodList", "apiVersion": "v1", "items": []}))
+    code = main(
+        [
+            "whatif",
+            "--node-root",
+            str(root),
+            "--pods",
+            str(tmp_path / "pods.json"),
+            "--set",
+            "topologyManagerPolicy=restricted",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 3
+    assert "kubelet would not start" in out or issue.message[:60] in out

@@ -21,7 +21,7 @@ from tmnb.errors import ConfigRejected
 from tmnb.kubelet.node import NodeModel, NodeSimulator, PodResult
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
-from tmnb.replay import Mode, NodePlan, model_for, model_pod, plan_for, plans_for
+from tmnb.replay import Mode, NodePlan, config_refusal, model_for, model_pod, plan_for, plans_for
 from tmnb.snapshot import Node, Pod, Snapshot
 
 ACTIVE_PHASES = {"Running", "Pending"}
@@ -128,6 +128,9 @@ def replay_node(
 ) -> NodeReplay:
     if not node.cpus or not node.numa:
         return NodeReplay(node.name, [], unmodelled=UNMODELLED)
+    refusal = config_refusal(node)
+    if refusal is not None:
+        return NodeReplay(node.name, [], refused=refusal)
     ordered = replay_order(pods)
     models = [model_pod(p) for p in ordered]
     try:

@@ -11,6 +11,7 @@ Drop-ins are merged by the kubelet as JSON merge patches (RFC 7386) in ``filepat
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -19,7 +20,7 @@ from typing import Any, Literal
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.parse.documents import load_json, load_yaml
 from tmnb.parse.duration import parse_go_duration
-from tmnb.parse.files import read_text
+from tmnb.parse.files import TEXT_LIMIT, decode_utf8, read_capped, read_text
 from tmnb.parse.kubelet_fields import API_VERSION, DURATION_FIELDS, FIELD_SINCE, FIELD_TYPES, KIND
 from tmnb.parse.quantity import Quantity
 
@@ -65,6 +66,50 @@ def parse_kubelet_config(text: str, *, source: str) -> KubeletConfigDoc:
             source=source,
         )
     return _doc("file", source, body, duplicates)
+
+
+def read_config_file(path: Path, *, source: str) -> KubeletConfigDoc:
+    """The ``--config`` file as ``loadConfigFile`` (cmd/kubelet/app/server.go) reads it. A file the
+    kubelet cannot read or decode stops it at start, so those failures raise ``ConfigRejected`` with
+    what its command prints (``failed to load kubelet config file, path: ...`` around the loader's
+    error). Where the loader's words come from Go's YAML library, tmnb's description stands in."""
+    unreadable = _unreadable(path, source)
+    if unreadable:
+        raise _load_failure(source, f'failed to read kubelet config file "{source}", error: {unreadable}')
+    data = read_capped(path, limit=TEXT_LIMIT, what="a KubeletConfiguration file", source=source)
+    if not data:
+        raise _load_failure(source, f'kubelet config file "{source}" was empty')
+    try:
+        return parse_kubelet_config(decode_utf8(data, what="a KubeletConfiguration file", source=source), source=source)
+    except ConfigRejected:
+        raise
+    except InputError as err:
+        line = f" (line {err.line})" if err.line else ""
+        raise _load_failure(source, f"failed to decode: {err.message}{line}") from None
+
+
+def _unreadable(path: Path, source: str) -> str | None:
+    """``os.ReadFile``'s error for a path that cannot be read as a file, in Go's words."""
+    try:
+        if path.is_dir():
+            return f"read {source}: is a directory"
+        path.stat()
+    except FileNotFoundError:
+        return f"open {source}: no such file or directory"
+    except PermissionError:
+        return f"open {source}: permission denied"
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return f"open {source}: too many levels of symbolic links"
+        raise
+    return None
+
+
+def _load_failure(source: str, detail: str) -> ConfigRejected:
+    return ConfigRejected(
+        f"failed to load kubelet config file, path: {source}, error: failed to load Kubelet config file {source}, "
+        f"error {detail}"
+    )
 
 
 def parse_kubelet_dropin(text: str, *, source: str) -> KubeletConfigDoc:

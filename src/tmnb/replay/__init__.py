@@ -4,7 +4,7 @@ Below ``analysis``, ``sources``, ``sandbox`` and ``rollout``, above ``kubelet``,
 ``snapshot``; pandas-free, so every consumer replays a node through the same door.
 """
 
-from tmnb.replay.node_input import Mode, machine_of, model_for, model_pod, node_model, settings_of
+from tmnb.replay.node_input import Mode, config_refusal, machine_of, model_for, model_pod, node_model, settings_of
 from tmnb.replay.plan import DEFAULTS, EMPTY_BY_DEFAULT, NodePlan, kubelet_version, plan_for, plans_for, show_value
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "EMPTY_BY_DEFAULT",
     "Mode",
     "NodePlan",
+    "config_refusal",
     "kubelet_version",
     "machine_of",
     "model_for",

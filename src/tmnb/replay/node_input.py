@@ -63,6 +63,16 @@ def settings_of(plan: NodePlan) -> ModelSettings:
     return start_settings(plan.planned, machine_of(plan.node), version=_version(plan.node))
 
 
+#: Collection steps whose error means the kubelet cannot load its configuration and exits.
+CONFIG_STEPS = ("kubelet config", "kubelet drop-ins")
+
+
+def config_refusal(node: Node) -> str | None:
+    """What the kubelet says when it cannot load the configuration collected from ``node`` (read as
+    defaults, the node would look healthy while its kubelet does not start)."""
+    return next((i.message for i in node.issues if i.source in CONFIG_STEPS and i.severity == "error"), None)
+
+
 def existing_allocations(node: Node) -> tuple[ExistingAllocation, ...]:
     return tuple(
         ExistingAllocation(

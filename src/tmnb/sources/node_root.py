@@ -17,7 +17,7 @@ from typing import TypeVar
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.parse.files import STATE_LIMIT, read_capped, read_sysfs, read_text
-from tmnb.parse.kubelet_config import parse_kubelet_config, read_dropin_dir
+from tmnb.parse.kubelet_config import read_config_file, read_dropin_dir
 from tmnb.parse.kubelet_flags import DEFAULT_ROOT_DIR, KubeletFlags, parse_kubelet_args, split_proc_cmdline
 from tmnb.parse.numbers import parse_int
 from tmnb.parse.state_files import (
@@ -143,9 +143,7 @@ def _kubelet(root: Path, issues: _Issues, running: bytes | None) -> KubeletInfo:
     config_file = root / config_path.lstrip("/")
     file_doc = issues.attempt(
         "kubelet config",
-        lambda: parse_kubelet_config(
-            read_text(config_file, what="a KubeletConfiguration file", source=config_path), source=config_path
-        ),
+        lambda: read_config_file(config_file, source=config_path),
     )
     dropins = None
     if flags and flags.config_dir:
