@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -13,9 +11,9 @@ from tmnb.errors import InputError
 from tmnb.parse.documents import load_json
 from tmnb.parse.files import MIB, read_capped
 from tmnb.settings.target import check_target_fields
-from tmnb.snapshot import Snapshot, SnapshotSource
+from tmnb.snapshot import Snapshot
 from tmnb.sources.kube_objects import pods_from_list
-from tmnb.sources.resolve import open_snapshot
+from tmnb.sources.resolve import node_root_snapshot, open_snapshot
 
 #: A PodList of every pod of a large cluster is some tens of MiB.
 PODLIST_LIMIT = 512 * MIB
@@ -46,10 +44,8 @@ def load_whatif_input(snapshot: str | None, node_root: str | None, pods: str | N
         return open_snapshot(snapshot)
     if not pods:
         raise InputError("--node-root needs --pods (a PodList JSON, e.g. kubectl get pods -o json)")
-    from tmnb.sources.node_root import read_node_root
-
-    root = Path(node_root or ".")
-    node = read_node_root(root, name=node_name or root.resolve().name)
+    base = node_root_snapshot(node_root or ".", node_name)
+    node = base.nodes[0]
     try:
         raw = read_capped(pods, limit=PODLIST_LIMIT, what="a PodList JSON (kubectl get pods -o json)")
     except OSError as exc:
@@ -72,6 +68,4 @@ def load_whatif_input(snapshot: str | None, node_root: str | None, pods: str | N
             for a in node.allocations
         ],
     )
-    captured = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    source = SnapshotSource(kind="bundle", detail=str(root))
-    return Snapshot(captured_at=captured, source=source, nodes=[node], pods=bound)
+    return dataclasses.replace(base, nodes=[node], pods=bound)

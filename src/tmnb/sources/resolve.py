@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from tmnb.errors import InputError
-from tmnb.snapshot import Snapshot, load, save
+from tmnb.snapshot import Snapshot, SnapshotSource, load, save
 from tmnb.snapshot.select import select_nodes
 
+NODE_ROOT = "node-root:"
 SOURCES_HELP = (
-    "'sample' (the embedded fleet), 'live' (the cluster of a kube context) "
-    "or the path of a snapshot file (.json or .json.gz)"
+    "'sample' (the embedded fleet), 'live' (the cluster of a kube context), "
+    f"'{NODE_ROOT}DIR' (a copy of one node's files) or the path of a snapshot file (.json or .json.gz)"
 )
 
 
@@ -21,14 +23,18 @@ def open_snapshot(
     context: str | None = None,
     kubeconfig: str | None = None,
     node_files: str = "",
+    node_name: str | None = None,
     progress: bool | None = None,
 ) -> Snapshot:
     """``sample``, ``live`` (``context`` of ``kubeconfig``; default the current context, or the
         in-cluster service account; ``node_files`` says how to read the nodes' own files, see
         ``tmnb.sources.node_files``) or a snapshot file, narrowed to ``node_selector``. ``progress``
-    None shows bars on a terminal or notebook for a live collection."""
+    None shows bars on a terminal or notebook for a live collection. ``node-root:DIR`` is the one node
+    ``whatif --node-root`` reads, named ``node_name`` (default: the directory's name), without pods."""
     if source != "live" and node_files:
         raise InputError("node_files applies to source='live' only", where="node_files")
+    if node_name is not None and not source.startswith(NODE_ROOT):
+        raise InputError(f"node_name applies to source='{NODE_ROOT}DIR' only", where="node_name")
     if source == "live":
         from tmnb.sources.cluster import collect_cluster
         from tmnb.sources.node_files import with_node_files
@@ -37,6 +43,8 @@ def open_snapshot(
         snapshot = with_node_files(
             snapshot, node_files, context=context or None, kubeconfig=kubeconfig or None, progress=progress
         )
+    elif source.startswith(NODE_ROOT):
+        snapshot = node_root_snapshot(source.removeprefix(NODE_ROOT), node_name)
     elif source == "sample":
         from tmnb.sources.sample import load_sample
 
@@ -46,6 +54,22 @@ def open_snapshot(
     else:
         raise InputError(f"unknown source {source!r}: expected {SOURCES_HELP}", where="source")
     return select_nodes(snapshot, node_selector)
+
+
+def node_root_snapshot(directory: str, node_name: str | None = None) -> Snapshot:
+    """A one-node snapshot of a copied node root, so what tmnb understood of a node (and the
+    ``issues[]`` of every file it could not use) can be read before a prediction is trusted."""
+    from tmnb.sources.node_root import read_node_root
+
+    if not directory:
+        raise InputError(f"expected {NODE_ROOT}DIR, the directory of a copy of a node's files", where="source")
+    root = Path(directory)
+    name = node_name if node_name is not None else root.resolve().name
+    if not name.strip():
+        raise InputError("a node name cannot be empty", where="node name")
+    node = read_node_root(root, name=name)
+    captured = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return Snapshot(captured_at=captured, source=SnapshotSource(kind="bundle", detail=str(root)), nodes=[node])
 
 
 def save_to_run(snapshot: Snapshot, out_dir: str | Path, name: str = "snapshot.json.gz") -> Path:
