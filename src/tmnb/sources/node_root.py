@@ -63,6 +63,12 @@ class _Issues(list[Issue]):
             return None
 
 
+def _env_issue(path: str, problem: str) -> Issue:
+    return Issue(
+        source="kubelet unit", severity="warning", message=f"{path}: EnvironmentFile= of the kubelet unit {problem}"
+    )
+
+
 def _kubelet_argv(root: Path, issues: _Issues) -> tuple[list[str], list[str], str]:
     units = {
         f"/{p.relative_to(root)}": p for d in UNIT_DIRS for p in (root / d).glob("kubelet.service*") if p.is_file()
@@ -77,13 +83,14 @@ def _kubelet_argv(root: Path, issues: _Issues) -> tuple[list[str], list[str], st
             candidate = root / path.lstrip("/")
             if candidate.is_file():
                 env_files[path] = read_text(candidate, what="a systemd EnvironmentFile", source=path)
+            elif candidate.exists() or candidate.is_symlink():
+                issues.append(_env_issue(path, "is not a regular file; flags it sets are unknown"))
             elif not optional:  # systemd refuses to start the unit; with "-" it does without the file
                 issues.append(
-                    Issue(
-                        source="kubelet unit",
-                        severity="warning",
-                        message=f"{path}: EnvironmentFile= of the kubelet unit is not in the copy; flags it "
-                        "sets are unknown (without it on the node systemd would not start the kubelet)",
+                    _env_issue(
+                        path,
+                        "is not in the copy; flags it sets are unknown "
+                        "(without it on the node systemd would not start the kubelet)",
                     )
                 )
     exec_ = parse_systemd_units(ordered, env_files=env_files)

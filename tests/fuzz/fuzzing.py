@@ -1,0 +1,98 @@
+"""Shared fuzz plumbing: the example budget of this run and a bound on every call.
+
+The default run uses a small budget so the whole fuzz suite stays within seconds; a nightly run
+sets ``TMNB_FUZZ=nightly`` (and selects the suite with ``-m fuzz``) for a hundred times more.
+A parser may answer or raise a ``TmnbError``; anything else, or a call that does not return within
+``CALL_SECONDS``, fails the example.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any, TypeVar
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from tmnb.errors import TmnbError
+
+T = TypeVar("T")
+
+_PROFILES = {"default": 20, "nightly": 2000}
+PROFILE = os.environ.get("TMNB_FUZZ", "default")
+if PROFILE not in _PROFILES:
+    raise RuntimeError(f"TMNB_FUZZ={PROFILE!r}: expected one of {', '.join(_PROFILES)}")
+for _name, _count in _PROFILES.items():
+    settings.register_profile(
+        f"tmnb-fuzz-{_name}",
+        max_examples=_count,
+        deadline=None,  # CALL_SECONDS bounds each call; per-example deadlines flake on shared cores
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+#: The decorator every fuzz test carries.
+fuzz = settings(settings.get_profile(f"tmnb-fuzz-{PROFILE}"))
+#: A parser that needs longer than this on one small input is hanging (or expanding something huge).
+CALL_SECONDS = 5.0
+
+
+class Hang(Exception):
+    """A call that did not return within its bound."""
+
+
+@contextmanager
+def bounded(seconds: float = CALL_SECONDS) -> Iterator[None]:
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise Hang(f"did not return within {seconds}s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def survive(call: Callable[..., T], *args: Any, **kwargs: Any) -> T | TmnbError:
+    """``call``'s result, or the ``TmnbError`` it raised (with a message); anything else propagates."""
+    with bounded():
+        try:
+            return call(*args, **kwargs)
+        except TmnbError as err:
+            assert str(err).strip(), f"{type(err).__name__} without a message"
+            return err
+
+
+def refused_naming(result: object, *sources: str) -> bool:
+    """Whether ``result`` is a refusal; if so it must name one of ``sources`` (files the caller passed)."""
+    if not isinstance(result, TmnbError):
+        return False
+    assert any(s in str(result) for s in sources), f"refusal names none of {sources}: {result}"
+    return True
+
+
+#: Fragments real hostile input is made of: numbers no field holds, signs, separators, quoting,
+#: encodings, NUL, variable references, JSON/YAML punctuation and huge ranges.
+HOSTILE = st.sampled_from(
+    [
+        "-1", "0", "1" + "0" * 30, "9" * 400, "1e400", "NaN", "Infinity", "0x1f", "-", ",", ":", "=", " ", "\t",
+        "\n", "\r\n", "\x00", "\xe9", "\ufeff", "\\", '"', "'", "${X}", "$X", "%", "{", "}", "[", "]", "null",
+        "~", "&a", "*a", "!!python/object", "0-99999999", "4294967296", "-0", "+1", ".5", "1.", "00", "1_000",
+    ]
+)  # fmt: skip
+
+
+@st.composite
+def mutated(draw: st.DrawFn, original: str, *, max_edits: int = 4) -> str:
+    """``original`` with a few insertions, deletions and replacements by hostile fragments."""
+    text = original
+    for _ in range(draw(st.integers(1, max_edits))):
+        at = draw(st.integers(0, len(text)))
+        cut = draw(st.integers(0, min(8, len(text) - at)))
+        piece = draw(HOSTILE | st.text(max_size=6))
+        text = text[:at] + piece + text[at + cut :]
+    return text
