@@ -19,6 +19,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from tmnb.errors import TmnbError
+from tmnb.parse.quantity import Quantity
+
+Quantity.parse("1")  # its first call imports the kubernetes client: seconds that are not a hang
 
 T = TypeVar("T")
 
