@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any, TypeVar
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 
 from tmnb.errors import TmnbError
@@ -72,6 +72,7 @@ def survive(call: Callable[..., T], *args: Any, **kwargs: Any) -> T | TmnbError:
 
 def refused_naming(result: object, *sources: str) -> bool:
     """Whether ``result`` is a refusal; if so it must name one of ``sources`` (files the caller passed)."""
+    event("refused" if isinstance(result, TmnbError) else "accepted")
     if not isinstance(result, TmnbError):
         return False
     assert any(s in str(result) for s in sources), f"refusal names none of {sources}: {result}"

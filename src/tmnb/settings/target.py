@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tmnb.errors import InputError
+from tmnb.parse.kubelet_config import check_field_value
 from tmnb.parse.kubelet_fields import FIELD_SINCE
 
 #: apiVersion/kind belong to the document, not to a change
@@ -19,8 +20,11 @@ _DOCUMENT = ("apiVersion", "kind")
 
 
 def check_target_fields(target: Mapping[str, Any], *, where: str = "target") -> None:
-    for name in target:
+    """Known field names with values the kubelet could decode (``--set cpuManagerPolicy=-1`` is a
+    YAML integer the kubelet's JSON decoder refuses for a string field)."""
+    for name, value in target.items():
         if name in FIELD_SINCE:
+            check_field_value(name, value, source=where)
             continue
         if name in _DOCUMENT:
             raise InputError(f"{name} is part of the file, not a field to change", where=f"{where}.{name}")

@@ -18,8 +18,9 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from tmnb import __version__
-from tmnb.errors import InputError, SnapshotError
+from tmnb.errors import ConfigRejected, InputError, SnapshotError
 from tmnb.parse.files import MIB, read_capped
+from tmnb.parse.kubelet_config import check_field_value
 from tmnb.parse.numbers import json_int
 from tmnb.snapshot.model import SCHEMA_ID, Snapshot
 from tmnb.snapshot.values import find_out_of_range
@@ -77,7 +78,7 @@ def from_dict(data: Any, *, source: str = "<snapshot>") -> Snapshot:
     if bad:
         raise SnapshotError(bad[1], source=source, where=bad[0])
     try:
-        return _ADAPTER.validate_python(data)
+        snapshot = _ADAPTER.validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         more = exc.error_count() - 1
@@ -87,6 +88,22 @@ def from_dict(data: Any, *, source: str = "<snapshot>") -> Snapshot:
         raise SnapshotError(
             f"{first['msg']}{got_text}{suffix}", source=source, where=_json_path(tuple(first["loc"]))
         ) from None
+    _check_settings(snapshot, source)
+    return snapshot
+
+
+def _check_settings(snapshot: Snapshot, source: str) -> None:
+    """Kubelet settings hold values the kubelet decoded; one it could not decode (a hand edit) would
+    reach the admission model as, say, a reservedMemory entry that is not a mapping."""
+    for i, node in enumerate(snapshot.nodes):
+        for name, setting in node.kubelet.settings.items():
+            layers = [("", setting.value)] + [(f".overridden[{j}]", o.value) for j, o in enumerate(setting.overridden)]
+            for at, value in layers:
+                try:
+                    check_field_value(name, value, source=source)
+                except ConfigRejected as err:
+                    where = f"$.nodes[{i}].kubelet.settings.{name}{at}.value"
+                    raise SnapshotError(err.message, source=source, where=where) from None
 
 
 def _read_snapshot_bytes(path: Path, label: str, limit: int) -> bytes:
