@@ -8,6 +8,7 @@ A parser may answer or raise a ``TmnbError``; anything else, or a call that does
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Callable, Iterator
@@ -15,7 +16,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any, TypeVar
 
-from hypothesis import HealthCheck, event, settings
+from hypothesis import HealthCheck, event, note, settings
 from hypothesis import strategies as st
 
 from tmnb.errors import TmnbError
@@ -100,3 +101,40 @@ def mutated(draw: st.DrawFn, original: str, *, max_edits: int = 4) -> str:
         piece = draw(HOSTILE | st.text(max_size=6))
         text = text[:at] + piece + text[at + cut :]
     return text
+
+
+LEAVES = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8) | HOSTILE
+VALUES = st.recursive(
+    LEAVES,
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=6), inner, max_size=2),
+    max_leaves=6,
+)
+
+
+def _paths(doc: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    children = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    return [at] + [p for key, child in children for p in _paths(child, (*at, key))]
+
+
+@st.composite
+def edited_json(draw: st.DrawFn, base: Any, *, max_edits: int = 3) -> Any:
+    """``base`` (a JSON document) with a few values set to anything, deleted or added, as by hand."""
+    doc = json.loads(json.dumps(base))
+    paths = [p for p in _paths(base) if p]
+    for _ in range(draw(st.integers(1, max_edits))):
+        path = draw(st.sampled_from(paths))
+        parent = doc
+        try:
+            for key in path[:-1]:
+                parent = parent[key]
+            action = draw(st.sampled_from(["set", "set", "delete", "add"]))
+            if action == "delete":
+                del parent[path[-1]]
+            elif action == "add" and isinstance(parent, dict):
+                parent[draw(st.text(max_size=6))] = draw(VALUES)
+            else:
+                parent[path[-1]] = draw(VALUES)
+            note(f"{action} {'.'.join(map(str, path))}")
+        except (KeyError, IndexError, TypeError):  # an earlier edit removed or replaced the parent
+            continue
+    return doc

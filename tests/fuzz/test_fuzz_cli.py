@@ -8,27 +8,47 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fuzzing import HOSTILE, fuzz, survive
+from fuzzing import HOSTILE, edited_json, fuzz, survive
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from factories import busy_snapshot
+from factories import busy_snapshot, layered_node
 from tmnb.cli import _parser, main
 from tmnb.params import coerce, declared_parameters
 from tmnb.parse.kubelet_fields import FIELD_TYPES
 from tmnb.snapshot import save
+from tmnb.sources.node_render import write_node_root
 
 pytestmark = pytest.mark.fuzz
 
+CREATED = "2026-01-01T00:00:00Z"
 ROOT = Path(__file__).resolve().parents[2]
 _TMP = Path(tempfile.mkdtemp(prefix="tmnb-fuzz-cli-"))
 SNAP = str(_TMP / "busy.json")
 save(busy_snapshot(), SNAP)
+NODE_ROOT = str(write_node_root(layered_node(), _TMP / "w1"))
+PODLIST = {
+    "kind": "PodList",
+    "apiVersion": "v1",
+    "items": [
+        {
+            "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}", "creationTimestamp": CREATED},
+            "spec": {
+                "nodeName": "w1",
+                "containers": [{"name": "main", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"},
+                                                              "limits": {"cpu": cpu, "memory": "1Gi"}}}],
+            },
+            "status": {"phase": "Running", "qosClass": "Guaranteed"},
+        }
+        for name, cpu in (("pg-0", "4"), ("train", "2"))
+    ],
+}  # fmt: skip
 
 
 def _options(parser: argparse.ArgumentParser) -> list[str]:
@@ -112,6 +132,28 @@ def test_snapshot_sources_are_written_or_refused_in_one_line(source: str, node_n
     assert code in (0, 2), (argv, code, err.getvalue())
     if code == 2:
         assert err.getvalue().startswith(("tmnb: error: ", "usage: ")), err.getvalue()
+
+
+def _pods_with(cpu: object) -> dict[str, object]:
+    pods = json.loads(json.dumps(PODLIST))
+    pods["items"][0]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu
+    return pods
+
+
+@fuzz
+@given(edited_json(PODLIST))
+@example(_pods_with(None))  # str(None) became the quantity "None": a pydantic ValidationError traceback
+@example(_pods_with([]))
+def test_pod_lists_are_predicted_or_refused_in_one_line(pods: dict[str, object]) -> None:
+    path = _TMP / "pods.json"
+    path.write_text(json.dumps(pods))
+    argv = ["whatif", "--node-root", NODE_ROOT, "--pods", str(path), "--set", "topologyManagerPolicy=restricted"]
+    with quiet() as err:
+        code = survive(_exit, [*argv, "--format", "json"])
+    event(f"exit {code}")
+    assert code in (0, 2, 3), (code, err.getvalue())
+    if code == 2:
+        assert err.getvalue().startswith("tmnb: error: "), err.getvalue()
 
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fuzzing import HOSTILE, fuzz, refused_naming, survive
-from hypothesis import example, given, note
+from fuzzing import edited_json, fuzz, refused_naming, survive
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from factories import busy_snapshot
@@ -22,43 +22,7 @@ pytestmark = pytest.mark.fuzz
 
 SRC = "/fuzz/snapshot.json"
 BASE = to_dict(busy_snapshot())
-LEAVES = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8) | HOSTILE
-VALUES = st.recursive(
-    LEAVES,
-    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=6), inner, max_size=2),
-    max_leaves=6,
-)
 _TMP = Path(tempfile.mkdtemp(prefix="tmnb-fuzz-snapshot-"))
-
-
-def _paths(doc: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    children = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
-    return [at] + [p for key, child in children for p in _paths(child, (*at, key))]
-
-
-PATHS = [p for p in _paths(BASE) if p]
-
-
-@st.composite
-def edited(draw: st.DrawFn) -> dict[str, Any]:
-    doc = json.loads(json.dumps(BASE))
-    for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from(PATHS))
-        parent = doc
-        try:
-            for key in path[:-1]:
-                parent = parent[key]
-            action = draw(st.sampled_from(["set", "set", "delete", "add"]))
-            if action == "delete":
-                del parent[path[-1]]
-            elif action == "add" and isinstance(parent, dict):
-                parent[draw(st.text(max_size=6))] = draw(VALUES)
-            else:
-                parent[path[-1]] = draw(VALUES)
-            note(f"{action} {'.'.join(map(str, path))}")
-        except (KeyError, IndexError, TypeError):  # an earlier edit removed or replaced the parent
-            continue
-    return doc
 
 
 def _with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
@@ -71,7 +35,7 @@ def _with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
 
 
 @fuzz
-@given(edited())
+@given(edited_json(BASE))
 # a reservedMemory entry that is not a mapping was loaded and crashed the replay with a TypeError
 @example(_with(("nodes", 0, "kubelet", "settings", "reservedMemory", "value", 0), None))
 def test_edited_snapshot_is_loaded_or_refused_with_its_path(doc: dict[str, Any]) -> None:
