@@ -8,6 +8,8 @@ A parser may answer or raise a ``TmnbError``; anything else, or a call that does
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -19,6 +21,7 @@ from typing import Any, TypeVar
 from hypothesis import HealthCheck, event, note, settings
 from hypothesis import strategies as st
 
+from tmnb.cli import main
 from tmnb.errors import TmnbError
 from tmnb.parse.quantity import Quantity
 
@@ -69,6 +72,21 @@ def survive(call: Callable[..., T], *args: Any, **kwargs: Any) -> T | TmnbError:
         except TmnbError as err:
             assert str(err).strip(), f"{type(err).__name__} without a message"
             return err
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[io.StringIO]:
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        yield err
+
+
+def cli_exit(argv: list[str]) -> int:
+    """The exit status of ``tmnb argv``; argparse's own exits count (0 for --help, 2 for usage)."""
+    try:
+        return main(argv)
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else 2
 
 
 def refused_naming(result: object, *sources: str) -> bool:

@@ -6,20 +6,17 @@ or execute a notebook are fuzzed up to the point where they would (argument and 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fuzzing import HOSTILE, edited_json, fuzz, survive
+from fuzzing import HOSTILE, cli_exit, edited_json, fuzz, quiet, survive
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from factories import busy_snapshot, layered_node
-from tmnb.cli import _parser, main
+from tmnb.cli import _parser
 from tmnb.params import coerce, declared_parameters
 from tmnb.parse.kubelet_fields import FIELD_TYPES
 from tmnb.snapshot import save
@@ -64,21 +61,6 @@ WORDS = _options(_parser())
 VALUES = HOSTILE | st.text(max_size=10) | st.sampled_from(["sample", SNAP, "0", "-5", "1e9", "inf", "nan", "x=y"])
 
 
-@contextlib.contextmanager
-def quiet() -> Iterator[io.StringIO]:
-    err = io.StringIO()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        yield err
-
-
-def _exit(argv: list[str]) -> int:
-    """The exit status of ``tmnb argv``; argparse's own exits count (0 for --help, 2 for usage)."""
-    try:
-        return main(argv)
-    except SystemExit as done:
-        return done.code if isinstance(done.code, int) else 2
-
-
 @fuzz
 @given(st.lists(st.sampled_from(WORDS) | VALUES, max_size=8))
 def test_any_arguments_parse_or_are_a_usage_error(argv: list[str]) -> None:
@@ -112,7 +94,7 @@ def test_settings_are_predicted_or_refused_in_one_line(
     else:
         argv = ["rollout", "plan", "--change-id", "fuzz", "--state-dir", str(_TMP / "r"), "--source", SNAP, *sets]
     with quiet() as err:
-        code = survive(_exit, argv)
+        code = survive(cli_exit, argv)
     event(f"exit {code}")
     assert code in (0, 2, 3), (argv, code, err.getvalue())
     if code == 2:
@@ -127,7 +109,7 @@ def test_snapshot_sources_are_written_or_refused_in_one_line(source: str, node_n
     argv = ["snapshot", "--source", source, "--out", str(_TMP / "out.json"), "--force"]
     argv += ["--node-name", node_name] if node_name is not None else []
     with quiet() as err:
-        code = survive(_exit, argv)
+        code = survive(cli_exit, argv)
     event(f"exit {code}")
     assert code in (0, 2), (argv, code, err.getvalue())
     if code == 2:
@@ -149,7 +131,7 @@ def test_pod_lists_are_predicted_or_refused_in_one_line(pods: dict[str, object])
     path.write_text(json.dumps(pods))
     argv = ["whatif", "--node-root", NODE_ROOT, "--pods", str(path), "--set", "topologyManagerPolicy=restricted"]
     with quiet() as err:
-        code = survive(_exit, [*argv, "--format", "json"])
+        code = survive(cli_exit, [*argv, "--format", "json"])
     event(f"exit {code}")
     assert code in (0, 2, 3), (code, err.getvalue())
     if code == 2:
