@@ -28,8 +28,13 @@ def declared_parameters(notebook: Path) -> dict[str, dict[str, Any]]:
 
     try:
         nb = nbformat.read(notebook, as_version=4)
+        nbformat.validate(nb)  # papermill would otherwise get (and trip over) a malformed notebook
+    except nbformat.ValidationError as exc:
+        raise InputError(f"not a valid Jupyter notebook: {exc.message}", source=str(notebook)) from None
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read notebook: {exc}", source=str(notebook)) from None
+    except Exception as exc:  # nbformat's reader meets malformed cells with TypeError, AttributeError, ...
+        raise InputError(f"not a Jupyter notebook ({type(exc).__name__} reading it)", source=str(notebook)) from None
     tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
     if len(tagged) != 1:
         raise InputError(f"expected exactly one cell tagged 'parameters', found {len(tagged)}", source=str(notebook))

@@ -156,3 +156,13 @@ def edited_json(draw: st.DrawFn, base: Any, *, max_edits: int = 3) -> Any:
         except (KeyError, IndexError, TypeError):  # an earlier edit removed or replaced the parent
             continue
     return doc
+
+
+def replaced(base: Any, path: tuple[Any, ...], value: Any) -> Any:
+    """A copy of the JSON document ``base`` with the value at ``path`` replaced (for ``@example``)."""
+    doc = json.loads(json.dumps(base))
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = value
+    return doc

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from fuzzing import HOSTILE, cli_exit, edited_json, fuzz, quiet, survive
+from fuzzing import HOSTILE, cli_exit, edited_json, fuzz, quiet, replaced, survive
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
@@ -116,16 +116,13 @@ def test_snapshot_sources_are_written_or_refused_in_one_line(source: str, node_n
         assert err.getvalue().startswith(("tmnb: error: ", "usage: ")), err.getvalue()
 
 
-def _pods_with(cpu: object) -> dict[str, object]:
-    pods = json.loads(json.dumps(PODLIST))
-    pods["items"][0]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu
-    return pods
+REQUEST = ("items", 0, "spec", "containers", 0, "resources", "requests", "cpu")
 
 
 @fuzz
 @given(edited_json(PODLIST))
-@example(_pods_with(None))  # str(None) became the quantity "None": a pydantic ValidationError traceback
-@example(_pods_with([]))
+@example(replaced(PODLIST, REQUEST, None))  # str(None) became the quantity "None": a pydantic ValidationError traceback
+@example(replaced(PODLIST, REQUEST, []))
 def test_pod_lists_are_predicted_or_refused_in_one_line(pods: dict[str, object]) -> None:
     path = _TMP / "pods.json"
     path.write_text(json.dumps(pods))
@@ -147,3 +144,20 @@ DECLARED = [(nb.name, name, spec) for nb in NOTEBOOKS for name, spec in declared
 def test_run_parameter_values_are_typed_or_refused(declared: tuple[str, str, dict[str, object]], raw: str) -> None:
     notebook, name, spec = declared
     survive(coerce, name, raw, spec, source=notebook)
+
+
+NOTEBOOK_JSON = json.loads((ROOT / "notebooks" / "03-readiness.ipynb").read_text())
+
+
+@fuzz
+@given(edited_json(NOTEBOOK_JSON))
+@example(replaced(NOTEBOOK_JSON, ("cells", 0, "source"), [None]))  # nbformat's reader raised TypeError
+@example(replaced(NOTEBOOK_JSON, ("cells", 0, "metadata"), None))
+def test_notebooks_of_any_shape_are_refused_before_running(notebook: dict[str, object]) -> None:
+    path = _TMP / "nb.ipynb"
+    path.write_text(json.dumps(notebook))
+    argv = ["run", str(path), "-p", "zz_not_declared", "1", "--out", str(_TMP / "run")]  # refused before papermill
+    with quiet() as err:
+        code = survive(cli_exit, argv)
+    assert code == 2, (code, err.getvalue())
+    assert err.getvalue().startswith("tmnb: error: "), err.getvalue()

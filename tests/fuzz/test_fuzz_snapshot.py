@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fuzzing import edited_json, fuzz, refused_naming, survive
+from fuzzing import edited_json, fuzz, refused_naming, replaced, survive
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -25,19 +25,10 @@ BASE = to_dict(busy_snapshot())
 _TMP = Path(tempfile.mkdtemp(prefix="tmnb-fuzz-snapshot-"))
 
 
-def _with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    doc = json.loads(json.dumps(BASE))
-    parent = doc
-    for key in path[:-1]:
-        parent = parent[key]
-    parent[path[-1]] = value
-    return doc
-
-
 @fuzz
 @given(edited_json(BASE))
 # a reservedMemory entry that is not a mapping was loaded and crashed the replay with a TypeError
-@example(_with(("nodes", 0, "kubelet", "settings", "reservedMemory", "value", 0), None))
+@example(replaced(BASE, ("nodes", 0, "kubelet", "settings", "reservedMemory", "value", 0), None))
 def test_edited_snapshot_is_loaded_or_refused_with_its_path(doc: dict[str, Any]) -> None:
     snapshot = survive(from_dict, doc, source=SRC)
     if not refused_naming(snapshot, SRC):
