@@ -8,13 +8,17 @@ A parser may answer or raise a ``TmnbError``; anything else, or a call that does
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import json
 import os
+import shutil
 import signal
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -166,3 +170,10 @@ def replaced(base: Any, path: tuple[Any, ...], value: Any) -> Any:
         parent = parent[key]
     parent[path[-1]] = value
     return doc
+
+
+def scratch(prefix: str) -> Path:
+    """A directory for one test module's files, removed when the run ends."""
+    path = Path(tempfile.mkdtemp(prefix=f"tmnb-fuzz-{prefix}-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path

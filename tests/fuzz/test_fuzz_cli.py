@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 from pathlib import Path
 
 import pytest
-from fuzzing import HOSTILE, cli_exit, edited_json, fuzz, quiet, replaced, survive
+from fuzzing import HOSTILE, cli_exit, edited_json, fuzz, quiet, replaced, scratch, survive
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
@@ -26,7 +25,7 @@ pytestmark = pytest.mark.fuzz
 
 CREATED = "2026-01-01T00:00:00Z"
 ROOT = Path(__file__).resolve().parents[2]
-_TMP = Path(tempfile.mkdtemp(prefix="tmnb-fuzz-cli-"))
+_TMP = scratch("cli")
 SNAP = str(_TMP / "busy.json")
 save(busy_snapshot(), SNAP)
 NODE_ROOT = str(write_node_root(layered_node(), _TMP / "w1"))
@@ -101,12 +100,19 @@ def test_settings_are_predicted_or_refused_in_one_line(
         assert err.getvalue().startswith(("tmnb: error: ", "usage: ")), err.getvalue()
 
 
+LONG = "9" * 400  # longer than a file name may be
+OUTS = st.sampled_from([str(_TMP / "out.json"), str(_TMP), str(_TMP / f"{LONG}.json"), "/proc/no/out.json"])
+
+
 @fuzz
-@given(VALUES | st.builds(lambda v: f"node-root:{v}", VALUES), st.text(max_size=6) | st.none())
-def test_snapshot_sources_are_written_or_refused_in_one_line(source: str, node_name: str | None) -> None:
+@given(VALUES | st.builds(lambda v: f"node-root:{v}", VALUES), st.text(max_size=6) | st.none(), OUTS)
+@example(LONG, None, str(_TMP / "out.json"))  # Path.exists raised ENAMETOOLONG
+@example(f"node-root:{LONG}", None, str(_TMP / "out.json"))  # as did is_dir
+@example("sample", None, str(_TMP))  # --out a directory: IsADirectoryError
+def test_snapshot_sources_are_written_or_refused_in_one_line(source: str, node_name: str | None, out: str) -> None:
     if source == "live":  # reaches for a cluster
         return
-    argv = ["snapshot", "--source", source, "--out", str(_TMP / "out.json"), "--force"]
+    argv = ["snapshot", "--source", source, "--out", out, "--force"]
     argv += ["--node-name", node_name] if node_name is not None else []
     with quiet() as err:
         code = survive(cli_exit, argv)

@@ -6,11 +6,9 @@ from __future__ import annotations
 import io
 import json
 import tarfile
-import tempfile
-from pathlib import Path
 
 import pytest
-from fuzzing import VALUES, cli_exit, edited_json, fuzz, quiet, survive
+from fuzzing import VALUES, cli_exit, edited_json, fuzz, quiet, scratch, survive
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -18,7 +16,7 @@ from tmnb.evidence import MANIFEST, SCHEMA
 
 pytestmark = pytest.mark.fuzz
 
-_TMP = Path(tempfile.mkdtemp(prefix="tmnb-fuzz-evidence-"))
+_TMP = scratch("evidence")
 RUN_MANIFEST = {"notebook": "01-inventory.ipynb", "status": "ok", "parameters": {"source": "sample"}}
 BUNDLE_MANIFEST = {
     "schema": SCHEMA,

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from fuzzing import fuzz, mutated, survive
+from fuzzing import fuzz, mutated, scratch, survive
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -23,7 +22,7 @@ from tmnb.sources.resolve import node_root_snapshot
 
 pytestmark = pytest.mark.fuzz
 
-_BASE = write_node_root(layered_node(), Path(tempfile.mkdtemp(prefix="tmnb-fuzz-")) / "w1")
+_BASE = write_node_root(layered_node(), scratch("node-root") / "w1")
 BASELINE = node_root_snapshot(str(_BASE)).nodes[0]
 FILES = sorted(str(p.relative_to(_BASE)) for p in _BASE.rglob("*") if p.is_file())
 #: Found by listing a directory: when missing, nothing says they ever existed; a directory of that

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pytest
-from fuzzing import edited_json, fuzz, refused_naming, replaced, survive
+from fuzzing import edited_json, fuzz, refused_naming, replaced, scratch, survive
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -22,13 +20,14 @@ pytestmark = pytest.mark.fuzz
 
 SRC = "/fuzz/snapshot.json"
 BASE = to_dict(busy_snapshot())
-_TMP = Path(tempfile.mkdtemp(prefix="tmnb-fuzz-snapshot-"))
+_TMP = scratch("snapshot")
 
 
 @fuzz
 @given(edited_json(BASE))
 # a reservedMemory entry that is not a mapping was loaded and crashed the replay with a TypeError
 @example(replaced(BASE, ("nodes", 0, "kubelet", "settings", "reservedMemory", "value", 0), None))
+@example(replaced(BASE, ("nodes", 0, "allocations", 0, "memory", 0, "numa"), [-1]))  # a KeyError in the replay
 def test_edited_snapshot_is_loaded_or_refused_with_its_path(doc: dict[str, Any]) -> None:
     snapshot = survive(from_dict, doc, source=SRC)
     if not refused_naming(snapshot, SRC):

@@ -41,7 +41,7 @@ class Quantity:
         from kubernetes.utils import parse_quantity
 
         raw = str(text)
-        grammar = _GRAMMAR.match(raw)
+        grammar = _GRAMMAR.fullmatch(raw)
         if not grammar:  # Decimal alone would take "1_000", "Infinity" and non-ASCII digits
             raise InputError(f"invalid quantity {text!r}: expected e.g. 1Gi, 500Mi, 2", source=source, where=where)
         if grammar.group("exp") and abs(int(grammar.group("exp"))) > INT32_MAX:

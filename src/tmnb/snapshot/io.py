@@ -7,6 +7,7 @@ expected), and writing leaves a sidecar manifest whose sha256 is computed over t
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -179,11 +180,16 @@ def save(snapshot: Snapshot, path: str | Path, *, indent: int | None = 1) -> dic
     path = Path(path)
     data = to_dict(snapshot)
     text = json.dumps(data, indent=indent, ensure_ascii=False, sort_keys=False).encode() + b"\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
     body = gzip.compress(text, mtime=0) if path.suffix == ".gz" else text
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(body)
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(body)
+        tmp.replace(path)
+    except OSError as exc:  # a directory of that name, a read-only place, a name too long
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write the snapshot here: {exc.strerror or exc}", source=str(path)) from None
     manifest = {
         "schema": SCHEMA_ID,
         "file": path.name,

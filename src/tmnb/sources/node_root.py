@@ -263,7 +263,11 @@ def read_node_root(root: str | Path, *, name: str, running: bytes | None = None)
     """Build a Node from ``root`` laid out as a node's file system; ``running`` is the kubelet's
     ``/proc/<pid>/cmdline`` when it was collected (it beats the systemd unit)."""
     root = Path(root)
-    if not (root / NODE_SYSFS).is_dir() and not (root / CPU_SYSFS).is_dir():
+    try:
+        sysfs = (root / NODE_SYSFS).is_dir() or (root / CPU_SYSFS).is_dir()
+    except OSError as exc:  # a name too long, say
+        raise InputError(f"cannot read: {exc.strerror}", source=str(root)) from None
+    if not sysfs:
         raise InputError(f"no {NODE_SYSFS} or {CPU_SYSFS} here: expected a copy of a node's files", source=str(root))
     issues = _Issues()
     zones, cpus, topology_issues = read_topology(root)

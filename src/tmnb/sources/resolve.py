@@ -49,11 +49,18 @@ def open_snapshot(
         from tmnb.sources.sample import load_sample
 
         snapshot = load_sample()
-    elif Path(source).suffix in {".json", ".gz"} or Path(source).exists():
+    elif Path(source).suffix in {".json", ".gz"} or _exists(source):
         snapshot = load(source)
     else:
         raise InputError(f"unknown source {source!r}: expected {SOURCES_HELP}", where="source")
     return select_nodes(snapshot, node_selector)
+
+
+def _exists(path: str) -> bool:
+    try:
+        return Path(path).exists()
+    except OSError:  # a name too long for the file system is not a file
+        return False
 
 
 def node_root_snapshot(directory: str, node_name: str | None = None) -> Snapshot:
