@@ -101,7 +101,9 @@ def test_settings_are_predicted_or_refused_in_one_line(
 
 
 LONG = "9" * 400  # longer than a file name may be
-OUTS = st.sampled_from([str(_TMP / "out.json"), str(_TMP), str(_TMP / f"{LONG}.json"), "/proc/no/out.json"])
+OUTS = st.sampled_from(
+    [str(_TMP / "out.json"), str(_TMP), str(_TMP / f"{LONG}.json"), "/proc/no/out.json", str(_TMP / "o\0.json")]
+)
 
 
 @fuzz
@@ -109,6 +111,8 @@ OUTS = st.sampled_from([str(_TMP / "out.json"), str(_TMP), str(_TMP / f"{LONG}.j
 @example(LONG, None, str(_TMP / "out.json"))  # Path.exists raised ENAMETOOLONG
 @example(f"node-root:{LONG}", None, str(_TMP / "out.json"))  # as did is_dir
 @example("sample", None, str(_TMP))  # --out a directory: IsADirectoryError
+@example("node-root:\0", None, str(_TMP / "out.json"))  # ValueError: embedded null byte
+@example("sample", None, str(_TMP / "o\0.json"))
 def test_snapshot_sources_are_written_or_refused_in_one_line(source: str, node_name: str | None, out: str) -> None:
     if source == "live":  # reaches for a cluster
         return
@@ -139,6 +143,16 @@ def test_pod_lists_are_predicted_or_refused_in_one_line(pods: dict[str, object])
     assert code in (0, 2, 3), (code, err.getvalue())
     if code == 2:
         assert err.getvalue().startswith("tmnb: error: "), err.getvalue()
+
+
+@fuzz
+@given(VALUES | OUTS)
+@example(str(_TMP / "p\0.json"))  # open() raised ValueError: embedded null byte
+def test_pod_list_paths_are_read_or_refused_in_one_line(path: str) -> None:
+    argv = ["whatif", "--node-root", NODE_ROOT, "--pods", path, "--set", "topologyManagerPolicy=restricted"]
+    with quiet() as err:
+        code = survive(cli_exit, [*argv, "--format", "json"])
+    assert code in (0, 2, 3), (code, err.getvalue())
 
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

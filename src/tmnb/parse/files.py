@@ -57,6 +57,8 @@ def read_capped(path: Path | str, *, limit: int, what: str, source: str | None =
         raise InputError(f"is a directory; expected {what}", source=label) from None
     except PermissionError:
         raise InputError(f"permission denied; expected {what}", source=label) from None
+    except ValueError:  # the only one open() and stat() raise: a NUL byte in the name
+        raise InputError(f"not a file name (it holds a NUL byte); expected {what}", source=repr(label)) from None
     except OSError as exc:  # a symlink loop, a dangling mount, an I/O error
         raise InputError(f"cannot read ({exc.strerror or exc}); expected {what}", source=label) from None
     return b"".join(chunks)

@@ -186,10 +186,11 @@ def save(snapshot: Snapshot, path: str | Path, *, indent: int | None = 1) -> dic
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_bytes(body)
         tmp.replace(path)
-    except OSError as exc:  # a directory of that name, a read-only place, a name too long
-        with contextlib.suppress(OSError):
+    except (OSError, ValueError) as exc:  # a directory of that name, a read-only place, a name too long or with NUL
+        with contextlib.suppress(OSError, ValueError):
             tmp.unlink(missing_ok=True)
-        raise InputError(f"cannot write the snapshot here: {exc.strerror or exc}", source=str(path)) from None
+        problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"cannot write the snapshot here: {problem}", source=repr(str(path))) from None
     manifest = {
         "schema": SCHEMA_ID,
         "file": path.name,

@@ -31,6 +31,8 @@ def open_snapshot(
         ``tmnb.sources.node_files``) or a snapshot file, narrowed to ``node_selector``. ``progress``
     None shows bars on a terminal or notebook for a live collection. ``node-root:DIR`` is the one node
     ``whatif --node-root`` reads, named ``node_name`` (default: the directory's name), without pods."""
+    if "\0" in source:
+        raise InputError(f"{source!r} holds a NUL byte: not a file name", where="source")
     if source != "live" and node_files:
         raise InputError("node_files applies to source='live' only", where="node_files")
     if node_name is not None and not source.startswith(NODE_ROOT):
