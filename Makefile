@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.tmnb-installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint venv clean
+.PHONY: demo test fuzz-nightly lint venv clean
 
 venv: $(STAMP)
 
@@ -27,6 +27,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+
+# The fuzz suite with the nightly example budget (the default run has it with a small one).
+fuzz-nightly: $(STAMP)
+	TMNB_FUZZ=nightly $(BIN)/python -m pytest -n 2 -m fuzz $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

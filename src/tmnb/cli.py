@@ -50,7 +50,12 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--reports-dir", default="reports", help="where the demo folder goes (default: reports)")
 
     snap = sub.add_parser("snapshot", help="write a snapshot file from a source")
-    snap.add_argument("--source", default="sample", help="'sample', 'live' (a cluster) or a snapshot file")
+    snap.add_argument(
+        "--source",
+        default="sample",
+        help="'sample', 'live' (a cluster), 'node-root:DIR' (a copy of one node's files) or a snapshot file",
+    )
+    snap.add_argument("--node-name", help="node name for --source node-root:DIR (default: the directory name)")
     snap.add_argument("--context", help="kube context for --source live (default: the current context)")
     snap.add_argument("--kubeconfig", help="kubeconfig file for --source live (default: $KUBECONFIG, ~/.kube/config)")
     snap.add_argument("--out", required=True, help="output file (.json or .json.gz)")
@@ -235,7 +240,7 @@ def report_demo(demo: Demo) -> int:
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
     from tmnb.errors import InputError
-    from tmnb.sources.resolve import check_source, open_snapshot
+    from tmnb.sources.resolve import NODE_ROOT, check_source, open_snapshot
 
     if args.source != "live" and (args.context or args.kubeconfig):
         raise InputError("--context and --kubeconfig apply to --source live only", where="--source")
@@ -244,8 +249,12 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     check_source(args.source)
     from tmnb.snapshot import save
 
-    manifest = save(open_snapshot(args.source, context=args.context, kubeconfig=args.kubeconfig), args.out)
+    snapshot = open_snapshot(args.source, context=args.context, kubeconfig=args.kubeconfig, node_name=args.node_name)
+    manifest = save(snapshot, args.out)
     print(f"wrote {args.out}: {manifest['nodes']} nodes, {manifest['pods']} pods, sha256 {manifest['sha256']}")
+    if args.source.startswith(NODE_ROOT):  # one node: say at once what could not be used
+        for issue in snapshot.nodes[0].issues:
+            print(f"tmnb: {issue.severity}: {issue.source}: {issue.message}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import UTC, datetime
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
         if not sep or not field.strip():
             raise InputError(f"expected FIELD=VALUE, got {item!r}", where="--set")
         pairs.append((field.strip(), raw))
-    check_target_fields(dict(pairs), where="--set")  # names first: a typo needs no YAML parser
+    check_target_fields(dict(pairs), where="--set", values=False)  # names first: a typo needs no YAML parser
     import yaml
 
     target: dict[str, Any] = {}
@@ -44,6 +44,7 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
                 raise InputError(f"{field}: expected a map, e.g. '{{name: \"value\"}}'", where="--set")
             value = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
         target[field] = value
+    check_target_fields(target, where="--set")
     return target
 
 
@@ -54,25 +55,30 @@ def check_inputs(snapshot: str | None, node_root: str | None, pods: str | None) 
         return
     if not pods:
         raise InputError("--node-root needs --pods (a PodList JSON, e.g. kubectl get pods -o json)")
-    if not Path(node_root or ".").is_dir():
+    if not _is(Path.is_dir, node_root or "."):
         raise InputError("not a directory (a copy of one node's files)", source=node_root, where="--node-root")
-    if not Path(pods).is_file():
+    if not _is(Path.is_file, pods):
         raise InputError("no such file (a PodList JSON, e.g. kubectl get pods -o json)", source=pods, where="--pods")
+
+
+def _is(test: Callable[[Path], bool], path: str) -> bool:
+    try:
+        return test(Path(path))
+    except (OSError, ValueError):  # a name too long for the file system, or with a NUL byte, is no file
+        return False
 
 
 def load_whatif_input(snapshot: str | None, node_root: str | None, pods: str | None, node_name: str | None) -> Snapshot:
     from tmnb.parse.documents import load_json
-    from tmnb.snapshot import Snapshot, SnapshotSource
     from tmnb.sources.kube_objects import pods_from_list
-    from tmnb.sources.node_root import read_node_root
-    from tmnb.sources.resolve import open_snapshot
+    from tmnb.sources.resolve import node_root_snapshot, open_snapshot
 
     check_inputs(snapshot, node_root, pods)
     if snapshot:
         return open_snapshot(snapshot)
-
-    root = Path(node_root or ".")
-    node = read_node_root(root, name=node_name or root.resolve().name)
+    assert pods is not None  # check_inputs refused a missing --pods
+    base = node_root_snapshot(node_root or ".", node_name)
+    node = base.nodes[0]
     try:
         raw = read_capped(pods, limit=PODLIST_LIMIT, what="a PodList JSON (kubectl get pods -o json)")
     except OSError as exc:
@@ -95,6 +101,4 @@ def load_whatif_input(snapshot: str | None, node_root: str | None, pods: str | N
             for a in node.allocations
         ],
     )
-    captured = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    source = SnapshotSource(kind="bundle", detail=str(root))
-    return Snapshot(captured_at=captured, source=source, nodes=[node], pods=bound)
+    return dataclasses.replace(base, nodes=[node], pods=bound)

@@ -81,8 +81,10 @@ def _run_summary(name: str, folder: Path) -> dict[str, Any]:
     if manifest.is_file():
         try:
             doc = json.loads(manifest.read_text())
-        except ValueError:
+        except (ValueError, RecursionError):
             raise InputError("manifest.json is not JSON", source=str(manifest)) from None
+        if not isinstance(doc, dict):
+            raise InputError("manifest.json is not a JSON object: not a tmnb run manifest", source=str(manifest))
         summary.update({k: doc.get(k) for k in ("notebook", "status", "parameters", "started", "finished")})
     return summary
 
@@ -159,7 +161,7 @@ def _read(path: str | Path) -> tuple[dict[str, Any], dict[str, bytes]]:
         raise InputError(f"no {MANIFEST}: not a tmnb evidence bundle", source=source)
     try:
         manifest = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise InputError(f"{MANIFEST} does not parse: {exc}", source=source) from None
     if (
         not isinstance(manifest, dict)

@@ -265,6 +265,12 @@ class NodeSimulator:
             if a.memory and isinstance(self.memory, MemoryStaticPolicy):
                 self.memory.blocks[(a.pod_uid, a.container)] = list(a.memory)
                 for b in a.memory:
+                    unknown = sorted(set(b.numa) - set(self.memory.state))
+                    if unknown:  # memorymanager staticPolicy.validateState refuses such a state at start
+                        raise InputError(
+                            f"pod {a.pod_uid} container {a.container}: its {b.type} is on NUMA node(s) "
+                            f"{', '.join(map(str, unknown))}, which this machine does not have"
+                        )
                     self.memory._reserve(list(b.numa), b.type, b.size)
             for resource, ids in a.devices.items():
                 self.devices.allocated[(a.pod_uid, a.container, resource)] = tuple(ids)

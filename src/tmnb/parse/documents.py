@@ -60,7 +60,15 @@ def load_yaml(text: str, *, source: str, expected: str) -> tuple[Any, list[tuple
     """Parse one YAML (or JSON) document; returns the data and the duplicate keys with their lines."""
     if not text.strip():
         raise InputError(f"empty file; expected {expected}", source=source)
-    loader = _DuplicateKeyLoader(text)
+    try:
+        loader = _DuplicateKeyLoader(text)  # its reader refuses control characters at once
+    except yaml.reader.ReaderError as err:
+        code = err.character if isinstance(err.character, int) else ord(err.character)
+        raise InputError(
+            f"control character U+{code:04X} at offset {err.position} is not allowed in YAML; expected {expected}",
+            source=source,
+            line=text.count("\n", 0, err.position) + 1,
+        ) from None
     try:
         data = loader.get_single_data()
     except yaml.MarkedYAMLError as err:

@@ -42,7 +42,10 @@ def parse_go_duration(text: str, *, source: str | None = None, where: str | None
         pos = m.end()
     if pos == 0:
         raise InputError(f"invalid duration {text!r}: expected e.g. 10s, 1m30s, 300ms", source=source, where=where)
-    return sign * int(total)
+    ns = sign * int(total)
+    if not -(2**63) <= ns < 2**63:  # time.Duration is an int64; ParseDuration refuses the overflow
+        raise InputError(f"invalid duration {text!r}: beyond ±292 years (an int64 of ns)", source=source, where=where)
+    return ns
 
 
 def _fraction(value: int, unit: int) -> str:

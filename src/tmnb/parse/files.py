@@ -8,6 +8,8 @@ here stops at a cap and names the file, the byte and what was expected instead.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from tmnb.errors import InputError
@@ -35,6 +37,8 @@ def read_capped(path: Path | str, *, limit: int, what: str, source: str | None =
     chunks: list[bytes] = []
     total = 0
     try:
+        if stat.S_ISFIFO(os.stat(path).st_mode):  # opening a named pipe waits for a writer, forever
+            raise InputError(f"is a named pipe; expected {what}", source=label)
         with open(path, "rb") as handle:
             while True:
                 chunk = handle.read(min(_CHUNK, limit + 1 - total))
@@ -53,6 +57,10 @@ def read_capped(path: Path | str, *, limit: int, what: str, source: str | None =
         raise InputError(f"is a directory; expected {what}", source=label) from None
     except PermissionError:
         raise InputError(f"permission denied; expected {what}", source=label) from None
+    except ValueError:  # the only one open() and stat() raise: a NUL byte in the name
+        raise InputError(f"not a file name (it holds a NUL byte); expected {what}", source=repr(label)) from None
+    except OSError as exc:  # a symlink loop, a dangling mount, an I/O error
+        raise InputError(f"cannot read ({exc.strerror or exc}); expected {what}", source=label) from None
     return b"".join(chunks)
 
 

@@ -283,7 +283,9 @@ def read_dropin_dir(root: Path) -> DropinDir:
     root = Path(root)
     if not root.is_dir():
         raise InputError("the --config-dir is not a directory", source=str(root))
-    files = [p.as_posix() for p in root.rglob("*") if p.is_file()]
+    # filepath.WalkDir (mergeKubeletConfigurations in cmd/kubelet/app/server.go) enters directories
+    # and reads every other entry ending in .conf: a dangling or looping symlink fails the kubelet.
+    files = [p.as_posix() for p in root.rglob("*") if p.is_symlink() or not p.is_dir()]
     ordered, skipped = dropin_order(files, root=root.as_posix())
     docs = tuple(
         parse_kubelet_dropin(read_text(p, what="a KubeletConfiguration drop-in", source=p), source=p) for p in ordered

@@ -8,11 +8,19 @@ Parsing uses the official client's ``parse_quantity``; the canonical printing is
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, Decimal
+from decimal import ROUND_CEILING, ROUND_UP, Decimal, localcontext
 
 from tmnb.errors import InputError
 
+#: The grammar of quantity.go (ASCII digits; e/E takes an integer exponent).
+_GRAMMAR = re.compile(
+    r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE](?P<exp>[+-]?[0-9]+))?$"
+)
+INT32_MAX = 2**31 - 1
+_MAX = Decimal(2**63 - 1)
+_NANO = Decimal("1e-9")
 _BINARY_SUFFIXES = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 _DECIMAL_SUFFIXES = ((18, "E"), (15, "P"), (12, "T"), (9, "G"), (6, "M"), (3, "k"), (0, ""), (-3, "m"), (-6, "u"))
 
@@ -32,13 +40,20 @@ class Quantity:
         # need it.
         from kubernetes.utils import parse_quantity
 
-        raw = str(text).strip()
-        try:
-            value = parse_quantity(raw)
-        except ValueError:
-            value = None
-        if value is None or not raw or not value.is_finite() or raw != str(text) or " " in raw:
+        raw = str(text)
+        grammar = _GRAMMAR.fullmatch(raw)
+        if not grammar:  # Decimal alone would take "1_000", "Infinity" and non-ASCII digits
             raise InputError(f"invalid quantity {text!r}: expected e.g. 1Gi, 500Mi, 2", source=source, where=where)
+        if grammar.group("exp") and abs(int(grammar.group("exp"))) > INT32_MAX:
+            raise InputError(f"invalid quantity {text!r}: exponent beyond an int32", source=source, where=where)
+        with localcontext() as ctx:
+            ctx.prec = 60
+            value = parse_quantity(raw)
+            # resource.ParseQuantity caps amounts at 2^63-1 ("The max is just a simple cap") and rounds
+            # non-zero ones up to the next nano (inf.RoundUp); the exponent form is capped here too.
+            value = max(min(value, _MAX), -_MAX)
+            nano = value.quantize(_NANO, rounding=ROUND_UP)
+            value = nano if nano != value else value  # keep "1Gi" an integer, not 1073741824.000000000
         return cls(value, binary=raw.endswith("i"))
 
     def add(self, other: Quantity) -> Quantity:

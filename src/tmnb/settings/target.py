@@ -12,15 +12,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from tmnb.errors import InputError
+from tmnb.parse.kubelet_config import check_field_value
 from tmnb.parse.kubelet_fields import FIELD_SINCE
 
 #: apiVersion/kind belong to the document, not to a change
 _DOCUMENT = ("apiVersion", "kind")
 
 
-def check_target_fields(target: Mapping[str, Any], *, where: str = "target") -> None:
-    for name in target:
+def check_target_fields(target: Mapping[str, Any], *, where: str = "target", values: bool = True) -> None:
+    """Known field names with values the kubelet could decode (``--set cpuManagerPolicy=-1`` is a
+    YAML integer the kubelet's JSON decoder refuses for a string field); ``values=False`` checks the
+    names alone, before the values are parsed."""
+    for name, value in target.items():
         if name in FIELD_SINCE:
+            if values:
+                check_field_value(name, value, source=where)
             continue
         if name in _DOCUMENT:
             raise InputError(f"{name} is part of the file, not a field to change", where=f"{where}.{name}")

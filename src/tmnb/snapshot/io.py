@@ -7,6 +7,7 @@ expected), and writing leaves a sidecar manifest whose sha256 is computed over t
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -18,8 +19,9 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from tmnb import __version__
-from tmnb.errors import InputError, SnapshotError
+from tmnb.errors import ConfigRejected, InputError, SnapshotError
 from tmnb.parse.files import MIB, read_capped
+from tmnb.parse.kubelet_config import check_field_value
 from tmnb.parse.numbers import json_int
 from tmnb.snapshot.model import SCHEMA_ID, Snapshot
 from tmnb.snapshot.values import find_out_of_range
@@ -77,7 +79,7 @@ def from_dict(data: Any, *, source: str = "<snapshot>") -> Snapshot:
     if bad:
         raise SnapshotError(bad[1], source=source, where=bad[0])
     try:
-        return _ADAPTER.validate_python(data)
+        snapshot = _ADAPTER.validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         more = exc.error_count() - 1
@@ -87,6 +89,22 @@ def from_dict(data: Any, *, source: str = "<snapshot>") -> Snapshot:
         raise SnapshotError(
             f"{first['msg']}{got_text}{suffix}", source=source, where=_json_path(tuple(first["loc"]))
         ) from None
+    _check_settings(snapshot, source)
+    return snapshot
+
+
+def _check_settings(snapshot: Snapshot, source: str) -> None:
+    """Kubelet settings hold values the kubelet decoded; one it could not decode (a hand edit) would
+    reach the admission model as, say, a reservedMemory entry that is not a mapping."""
+    for i, node in enumerate(snapshot.nodes):
+        for name, setting in node.kubelet.settings.items():
+            layers = [("", setting.value)] + [(f".overridden[{j}]", o.value) for j, o in enumerate(setting.overridden)]
+            for at, value in layers:
+                try:
+                    check_field_value(name, value, source=source)
+                except ConfigRejected as err:
+                    where = f"$.nodes[{i}].kubelet.settings.{name}{at}.value"
+                    raise SnapshotError(err.message, source=source, where=where) from None
 
 
 def _read_snapshot_bytes(path: Path, label: str, limit: int) -> bytes:
@@ -162,11 +180,17 @@ def save(snapshot: Snapshot, path: str | Path, *, indent: int | None = 1) -> dic
     path = Path(path)
     data = to_dict(snapshot)
     text = json.dumps(data, indent=indent, ensure_ascii=False, sort_keys=False).encode() + b"\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
     body = gzip.compress(text, mtime=0) if path.suffix == ".gz" else text
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(body)
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(body)
+        tmp.replace(path)
+    except (OSError, ValueError) as exc:  # a directory of that name, a read-only place, a name too long or with NUL
+        with contextlib.suppress(OSError, ValueError):
+            tmp.unlink(missing_ok=True)
+        problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"cannot write the snapshot here: {problem}", source=repr(str(path))) from None
     manifest = {
         "schema": SCHEMA_ID,
         "file": path.name,

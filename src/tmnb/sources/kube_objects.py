@@ -6,11 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from tmnb.errors import InputError
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.pod import compute_qos
+from tmnb.parse.gojson import kind
 from tmnb.snapshot import Container, OwnerRef, Pod
+from tmnb.snapshot.values import non_negative_quantity
 
 
 def _map(value: Any, where: str, source: str) -> Mapping[str, Any]:
@@ -21,14 +25,31 @@ def _map(value: Any, where: str, source: str) -> Mapping[str, Any]:
     return value
 
 
+def _quantity(value: Any, where: str, source: str) -> str:
+    if value is None:  # Quantity.UnmarshalJSON reads a JSON null as zero
+        return "0"
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise InputError(f"expected a quantity such as 500m or 1Gi, got {kind(value)}", source=source, where=where)
+    try:
+        return non_negative_quantity(str(value))
+    except ValueError as err:
+        raise InputError(str(err), source=source, where=where) from None
+
+
 def _quantities(value: Any, where: str, source: str) -> dict[str, str]:
-    return {str(k): str(v) for k, v in _map(value, where, source).items()}
+    return {str(k): _quantity(v, f"{where}.{k}", source) for k, v in _map(value, where, source).items()}
+
+
+def _list(value: Any, where: str, source: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"expected a list, got {kind(value)}", source=source, where=where)
+    return value
 
 
 def _containers(spec: Mapping[str, Any], key: str, where: str, source: str) -> list[Container]:
-    raw = spec.get(key) or []
-    if not isinstance(raw, list):
-        raise InputError("expected a list", source=source, where=f"{where}.spec.{key}")
+    raw = _list(spec.get(key), f"{where}.spec.{key}", source)
     out = []
     for i, c in enumerate(raw):
         at = f"{where}.spec.{key}[{i}]"
@@ -48,14 +69,14 @@ def _containers(spec: Mapping[str, Any], key: str, where: str, source: str) -> l
     return out
 
 
-def _owner(meta: Mapping[str, Any]) -> OwnerRef | None:
-    refs = [r for r in meta.get("ownerReferences") or [] if isinstance(r, Mapping)]
+def _owner(meta: Mapping[str, Any], labels: Mapping[str, Any], where: str, source: str) -> OwnerRef | None:
+    refs = [r for r in _list(meta.get("ownerReferences"), f"{where}.ownerReferences", source) if isinstance(r, Mapping)]
     ref = next((r for r in refs if r.get("controller")), refs[0] if refs else None)
     if ref is None:
         return None
     kind, name = str(ref.get("kind", "")), str(ref.get("name", ""))
     controller_kind = controller_name = None
-    template_hash = (meta.get("labels") or {}).get("pod-template-hash")
+    template_hash = labels.get("pod-template-hash")
     if kind == "ReplicaSet" and template_hash and name.endswith(f"-{template_hash}"):
         # A ReplicaSet named <deployment>-<pod-template-hash> belongs to that Deployment.
         controller_kind, controller_name = "Deployment", name.removesuffix(f"-{template_hash}")
@@ -66,6 +87,15 @@ def _owner(meta: Mapping[str, Any]) -> OwnerRef | None:
 
 def pod_from_api(obj: Any, *, source: str = "<pod>", where: str = "$") -> Pod:
     """A v1 Pod object to a snapshot Pod; QoS from ``status.qosClass``, else computed as the API does."""
+    try:
+        return _pod(obj, source, where)
+    except ValidationError as exc:  # a value of the right JSON type that no pod has (a quantity "abc")
+        first = exc.errors()[0]
+        at = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+        raise InputError(first["msg"].removeprefix("Value error, "), source=source, where=f"{where}{at}") from None
+
+
+def _pod(obj: Any, source: str, where: str) -> Pod:
     obj = _map(obj, where, source)
     meta, spec = _map(obj.get("metadata"), f"{where}.metadata", source), _map(obj.get("spec"), f"{where}.spec", source)
     status = _map(obj.get("status"), f"{where}.status", source)
@@ -74,6 +104,7 @@ def pod_from_api(obj: Any, *, source: str = "<pod>", where: str = "$") -> Pod:
             raise InputError(f"pod without metadata.{key}", source=source, where=f"{where}.metadata")
     containers = _containers(spec, "containers", where, source)
     init = _containers(spec, "initContainers", where, source)
+    labels = _map(meta.get("labels"), f"{where}.metadata.labels", source)
     qos = status.get("qosClass")
     if qos not in ("Guaranteed", "Burstable", "BestEffort"):
         model = ModelPod(
@@ -93,12 +124,15 @@ def pod_from_api(obj: Any, *, source: str = "<pod>", where: str = "$") -> Pod:
         created=str(meta.get("creationTimestamp") or ""),
         reason=status.get("reason"),
         message=status.get("message"),
-        owner=_owner(meta),
-        labels={str(k): str(v) for k, v in (meta.get("labels") or {}).items()},
+        owner=_owner(meta, labels, f"{where}.metadata", source),
+        labels={str(k): str(v) for k, v in labels.items()},
         containers=containers,
         init_containers=init,
         priority_class=spec.get("priorityClassName"),
-        volumes_emptydir=any(isinstance(v, Mapping) and "emptyDir" in v for v in spec.get("volumes") or []),
+        volumes_emptydir=any(
+            isinstance(v, Mapping) and "emptyDir" in v
+            for v in _list(spec.get("volumes"), f"{where}.spec.volumes", source)
+        ),
     )
 
 

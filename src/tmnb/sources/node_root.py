@@ -46,7 +46,7 @@ from tmnb.sources.node_topology import read_topology
 
 T = TypeVar("T")
 UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/lib/systemd/system", "lib/systemd/system")
-_ENV_FILE = re.compile(r"^\s*EnvironmentFile\s*=\s*-?(\S+)", re.M)
+_ENV_FILE = re.compile(r"^\s*EnvironmentFile\s*=\s*(-?)(\S+)", re.M)
 
 
 def _on_node(root: Path, path: Path) -> str:
@@ -63,7 +63,13 @@ class _Issues(list[Issue]):
             return None
 
 
-def _kubelet_argv(root: Path) -> tuple[list[str], list[str], str]:
+def _env_issue(path: str, problem: str) -> Issue:
+    return Issue(
+        source="kubelet unit", severity="warning", message=f"{path}: EnvironmentFile= of the kubelet unit {problem}"
+    )
+
+
+def _kubelet_argv(root: Path, issues: _Issues) -> tuple[list[str], list[str], str]:
     units = {
         f"/{p.relative_to(root)}": p for d in UNIT_DIRS for p in (root / d).glob("kubelet.service*") if p.is_file()
     }
@@ -73,10 +79,20 @@ def _kubelet_argv(root: Path) -> tuple[list[str], list[str], str]:
     ordered = [(path, read_text(units[path], what="a systemd unit", source=path)) for path in order_unit_files(units)]
     env_files = {}
     for _, text in ordered:
-        for path in _ENV_FILE.findall(text):
+        for optional, path in _ENV_FILE.findall(text):
             candidate = root / path.lstrip("/")
             if candidate.is_file():
                 env_files[path] = read_text(candidate, what="a systemd EnvironmentFile", source=path)
+            elif candidate.exists() or candidate.is_symlink():
+                issues.append(_env_issue(path, "is not a regular file; flags it sets are unknown"))
+            elif not optional:  # systemd refuses to start the unit; with "-" it does without the file
+                issues.append(
+                    _env_issue(
+                        path,
+                        "is not in the copy; flags it sets are unknown "
+                        "(without it on the node systemd would not start the kubelet)",
+                    )
+                )
     exec_ = parse_systemd_units(ordered, env_files=env_files)
     return list(exec_.argv), list(exec_.origins), exec_.exec_source
 
@@ -100,7 +116,7 @@ def _parsed_flags(
 def _flags(root: Path, issues: _Issues, running: bytes | None) -> tuple[KubeletFlags | None, list[str]]:
     """The kubelet's flags: from its running command line when collected (the unit may have changed
     since it started), else from its systemd unit; an unreadable command line falls back to the unit."""
-    unit = issues.attempt("kubelet unit", lambda: _kubelet_argv(root))
+    unit = issues.attempt("kubelet unit", lambda: _kubelet_argv(root, issues))
     unit_flags = _parsed_flags(unit, issues, "kubelet flags") if unit else None
     if running is not None:
         source = "/proc/<kubelet>/cmdline"
@@ -208,6 +224,11 @@ def _state(
     return cpu, held, devices
 
 
+def _device_numa(root: Path, device_id: str, issues: _Issues) -> list[int] | None:
+    """A device's NUMA node from PCI sysfs; an unreadable ``numa_node`` is an issue, not a lost node."""
+    return issues.attempt(f"device {device_id}", lambda: _pci_numa(root, device_id))
+
+
 def _devices(root: Path, checkpoint: DeviceCheckpoint | None, issues: _Issues) -> list[Device]:
     """Registered devices; NUMA from allocated entries or PCI sysfs (otherwise it is not on disk)."""
     if checkpoint is None:
@@ -219,7 +240,7 @@ def _devices(root: Path, checkpoint: DeviceCheckpoint | None, issues: _Issues) -
                 if node >= 0:
                     numa[dev].append(node)
     devices = [
-        Device(resource=resource, id=dev, numa=numa.get(dev) or _pci_numa(root, dev))
+        Device(resource=resource, id=dev, numa=numa.get(dev) or _device_numa(root, dev, issues))
         for resource, ids in checkpoint.registered.items()
         for dev in ids
     ]
@@ -240,7 +261,11 @@ def read_node_root(root: str | Path, *, name: str, running: bytes | None = None)
     """Build a Node from ``root`` laid out as a node's file system; ``running`` is the kubelet's
     ``/proc/<pid>/cmdline`` when it was collected (it beats the systemd unit)."""
     root = Path(root)
-    if not (root / NODE_SYSFS).is_dir() and not (root / CPU_SYSFS).is_dir():
+    try:
+        sysfs = (root / NODE_SYSFS).is_dir() or (root / CPU_SYSFS).is_dir()
+    except OSError as exc:  # a name too long, say
+        raise InputError(f"cannot read: {exc.strerror}", source=str(root)) from None
+    if not sysfs:
         raise InputError(f"no {NODE_SYSFS} or {CPU_SYSFS} here: expected a copy of a node's files", source=str(root))
     issues = _Issues()
     zones, cpus, topology_issues = read_topology(root)
