@@ -338,7 +338,8 @@ def test_notebook_with_a_metrics_file(tmp_path):
     (possible,) = glued["possible_regressions"]
     assert possible.startswith("latency_p99 namespace=app container=maybe: +") and "maybe" not in result.message
     html = result.html.read_text()
-    assert html.index("Possible regressions") < html.index("container=maybe") < html.index("Kubelet settings")
+    # in the verdict block at the top of the report, before the detail
+    assert html.index("possible regression</strong>") < html.index("container=maybe") < html.index("Kubelet settings")
     assert set(glued["figures"]) == {
         "alignment-changes.png",
         "latency_p99-over-time.png",

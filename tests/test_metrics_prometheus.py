@@ -202,7 +202,7 @@ def test_notebook_against_prometheus(prometheus, tmp_path):
     assert "latency_p99-over-time.png" in glued["figures"] and "broken-over-time.png" not in glued["figures"]
     html = result.html.read_text()
     assert "unclosed left parenthesis" in html and "Confounders" in html
-    assert html.index("Metric regressions") < html.index("Kubelet settings")  # at the top of the report
+    assert html.index("<strong>regression</strong>") < html.index("Kubelet settings")  # the verdict block, on top
     matched = cmp.containers(load(folder / "before.json"), load(folder / "after.json"))
     assert glued["verdicts"] == cmp.summary(matched).set_index("verdict")["containers"].to_dict()
 
