@@ -41,7 +41,11 @@ def declared_parameters(notebook: Path) -> dict[str, dict[str, Any]]:
     if len(tagged) != 1:
         raise InputError(f"expected exactly one cell tagged 'parameters', found {len(tagged)}", source=str(notebook))
     raw_source = tagged[0].get("source", "")
-    source = raw_source if isinstance(raw_source, str) else "".join(raw_source)
+    if isinstance(raw_source, list) and all(isinstance(line, str) for line in raw_source):
+        raw_source = "".join(raw_source)
+    if not isinstance(raw_source, str):
+        raise InputError("not a Jupyter notebook: the parameters cell's source is not text", source=str(notebook))
+    source = raw_source
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:

@@ -42,7 +42,8 @@ def test_latin1_kubelet_config_is_an_issue(node_root: Path) -> None:
     path.write_bytes(path.read_bytes() + LATIN1)
     node = read_node_root(node_root, name="w1")
     message = _issue(node, "kubelet config")
-    assert message.startswith("/var/lib/kubelet/config.yaml:")
+    # the kubelet cannot load the file and exits: its refusal, naming the file
+    assert message.startswith("failed to load kubelet config file, path: /var/lib/kubelet/config.yaml, error: ")
     assert "not UTF-8 text: byte 0xe9 at offset" in message
     assert node.numa and node.kubelet.flags  # the rest is still there
 
