@@ -155,8 +155,13 @@ def _init() -> None:
     """Embed the DataTables bundle once per kernel, so the HTML report needs no network."""
     global _initialised
     if not _initialised:
-        from itables import init_notebook_mode
+        from IPython.display import HTML, display
+        from itables import init_notebook_mode, javascript, options
 
+        # itables shows its init script before the bundle that script awaits; a live JupyterLab runs
+        # them in that order and fails ("Cannot destructure property 'set_or_remove_dark_class'").
+        # The bundle shown first makes the init find it (the repeat it shows itself is harmless).
+        display(HTML(javascript.generate_init_offline_itables_html(options.dt_bundle)))
         init_notebook_mode(all_interactive=False, connected=False)
         _initialised = True
 
