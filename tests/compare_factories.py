@@ -12,17 +12,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import socket
-from collections.abc import Collection, Iterator
-from dataclasses import dataclass
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
-from scipy.stats import norm
 
 from factories import GIB, node, pod, settings, snapshot
 from tmnb.cpuset import CPUSet
+from tmnb.metrics.rehearsal import Timeline, Workload, _pods, histogram_p99
 from tmnb.snapshot import (
     Allocation,
     Container,
@@ -253,174 +251,18 @@ def same_versions(snap: Snapshot, version: str) -> Snapshot:
     return dataclasses.replace(snap, nodes=nodes)
 
 
-# --- application metrics with a known change -----------------------------------------------------
-
-#: Latency bucket bounds (seconds) of the synthetic application histogram.
-BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0)
+# --- application metrics with a known change: tmnb.metrics.rehearsal, and a latency export ----
 
 
-@dataclass(frozen=True)
-class Workload:
-    """One owner's container with its pods on each side and how its signals move across the change."""
-
-    namespace: str
-    container: str
-    node: str
-    pods_before: tuple[str, ...]
-    pods_after: tuple[str, ...]
-    cpu: tuple[float, float]  # cores used per pod, before → after
-    throttled: float  # fraction of CFS periods throttled before; after, the quota and its CFS series are gone
-    latency: tuple[float, float] | None  # median request latency in seconds
-
-
-#: Spread (log scale) of the synthetic request latencies around their median.
-LATENCY_SIGMA = 0.4
-
-
-def histogram_p99(median: float) -> float:
-    """The p99 that ``histogram_quantile`` reports for lognormal latencies over ``BUCKETS``: linear
-    between the bounds of the bucket that holds it, as Prometheus interpolates."""
-    bounds = np.array(BUCKETS)
-    cdf = norm.cdf(np.log(bounds / median) / LATENCY_SIGMA)
-    i = int(np.searchsorted(cdf, 0.99))
-    low, f_low = (bounds[i - 1], cdf[i - 1]) if i else (0.0, 0.0)
-    return float(low + (bounds[i] - low) * (0.99 - f_low) / (cdf[i] - f_low))
-
-
-def shifted(median: float, pct: float) -> tuple[float, float]:
-    """Medians before and after such that the reported p99 moves by exactly ``pct`` percent."""
-    target = histogram_p99(median) * (1 + pct / 100)
-    return median, float(brentq(lambda m: histogram_p99(m) - target, median * 0.5, median * 2, xtol=1e-12))
-
-
-#: How the workloads change: 30 % slower (the regression), faster, steady without a latency
-#: histogram, p99 +2.5 % (half the 5 % threshold: no alarm) and p99 +15 % (threshold + 10: a
-#: regression). Throttling ends because 1.33 drops the CFS quota of exclusive CPUs.
-ROLES = (
-    ((1.0, 1.0), 0.10, (0.050, 0.065)),
-    ((1.6, 1.5), 0.25, (0.040, 0.030)),
-    ((3.0, 3.0), 0.05, None),
-    ((1.2, 1.2), 0.08, shifted(0.050, 2.5)),
-    ((1.4, 1.4), 0.12, shifted(0.050, 15.0)),
-)
-
-
-def _exclusive_running(snap: Snapshot) -> dict[tuple[str, str, str], list[Pod]]:
-    """Running pods per (namespace, controller, container) holding exclusive CPUs."""
-    exclusive = {(a.pod_uid, a.container) for n in snap.nodes for a in n.allocations if a.exclusive}
-    found: dict[tuple[str, str, str], list[Pod]] = {}
-    for p in sorted(snap.pods, key=lambda p: p.name):
-        owner = p.owner.controller_name or p.owner.name if p.owner else p.name
-        for c in p.containers:
-            if p.phase == "Running" and (p.uid, c.name) in exclusive:
-                found.setdefault((p.namespace, owner, c.name), []).append(p)
-    return found
-
-
-def workloads(before: Snapshot, after: Snapshot) -> tuple[Workload, ...]:
-    """The first workloads with exclusive CPUs on both sides, given the roles in ``ROLES``."""
-    old, new = _exclusive_running(before), _exclusive_running(after)
-    keys = sorted(old.keys() & new.keys())[: len(ROLES)]
-    assert len(keys) >= 2, "the fleet needs two workloads with exclusive CPUs before and after the change"
-    return tuple(
-        Workload(
-            ns,
-            container,
-            old[(ns, owner, container)][0].node or "",
-            tuple(p.name for p in old[(ns, owner, container)]),
-            tuple(p.name for p in new[(ns, owner, container)]),
-            *role,
-        )
-        for (ns, owner, container), role in zip(keys, ROLES, strict=False)
-    )
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """When the synthetic data starts, when the rollout ran, when it ends (all UTC, whole minutes)."""
-
-    start: pd.Timestamp
-    rollout: tuple[pd.Timestamp, pd.Timestamp]
-    end: pd.Timestamp
-
-    @classmethod
-    def recent(cls, hours: float = 2.0) -> Timeline:
-        """Two-hour windows on each side of a rollout that ended ``hours`` + 30 minutes ago."""
-        end = pd.Timestamp.now(tz="UTC").floor("min") - pd.Timedelta(minutes=20)
-        done = end - pd.Timedelta(hours=hours, minutes=10)
-        return cls(done - pd.Timedelta(hours=hours, minutes=20), (done - pd.Timedelta(minutes=3), done), end)
-
-    def journal(self, path: Path) -> Path:
-        first, last = self.rollout
-        lines = [
-            f'{{"time": "{first:%Y-%m-%dT%H:%M:%SZ}", "event": "drain", "node": "w1"}}',
-            f'{{"time": "{(first + (last - first) / 2):%Y-%m-%dT%H:%M:%SZ}", "event": "kubelet restarted"}}',
-            f'{{"time": "{last:%Y-%m-%dT%H:%M:%SZ}", "event": "uncordon", "node": "w3"}}',
-        ]
-        path.write_text("\n".join(lines) + "\n")
-        return path
-
-
-def _scrapes(timeline: Timeline, step: int) -> np.ndarray:
-    return np.arange(timeline.start.timestamp(), timeline.end.timestamp() + 1, step, dtype=float)
-
-
-def _pods(w: Workload, t: np.ndarray, change: float) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
-    """(pod, its scrape times, which of them are after the change); a kept pod name spans both."""
-    for p in dict.fromkeys((*w.pods_before, *w.pods_after)):
-        lives = (
-            np.ones_like(t, bool) if p in w.pods_before and p in w.pods_after else (t >= change) == (p in w.pods_after)
-        )
-        yield p, t[lives], (t[lives] >= change).astype(int)
-
-
-def _labels(w: Workload, p: str, **extra: str) -> str:
-    pairs = {"container": w.container, "namespace": w.namespace, "node": w.node, "pod": p, **extra}
-    return ",".join(f'{k}="{v}"' for k, v in pairs.items())
-
-
-def write_openmetrics(
-    path: Path, timeline: Timeline, loads: tuple[Workload, ...], *, step: int = 30, seed: int = 7
-) -> Path:
-    """cAdvisor-style CPU counters and an application latency histogram, OpenMetrics for ``promtool``."""
-    rng = np.random.default_rng(seed)
-    t = _scrapes(timeline, step)
-    change = timeline.rollout[1].timestamp()
-    periods = 10 * step  # 100 ms CFS periods
-    families = {
-        "container_cpu_usage_seconds": lambda w, a: np.take(w.cpu, a) * step * rng.normal(1, 0.05, len(a)),
-        "container_cpu_cfs_periods": lambda w, a: np.full(len(a), periods),
-        "container_cpu_cfs_throttled_periods": lambda w, a: rng.binomial(periods, w.throttled, len(a)),
-    }
-    out = []
-    for family, increments in families.items():
-        out.append(f"# TYPE {family} counter")
-        for w in loads:
-            for p, times, after in _pods(w, t, change):
-                if "cfs" in family:  # exclusive CPUs on 1.33 have no CFS quota, and cAdvisor no CFS series
-                    times, after = times[after == 0], after[after == 0]
-                counts = np.cumsum(increments(w, after))
-                out += [
-                    f"{family}_total{{{_labels(w, p)}}} {v:.3f} {s:.0f}" for s, v in zip(times, counts, strict=True)
-                ]
-    out.append("# TYPE http_request_duration_seconds histogram")
-    bounds, per_scrape = np.array(BUCKETS), 20 * step
-    for w in (w for w in loads if w.latency):
-        for p, times, after in _pods(w, t, change):
-            medians = np.log(np.take(w.latency, after))[:, None]
-            latencies = rng.lognormal(medians, LATENCY_SIGMA, size=(len(times), per_scrape))
-            buckets = np.cumsum((latencies[:, :, None] <= bounds).sum(axis=1), axis=0)
-            total, sums = per_scrape * np.arange(1, len(times) + 1), np.cumsum(latencies.sum(axis=1))
-            name = "http_request_duration_seconds"
-            for i, s in enumerate(times):
-                out += [
-                    f"{name}_bucket{{{_labels(w, p, le=f'{le:g}')}}} {v} {s:.0f}"
-                    for le, v in zip(BUCKETS, buckets[i], strict=True)
-                ]
-                out.append(f"{name}_bucket{{{_labels(w, p, le='+Inf')}}} {total[i]} {s:.0f}")
-                out.append(f"{name}_count{{{_labels(w, p)}}} {total[i]} {s:.0f}")
-                out.append(f"{name}_sum{{{_labels(w, p)}}} {sums[i]:.3f} {s:.0f}")
-    path.write_text("\n".join([*out, "# EOF"]) + "\n")
+def write_journal(timeline: Timeline, path: Path) -> Path:
+    """A rollout journal for the timeline: drain, restart, uncordon."""
+    first, last = timeline.rollout
+    lines = [
+        f'{{"time": "{first:%Y-%m-%dT%H:%M:%SZ}", "event": "drain", "node": "w1"}}',
+        f'{{"time": "{(first + (last - first) / 2):%Y-%m-%dT%H:%M:%SZ}", "event": "kubelet restarted"}}',
+        f'{{"time": "{last:%Y-%m-%dT%H:%M:%SZ}", "event": "uncordon", "node": "w3"}}',
+    ]
+    path.write_text("\n".join(lines) + "\n")
     return path
 
 
@@ -428,7 +270,7 @@ def latency_csv(path: Path, timeline: Timeline, loads: tuple[Workload, ...], *, 
     """Per-pod p99 latency samples in the documented long format (what a metrics export looks like):
     the p99 a histogram of the workload's latencies reports, with 4 % noise per sample."""
     rng = np.random.default_rng(seed)
-    t = _scrapes(timeline, step)
+    t = np.arange(timeline.start.timestamp(), timeline.end.timestamp() + 1, step, dtype=float)
     change = timeline.rollout[1].timestamp()
     rows = []
     for w in (w for w in loads if w.latency):

@@ -7,19 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compare_factories import (
-    Timeline,
-    before_fleet,
-    derive_after,
-    fleet,
-    latency_csv,
-    same_versions,
-    workloads,
-)
+from compare_factories import before_fleet, derive_after, fleet, latency_csv, same_versions
 from conftest import ROOT
 from factories import node, pod, settings, snapshot
 from tmnb import plots
 from tmnb.analysis import compare as cmp
+from tmnb.metrics.rehearsal import Timeline, workloads
 from tmnb.runner import run
 from tmnb.snapshot import Allocation, Device, DeviceAllocation, KubeletInfo, MemoryBlock, OwnerRef, Setting, save
 

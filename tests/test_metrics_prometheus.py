@@ -15,22 +15,14 @@ import httpx
 import pandas as pd
 import pytest
 
-from compare_factories import (
-    Timeline,
-    Workload,
-    derive_after,
-    fleet,
-    free_port,
-    same_versions,
-    workloads,
-    write_openmetrics,
-)
+from compare_factories import derive_after, fleet, free_port, same_versions, write_journal
 from conftest import ROOT, require_tool
 from tmnb.analysis import compare as cmp
 from tmnb.errors import InputError
 from tmnb.metrics.collect import collect
 from tmnb.metrics.prometheus import Prometheus
 from tmnb.metrics.queries import Signal, build
+from tmnb.metrics.rehearsal import Timeline, Workload, workloads, write_openmetrics
 from tmnb.metrics.stats import thin
 from tmnb.metrics.windows import resolve
 from tmnb.runner import run
@@ -81,7 +73,7 @@ def prometheus(tmp_path_factory, fleet_files) -> Iterator[Backfilled]:
     root = tmp_path_factory.mktemp("prometheus")
     folder, loads = fleet_files
     timeline = Timeline.recent()
-    timeline.journal(root / "journal.jsonl")
+    write_journal(timeline, root / "journal.jsonl")
     backfill = write_openmetrics(root / "backfill.om", timeline, loads)
     made = subprocess.run(
         [promtool, "tsdb", "create-blocks-from", "openmetrics", str(backfill), str(root / "tsdb")],

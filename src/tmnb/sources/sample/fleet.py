@@ -11,9 +11,10 @@ from pathlib import Path
 from tmnb.snapshot import Cluster, DisruptionBudget, Event, Pod, Snapshot, SnapshotSource, load, save
 from tmnb.sources.sample.catalogue import WORKLOADS
 from tmnb.sources.sample.common import CAPTURED_AT, SERVER_VERSION, rfc3339
-from tmnb.sources.sample.nodes import assemble_node, build_node
+from tmnb.sources.sample.nodes import BuiltNode, assemble_node, build_node
 from tmnb.sources.sample.pods import Intent, pod_intents
-from tmnb.sources.sample.scheduling import run_admission
+from tmnb.sources.sample.rollout import AFTER_CAPTURED_AT, CHANGE, WAVE, roll_out
+from tmnb.sources.sample.scheduling import Outcome, run_admission
 from tmnb.sources.sample.specs import curated_specs, scaled_specs
 
 DATA_FILE = Path(__file__).parents[1] / "data" / "sample-fleet.json"
@@ -21,13 +22,13 @@ DATA_FILE = Path(__file__).parents[1] / "data" / "sample-fleet.json"
 EVENT_TTL = timedelta(hours=1)
 
 
-def _events(rejected: Sequence[tuple[Pod, Intent]]) -> list[Event]:
+def _events(rejected: Sequence[tuple[Pod, Intent]], now: datetime = CAPTURED_AT) -> list[Event]:
     """What ``kubectl get events`` still shows (events live an hour): the controller creating each
     replacement, the scheduler binding it, and the kubelet rejecting it."""
     events = []
     for pod, intent in rejected:
         created = intent.created
-        if CAPTURED_AT - created > EVENT_TTL:
+        if not timedelta(0) <= now - created <= EVENT_TTL:
             continue
         owner = intent.owner
         controller = {"ReplicaSet": "replicaset-controller", "Job": "job-controller"}.get(owner.kind)
@@ -84,24 +85,39 @@ def _disruption_budgets(pods: Sequence[Pod]) -> list[DisruptionBudget]:
     return budgets
 
 
+def _snapshot(built: Sequence[BuiltNode], outcome: Outcome, detail: str, now: datetime) -> Snapshot:
+    pods = sorted(outcome.pods, key=lambda p: (p.created, p.namespace, p.name))
+    return Snapshot(
+        captured_at=rfc3339(now),
+        source=SnapshotSource(kind="sample", context="sample", detail=detail),
+        cluster=Cluster(server_version=SERVER_VERSION, platform="kubeadm on bare metal"),
+        nodes=[assemble_node(n) for n in built],
+        pods=pods,
+        events=_events(outcome.rejected, now),
+        disruption_budgets=_disruption_budgets(pods),
+    )
+
+
 def generate_fleet(nodes: int | None = None, *, seed: int = 7) -> Snapshot:
     """The curated sample (``nodes=None``) or the same pools and workloads scaled to ``nodes`` nodes.
 
     Deterministic: the same arguments give the same snapshot, byte for byte."""
     specs = curated_specs() if nodes is None else scaled_specs(nodes)
     built = [build_node(s, seed) for s in specs]
-    outcome = run_admission(built, pod_intents(specs, seed), seed)
-    pods = sorted(outcome.pods, key=lambda p: (p.created, p.namespace, p.name))
+    outcome = run_admission(built, pod_intents(specs, seed), seed).outcome
     detail = "curated sample fleet" if nodes is None else f"scaled sample fleet, {nodes} nodes"
-    return Snapshot(
-        captured_at=rfc3339(CAPTURED_AT),
-        source=SnapshotSource(kind="sample", context="sample", detail=f"{detail} (tmnb.sources.sample, seed {seed})"),
-        cluster=Cluster(server_version=SERVER_VERSION, platform="kubeadm on bare metal"),
-        nodes=[assemble_node(n) for n in built],
-        pods=pods,
-        events=_events(outcome.rejected),
-        disruption_budgets=_disruption_budgets(pods),
-    )
+    return _snapshot(built, outcome, f"{detail} (tmnb.sources.sample, seed {seed})", CAPTURED_AT)
+
+
+def generate_after(*, seed: int = 7) -> Snapshot:
+    """The curated sample after its rollout (``rollout``): the other half of the sample comparison."""
+    specs = curated_specs()
+    built = [build_node(s, seed) for s in specs]
+    admission = run_admission(built, pod_intents(specs, seed), seed)
+    built = roll_out(admission, built, seed)
+    change = ", ".join(f"{k}={v}" for k, v in CHANGE.items())
+    detail = f"curated sample fleet after {change} on {', '.join(WAVE)} (tmnb.sources.sample, seed {seed})"
+    return _snapshot(built, admission.outcome, detail, AFTER_CAPTURED_AT)
 
 
 def load_sample() -> Snapshot:

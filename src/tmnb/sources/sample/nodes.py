@@ -34,6 +34,7 @@ class BuiltNode:
     requested: dict[str, int] = field(default_factory=dict)
     admitted: list[tuple[Pod, PodResult, Mapping[str, int]]] = field(default_factory=list)
     version: int = 0  # bumped whenever ``requested`` changes (scheduler heap entries go stale)
+    accepting: bool = True  # False while the node is drained (cordoned): the scheduler passes it by
     limit: dict[str, int] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -55,9 +56,9 @@ class BuiltNode:
         """The scheduler's LeastAllocated score (cpu and memory weighted equally), higher is emptier."""
         return sum(1 - self.requested.get(r, 0) / self.limit[r] for r in ("cpu", "memory")) / 2
 
-    def add(self, request: Mapping[str, int]) -> None:
+    def add(self, request: Mapping[str, int], sign: int = 1) -> None:
         for r, v in request.items():
-            self.requested[r] = self.requested.get(r, 0) + v
+            self.requested[r] = self.requested.get(r, 0) + sign * v
         self.version += 1
 
 

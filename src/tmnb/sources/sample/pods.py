@@ -31,6 +31,7 @@ class Intent:
     labels: Mapping[str, str]
     node: str | None = None  # DaemonSet pods are bound by their controller
     attempt: int = 0
+    generation: int = 0  # pods recreated after an eviction (a StatefulSet's keep their name)
 
     @property
     def order(self) -> tuple[datetime, str, str]:
@@ -144,7 +145,8 @@ def pod_template(w: Workload) -> Template:
 
 def make_pod(intent: Intent, template: Template, node: str | None, phase: str, seed: int) -> Pod:
     w = intent.workload
-    rng = random_stream(seed, "pod", w.namespace, intent.name, intent.attempt)
+    recreated = (intent.generation,) if intent.generation else ()  # the first generation's streams as they were
+    rng = random_stream(seed, "pod", w.namespace, intent.name, intent.attempt, *recreated)
     return Pod(
         namespace=w.namespace,
         name=intent.name,
