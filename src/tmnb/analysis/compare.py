@@ -15,7 +15,8 @@ A container's **alignment**:
 - ``shared``: CPUs from the shared pool (alignment does not apply);
 - ``rejected``: the kubelet refused the pod at admission;
 - ``not running``: pending, unbound or finished; ``unknown``: running, but the snapshot has no
-  allocation for it.
+  allocation for it (the why says whether the node's cpu_manager_state was read at all). Under
+  ``cpuManagerPolicy: none`` the kubelet keeps no CPU state and every container is ``shared``.
 
 The **verdict** of a matched pair, worst first: ``now rejected``, ``lost alignment``, ``gone``
 (no running counterpart after the change), ``newly aligned``, ``moved`` (other node or CPUs),
@@ -219,6 +220,21 @@ def _cfs_quota(spec: Container | None, exclusive: bool | None, node: Node | None
     return not (version >= QUOTA_GATE_SINCE and enabled)
 
 
+def _cpu_manager_policy(node: Node) -> str | None:
+    setting = node.kubelet.settings.get("cpuManagerPolicy")
+    return str(setting.value).lower() if setting and setting.value is not None else None
+
+
+def _unrecorded(node: Node) -> tuple[str, str]:
+    """(alignment, why) of a running container the snapshot holds no allocation for."""
+    if _cpu_manager_policy(node) == "none":
+        return "shared", "cpuManagerPolicy none: no exclusive CPUs, it runs on every CPU but the reserved"
+    if not node.allocations and node.shared_pool is None:
+        read = [i.message for i in node.issues if "cpu_manager_state" in i.message]
+        return "unknown", "no cpu_manager_state read on this node" + (f" ({read[0]})" if read else "")
+    return "unknown", "not in the node's cpu_manager_state (started after it was read?)"
+
+
 def _sides(snapshot: Snapshot) -> dict[tuple[str, str, str], list[Side]]:
     nodes = {n.name: n for n in snapshot.nodes}
     allocs = {(a.pod_uid, a.container): a for n in snapshot.nodes for a in n.allocations}
@@ -234,7 +250,7 @@ def _sides(snapshot: Snapshot) -> dict[tuple[str, str, str], list[Side]]:
             elif pod.phase != "Running" or node is None:
                 state, why = "not running", f"pod is {pod.phase}" + ("" if pod.node else ", not bound to a node")
             elif alloc is None:
-                state, why = "unknown", "no allocation recorded for this container"
+                state, why = _unrecorded(node)
             else:
                 state, why, numa = alignment(alloc, node)
                 cpuset, exclusive = alloc.cpuset, alloc.exclusive

@@ -63,10 +63,12 @@ def shifted(median: float, pct: float) -> tuple[float, float]:
     return median, float(brentq(lambda m: histogram_p99(m) - target, median * 0.5, median * 2, xtol=1e-12))
 
 
+#: (cores per pod before/after, throttled fraction, median latency before/after or None)
+Role = tuple[tuple[float, float], float, tuple[float, float] | None]
 #: How the workloads change, in the order they are handed out: 30 % slower (the regression),
 #: faster, steady without a latency histogram, p99 +2.5 % (half the 5 % threshold: no alarm) and
 #: p99 +15 % (threshold + 10: a regression). Throttling ends where the kubelet drops the CFS quota.
-ROLES = (
+ROLES: tuple[Role, ...] = (
     ((1.0, 1.0), 0.10, (0.050, 0.065)),
     ((1.6, 1.5), 0.25, (0.040, 0.030)),
     ((3.0, 3.0), 0.05, None),
@@ -88,10 +90,15 @@ def _exclusive_running(snap: Snapshot) -> dict[tuple[str, str, str], list[Pod]]:
 
 
 def workloads(
-    before: Snapshot, after: Snapshot, *, first: Sequence[str] = (), quota: tuple[bool, bool] = (True, False)
+    before: Snapshot,
+    after: Snapshot,
+    *,
+    roles: Sequence[Role] = ROLES,
+    first: Sequence[str] = (),
+    quota: tuple[bool, bool] = (True, False),
 ) -> tuple[Workload, ...]:
-    """Workloads with exclusive CPUs on both sides, given the roles in ``ROLES`` in order; owners
-    named in ``first`` come first (so the regression lands where the story puts it), then by name.
+    """Workloads with exclusive CPUs on both sides, given ``roles`` in order; owners named in
+    ``first`` come first (so the regression lands where the story puts it), then by name.
     ``quota`` says whether their containers have a CFS quota before and after."""
     old, new = _exclusive_running(before), _exclusive_running(after)
     rank = {owner: i for i, owner in enumerate(first)}
@@ -106,7 +113,7 @@ def workloads(
             *role,
             quota,
         )
-        for (ns, owner, container), role in zip(keys, ROLES, strict=False)
+        for (ns, owner, container), role in zip(keys, roles, strict=False)
     )
 
 

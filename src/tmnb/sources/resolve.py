@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from tmnb.snapshot import Snapshot
 
 NODE_ROOT = "node-root:"
+SAMPLES = ("sample", "sample-after")
 SOURCES_HELP = (
-    "'sample' (the embedded fleet), 'live' (the cluster of a kube context), "
+    "'sample' (the embedded fleet), 'sample-after' (the same fleet after a rollout), "
+    "'live' (the cluster of a kube context), "
     f"'{NODE_ROOT}DIR' (a copy of one node's files) or the path of a snapshot file (.json or .json.gz)"
 )
 
@@ -28,7 +30,7 @@ def check_source(source: str) -> None:
     """What the argument alone tells: a word that is no source, or a snapshot file that is not there."""
     if "\0" in source:
         raise InputError(f"{source!r} holds a NUL byte: not a file name", where="source")
-    if source in ("live", "sample") or source.startswith(NODE_ROOT) or _exists(source):
+    if source == "live" or source in SAMPLES or source.startswith(NODE_ROOT) or _exists(source):
         return
     if Path(source).suffix not in {".json", ".gz"}:
         raise InputError(f"unknown source {source!r}: expected {SOURCES_HELP}", where="source")
@@ -45,7 +47,7 @@ def open_snapshot(
     node_name: str | None = None,
     progress: bool | None = None,
 ) -> Snapshot:
-    """``sample``, ``live`` (``context`` of ``kubeconfig``; default the current context, or the
+    """``sample`` or ``sample-after``, ``live`` (``context`` of ``kubeconfig``; default the current context, or the
         in-cluster service account; ``node_files`` says how to read the nodes' own files, see
         ``tmnb.sources.node_files``) or a snapshot file, narrowed to ``node_selector``. ``progress``
     None shows bars on a terminal or notebook for a live collection. ``node-root:DIR`` is the one node
@@ -68,10 +70,10 @@ def open_snapshot(
         )
     elif source.startswith(NODE_ROOT):
         snapshot = node_root_snapshot(source.removeprefix(NODE_ROOT), node_name)
-    elif source == "sample":
-        from tmnb.sources.sample import load_sample
+    elif source in SAMPLES:
+        from tmnb.sources.sample import load_sample, load_sample_after
 
-        snapshot = load_sample()
+        snapshot = load_sample() if source == "sample" else load_sample_after()
     else:
         snapshot = load(source)
     return select_nodes(snapshot, node_selector)

@@ -15,7 +15,10 @@ CPU row, setting, pod, allocation and event is derived from them, one module per
 5. ``scheduling``: fit by requests, least-allocated score, topology-unaware like the real
    scheduler, and admission by the node's resource managers, in creation order;
 6. ``fleet``: the allocations, shared pool and free memory attached to each node (``nodes``), the
-   events and PDBs, the snapshot. See docs/sample-fleet.md.
+   events and PDBs, the snapshot. See docs/sample-fleet.md;
+7. ``rollout``: the same loop continued through a rollout of ``single-numa-node``, which gives
+   ``generate_after()`` (committed as ``load_sample_after()``), and ``metrics``: the pair's
+   application metrics and rollout journal, written on demand.
 
 Admission and allocation (step 5) are ``tmnb.kubelet``'s node simulation, started from the snapshot
 node by ``tmnb.replay.node_model`` exactly as the what-if replay starts it, so every
@@ -24,10 +27,19 @@ exclusive cpuset, memory block and rejection is the kubelet's answer.
 
 from tmnb.sources.sample.catalogue import POOLS, PROFILES, SHAPES, WORKLOADS, guaranteed
 from tmnb.sources.sample.common import POOL_LABEL
-from tmnb.sources.sample.fleet import DATA_FILE, generate_fleet, load_sample, main
+from tmnb.sources.sample.fleet import (
+    AFTER_FILE,
+    DATA_FILE,
+    generate_after,
+    generate_fleet,
+    load_sample,
+    load_sample_after,
+    main,
+)
 from tmnb.sources.sample.layers import REPORTED_FIELDS
 
 __all__ = [
+    "AFTER_FILE",
     "DATA_FILE",
     "POOLS",
     "POOL_LABEL",
@@ -35,8 +47,10 @@ __all__ = [
     "REPORTED_FIELDS",
     "SHAPES",
     "WORKLOADS",
+    "generate_after",
     "generate_fleet",
     "guaranteed",
     "load_sample",
+    "load_sample_after",
     "main",
 ]

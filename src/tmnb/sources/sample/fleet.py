@@ -18,6 +18,8 @@ from tmnb.sources.sample.scheduling import Outcome, run_admission
 from tmnb.sources.sample.specs import curated_specs, scaled_specs
 
 DATA_FILE = Path(__file__).parents[1] / "data" / "sample-fleet.json"
+#: The same fleet after its rollout (``rollout``): the other half of the sample comparison.
+AFTER_FILE = DATA_FILE.with_name("sample-fleet-after.json")
 #: The apiserver's default event TTL: older events are gone from ``kubectl get events``.
 EVENT_TTL = timedelta(hours=1)
 
@@ -125,6 +127,11 @@ def load_sample() -> Snapshot:
     return load(DATA_FILE)
 
 
+def load_sample_after() -> Snapshot:
+    """The committed sample after its rollout, verified against its manifest."""
+    return load(AFTER_FILE)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tmnb.sources.sample", description="Write a generated sample fleet snapshot."
@@ -132,8 +139,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path, help="snapshot file (.json or .json.gz)")
     parser.add_argument("--nodes", type=int, default=None, help="scale to N nodes (default: the curated sample)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--after", action="store_true", help="the curated sample after its rollout")
     args = parser.parse_args(argv)
-    snapshot = generate_fleet(args.nodes, seed=args.seed)
+    if args.after and args.nodes is not None:
+        parser.error("--after applies to the curated sample only")
+    snapshot = generate_after(seed=args.seed) if args.after else generate_fleet(args.nodes, seed=args.seed)
     manifest = save(snapshot, args.out)
     print(f"wrote {args.out}: {manifest['nodes']} nodes, {manifest['pods']} pods, sha256 {manifest['sha256'][:16]}")
     return 0

@@ -4,10 +4,11 @@ The same control loop that built the sample (``scheduling.Admission``) goes on i
 at a time as the guided rollout does it: cordon and drain (controllers recreate the evicted pods,
 the topology-unaware scheduler binds them elsewhere, those kubelets admit them), the kubelet
 restarted on the new policy with its state files removed (it re-admits the DaemonSet pods still
-bound to it), uncordon. Pods recreated later land on the converted nodes and are admitted under
-the new policy; a wide one is rejected. The node that is not converted keeps a pod the drain
-pushed onto it with CPUs on two zones. Nothing is hand-placed: every cpuset and rejection is
-the kubelet model's answer.
+bound to it), uncordon; then the scheduler retries what stayed Pending and controllers replace
+replicas whose every pod was rejected, which lands them on the emptied node. Nothing is
+hand-placed: every cpuset and rejection is the kubelet model's answer. What comes out: pods moved
+to other nodes, one container newly aligned, llm-serving short of a replica (its vllm needs CPUs,
+memory and a GPU on one NUMA zone, and no zone has them), telco pods rejected.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from tmnb.sources.sample.scheduling import Admission
 
 #: The change (the demo's, and the readiness report's default target).
 CHANGE = {"topologyManagerPolicy": "single-numa-node"}
-#: The nodes converted, in rollout order: the latency and telco nodes not yet on the policy.
-WAVE = ("lat-icx-01", "tel-epyc-03")
+#: The nodes converted, in rollout order: a GPU, a telco and a general node not yet on the policy.
+WAVE = ("gpu-h100-02", "tel-epyc-03", "gen-icx-01")
 ROLLOUT_START = CAPTURED_AT + timedelta(minutes=30)
 #: Drain, restart and uncordon of one node, and the pause before the next.
 PER_NODE = timedelta(minutes=8)
