@@ -16,14 +16,15 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from kubernetes.utils import parse_quantity
-
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
+from tmnb.kubelet.names import CPU_STATIC, SCOPE_CONTAINER, TOPOLOGY_NONE
 from tmnb.parse.kubelet_config import merge_patch
+from tmnb.parse.quantity import parse_quantity
 from tmnb.sandbox import objects
 from tmnb.sandbox.budgets import budget, check_eviction
 from tmnb.sandbox.errors import ApiError, not_found
@@ -46,11 +47,12 @@ OWNER_RESOURCES = {
 CPUSET_ANNOTATION = "sandbox.tmnb.dev/cpuset"
 
 
-def _requests(pod: Obj) -> Counter[str]:
-    total: Counter[str] = Counter()
+def _requests(pod: Obj) -> dict[str, Decimal]:
+    """The pod's summed container requests, exact: floats would let 0.1 + 0.2 CPUs exceed 0.3."""
+    total: dict[str, Decimal] = {}
     for c in pod["spec"].get("containers") or []:
         for name, q in ((c.get("resources") or {}).get("requests") or {}).items():
-            total[name] += float(parse_quantity(q))
+            total[name] = total.get(name, Decimal(0)) + parse_quantity(q)
     return total
 
 
@@ -313,16 +315,17 @@ class Cluster:
         if not self.is_ready(node):
             return "node(s) had untolerated taint {node.kubernetes.io/unreachable: }"
         name = node["metadata"]["name"]
-        used: Counter[str] = Counter()
+        used: dict[str, Decimal] = {}
         bound = [p for p in self._bound(name) if p["status"].get("phase") in ACTIVE]
         for p in bound:
-            used.update(_requests(p))
+            for resource, amount in _requests(p).items():
+                used[resource] = used.get(resource, Decimal(0)) + amount
         allocatable = node["status"].get("allocatable") or {}
         if len(bound) + 1 > int(allocatable.get("pods", "110")):
             return "Too many pods"
         for resource, want in _requests(pod).items():
-            have = float(parse_quantity(allocatable.get(resource, "0")))
-            if used[resource] + want > have:
+            have = parse_quantity(allocatable.get(resource, "0"))
+            if used.get(resource, 0) + want > have:
                 return f"Insufficient {resource}"
         return None
 
@@ -346,12 +349,17 @@ class Cluster:
             self._event(pod, "FailedScheduling", message, "Warning", "default-scheduler")
             return
 
-        def load(node: Obj) -> float:  # least allocated CPU first, as NodeResourcesFit scores by default
-            cpu = float(parse_quantity(node["status"].get("allocatable", {}).get("cpu", "1")))
+        def load(node: Obj) -> Decimal:  # least allocated CPU first, as NodeResourcesFit scores by default
+            cpu = parse_quantity(node["status"].get("allocatable", {}).get("cpu", "1"))
             used = sum(
-                _requests(p)["cpu"] for p in self._bound(node["metadata"]["name"]) if p["status"].get("phase") in ACTIVE
+                (
+                    _requests(p).get("cpu", Decimal(0))
+                    for p in self._bound(node["metadata"]["name"])
+                    if p["status"].get("phase") in ACTIVE
+                ),
+                Decimal(0),
             )
-            return used / cpu if cpu else 1.0
+            return used / cpu if cpu else Decimal(1)
 
         target = min(fits, key=load)["metadata"]["name"]
         pod["spec"]["nodeName"] = target
@@ -543,7 +551,7 @@ class Cluster:
         for z in sorted(node.numa, key=lambda z: z.id):
             cpus = CPUSet.parse(z.cpus)
             available = (
-                len(cpus & free) if free is not None and settings.get("cpuManagerPolicy") == "static" else len(cpus)
+                len(cpus & free) if free is not None and settings.get("cpuManagerPolicy") == CPU_STATIC else len(cpus)
             )
             devices = Counter(d.resource for d in node.devices if d.numa and z.id in d.numa)
             resources = [
@@ -583,8 +591,8 @@ class Cluster:
                 ],
             },
             "attributes": [
-                {"name": "topologyManagerScope", "value": str(settings.get("topologyManagerScope", "container"))},
-                {"name": "topologyManagerPolicy", "value": str(settings.get("topologyManagerPolicy", "none"))},
+                {"name": "topologyManagerScope", "value": str(settings.get("topologyManagerScope", SCOPE_CONTAINER))},
+                {"name": "topologyManagerPolicy", "value": str(settings.get("topologyManagerPolicy", TOPOLOGY_NONE))},
             ],
             "zones": zones,
         }

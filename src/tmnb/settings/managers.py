@@ -15,7 +15,16 @@ from typing import Any
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet import gostr, options
-from tmnb.kubelet.names import CPU_POLICIES, MEMORY_POLICIES, TOPOLOGY_SCOPES
+from tmnb.kubelet.names import (
+    CPU_NONE,
+    CPU_POLICIES,
+    MEMORY_NONE,
+    MEMORY_POLICIES,
+    SCOPE_CONTAINER,
+    SINGLE_NUMA_NODE,
+    TOPOLOGY_NONE,
+    TOPOLOGY_SCOPES,
+)
 from tmnb.kubelet.policy import TOPOLOGY_POLICIES
 from tmnb.parse.quantity import ZERO, Quantity
 from tmnb.settings.effective import KubeletSettings
@@ -30,8 +39,8 @@ def check_topology(
     numa_nodes: Collection[int] | None,
     out: Findings,
 ) -> None:
-    policy = settings.value("topologyManagerPolicy", "none")
-    scope = settings.value("topologyManagerScope", "container")
+    policy = settings.value("topologyManagerPolicy", TOPOLOGY_NONE)
+    scope = settings.value("topologyManagerScope", SCOPE_CONTAINER)
     if policy not in TOPOLOGY_POLICIES:
         allowed = "[" + " ".join(gostr.quote(p) for p in TOPOLOGY_POLICIES) + "]"
         out.add(
@@ -54,7 +63,7 @@ def check_topology(
     if policy not in TOPOLOGY_POLICIES:
         return
     max_nodes = _topology_options(policy, settings.value("topologyManagerPolicyOptions", {}), version, gates, out)
-    if policy == "none":
+    if policy == TOPOLOGY_NONE:
         return  # NewManager returns before counting NUMA nodes
     if numa_nodes is not None and len(numa_nodes) > max_nodes:
         out.add(
@@ -64,7 +73,7 @@ def check_topology(
             f"unsupported on machines with more than {max_nodes} NUMA Nodes",
             kubelet=True,
         )
-    if settings.value("cpuManagerPolicy") == "none" and settings.value("memoryManagerPolicy") == "None":
+    if settings.value("cpuManagerPolicy") == CPU_NONE and settings.value("memoryManagerPolicy") == MEMORY_NONE:
         out.add(
             "topology.no-cpu-memory-hints",
             "topologyManagerPolicy",
@@ -92,7 +101,7 @@ def _topology_options(
                 f"policy options are validated for kubelet {options.OLDEST_MODELLED} and newer, not {version}",
             )
         return options.DEFAULT_MAX_ALLOWABLE_NUMA_NODES
-    if policy == "none":
+    if policy == TOPOLOGY_NONE:
         if opts:
             out.add(
                 "topology.options-ignored",
@@ -116,7 +125,7 @@ def _topology_options(
             "WARNING: the value of max-allowable-numa-nodes is more than the default recommended value",
             kubelet=True,
         )
-    if parsed.prefer_closest_numa and policy == "single-numa-node":
+    if parsed.prefer_closest_numa and policy == SINGLE_NUMA_NODE:
         out.add(
             "topology.prefer-closest-ineffective",
             field,
@@ -153,7 +162,7 @@ def check_cpu(
     online_cpus: CPUSet | None,
     out: Findings,
 ) -> None:
-    policy = settings.value("cpuManagerPolicy", "none")
+    policy = settings.value("cpuManagerPolicy", CPU_NONE)
     opts = settings.value("cpuManagerPolicyOptions", {})
     reserved_text = settings.value("reservedSystemCPUs", "")
     reserved = _check_reserved_cpus(settings, reserved_text, online_cpus, out)
@@ -166,7 +175,7 @@ def check_cpu(
             kubelet=True,
         )
         return
-    if policy == "none":
+    if policy == CPU_NONE:
         if opts:
             out.rejected(
                 "cpuManagerPolicyOptions", lambda: _none_policy(opts, version, gates), code="cpu.options-with-none"
@@ -178,7 +187,7 @@ def check_cpu(
             lambda: options.parse_cpu_manager_options(opts, version=version, feature_gates=gates),
         )
         if parsed is not None and parsed.align_by_socket:
-            if settings.value("topologyManagerPolicy") == "single-numa-node":
+            if settings.value("topologyManagerPolicy") == SINGLE_NUMA_NODE:
                 out.add(
                     "cpu.align-by-socket-single-numa",
                     "cpuManagerPolicyOptions",
@@ -310,7 +319,7 @@ def _case_hint(value: str, allowed: tuple[str, ...]) -> str:
 def check_memory(
     settings: KubeletSettings, numa_nodes: Collection[int] | None, memory_capacity: int | None, out: Findings
 ) -> None:
-    policy = settings.value("memoryManagerPolicy", "None")
+    policy = settings.value("memoryManagerPolicy", MEMORY_NONE)
     reservations = settings.value("reservedMemory", []) or []
     _check_reserved_memory_entries(reservations, out)
     if policy not in MEMORY_POLICIES:
@@ -322,7 +331,7 @@ def check_memory(
             kubelet=True,
         )
         return
-    if policy == "None":
+    if policy == MEMORY_NONE:
         if reservations:
             out.add(
                 "memory.reserved-ignored",
