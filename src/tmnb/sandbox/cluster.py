@@ -1,5 +1,6 @@
 """The simulated cluster: API objects built from a snapshot, per-node kubelets, and the few
-controllers a rollout meets (scheduler, ReplicaSet/StatefulSet replacements, eviction).
+controllers a rollout meets (scheduler, ReplicaSet/StatefulSet replacements, eviction). The
+scheduler's filters and score are in ``scheduling``, the NodeResourceTopology objects in ``nrt``.
 
 All mutation goes through one lock; every write bumps a cluster-wide resourceVersion. Pods are
 deleted at once (no graceful termination). Replacements are created by ``reconcile()`` (a tick of
@@ -13,23 +14,20 @@ import json
 import random
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.names import CPU_STATIC, SCOPE_CONTAINER, TOPOLOGY_NONE
 from tmnb.parse.kubelet_config import merge_patch
-from tmnb.parse.quantity import parse_quantity
 from tmnb.sandbox import objects
 from tmnb.sandbox.budgets import budget, check_eviction
 from tmnb.sandbox.errors import ApiError, not_found
 from tmnb.sandbox.kubelet import KubeletDown, SimKubelet
+from tmnb.sandbox.nrt import nrt_object
 from tmnb.sandbox.objects import Obj
+from tmnb.sandbox.scheduling import cpu_load, unfit
 from tmnb.sandbox.selectors import paginate, select
 from tmnb.snapshot import Snapshot
 from tmnb.sources.kube_objects import pod_from_api
@@ -45,15 +43,6 @@ OWNER_RESOURCES = {
 }
 #: Where an admitted pod shows the CPUs its containers got (sandbox-only; real clusters keep it on the node).
 CPUSET_ANNOTATION = "sandbox.tmnb.dev/cpuset"
-
-
-def _requests(pod: Obj) -> dict[str, Decimal]:
-    """The pod's summed container requests, exact: floats would let 0.1 + 0.2 CPUs exceed 0.3."""
-    total: dict[str, Decimal] = {}
-    for c in pod["spec"].get("containers") or []:
-        for name, q in ((c.get("resources") or {}).get("requests") or {}).items():
-            total[name] = total.get(name, Decimal(0)) + parse_quantity(q)
-    return total
 
 
 def _default_requests(spec: Obj) -> None:
@@ -234,9 +223,6 @@ class Cluster:
             self.kubelets[name].stop()
             self._set_ready(name, "stopped")
 
-    def is_ready(self, node: Obj) -> bool:
-        return any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"].get("conditions") or [])
-
     def patch_node(self, name: str, patch: Obj) -> Obj:
         with self.lock:
             node = self.store["nodes"].get(("", name))
@@ -308,33 +294,15 @@ class Cluster:
             self._event(pod, result.reason, result.message, "Warning", "kubelet", node)
         self._put("pods", pod)
 
-    def _fits(self, node: Obj, pod: Obj) -> str | None:
-        """Why the scheduler cannot place ``pod`` on ``node`` (None: it fits)."""
-        if node["spec"].get("unschedulable"):
-            return "node(s) were unschedulable"
-        if not self.is_ready(node):
-            return "node(s) had untolerated taint {node.kubernetes.io/unreachable: }"
-        name = node["metadata"]["name"]
-        used: dict[str, Decimal] = {}
-        bound = [p for p in self._bound(name) if p["status"].get("phase") in ACTIVE]
-        for p in bound:
-            for resource, amount in _requests(p).items():
-                used[resource] = used.get(resource, Decimal(0)) + amount
-        allocatable = node["status"].get("allocatable") or {}
-        if len(bound) + 1 > int(allocatable.get("pods", "110")):
-            return "Too many pods"
-        for resource, want in _requests(pod).items():
-            have = parse_quantity(allocatable.get(resource, "0"))
-            if used.get(resource, 0) + want > have:
-                return f"Insufficient {resource}"
-        return None
+    def _active(self, node: Obj) -> list[Obj]:
+        return [p for p in self._bound(node["metadata"]["name"]) if p["status"].get("phase") in ACTIVE]
 
     def _schedule(self, pod: Obj) -> None:
         nodes = sorted(self.store["nodes"].values(), key=lambda n: n["metadata"]["name"])
         reasons: Counter[str] = Counter()
         fits = []
         for node in nodes:
-            why = self._fits(node, pod)
+            why = unfit(node, self._active(node), pod)
             if why:
                 reasons[why] += 1
             else:
@@ -349,19 +317,7 @@ class Cluster:
             self._event(pod, "FailedScheduling", message, "Warning", "default-scheduler")
             return
 
-        def load(node: Obj) -> Decimal:  # least allocated CPU first, as NodeResourcesFit scores by default
-            cpu = parse_quantity(node["status"].get("allocatable", {}).get("cpu", "1"))
-            used = sum(
-                (
-                    _requests(p).get("cpu", Decimal(0))
-                    for p in self._bound(node["metadata"]["name"])
-                    if p["status"].get("phase") in ACTIVE
-                ),
-                Decimal(0),
-            )
-            return used / cpu if cpu else Decimal(1)
-
-        target = min(fits, key=load)["metadata"]["name"]
+        target = min(fits, key=lambda node: cpu_load(node, self._active(node)))["metadata"]["name"]
         pod["spec"]["nodeName"] = target
         m = pod["metadata"]
         self._event(
@@ -545,57 +501,8 @@ class Cluster:
 
     def _nrt(self, kubelet: SimKubelet) -> Obj:
         node = kubelet.node
-        settings = {k: s.value for k, s in node.kubelet.settings.items()}
         free = kubelet.free_cpus() if kubelet.running else None
-        zones = []
-        for z in sorted(node.numa, key=lambda z: z.id):
-            cpus = CPUSet.parse(z.cpus)
-            available = (
-                len(cpus & free) if free is not None and settings.get("cpuManagerPolicy") == CPU_STATIC else len(cpus)
-            )
-            devices = Counter(d.resource for d in node.devices if d.numa and z.id in d.numa)
-            resources = [
-                {"name": "cpu", "capacity": str(len(cpus)), "allocatable": str(len(cpus)), "available": str(available)}
-            ]
-            resources.append(
-                {
-                    "name": "memory",
-                    "capacity": str(z.memory_total),
-                    "allocatable": str(z.memory_total),
-                    "available": str(z.memory_free or z.memory_total),
-                }
-            )
-            resources += [
-                {"name": r, "capacity": str(n), "allocatable": str(n), "available": str(n)}
-                for r, n in sorted(devices.items())
-            ]
-            zones.append(
-                {
-                    "name": f"node-{z.id}",
-                    "type": "Node",
-                    "costs": [{"name": f"node-{i}", "value": d} for i, d in sorted(z.distances.items())],
-                    "resources": resources,
-                }
-            )
-        node_obj = self.store["nodes"][("", node.name)]
-        return {
-            "apiVersion": "topology.node.k8s.io/v1alpha2",
-            "kind": "NodeResourceTopology",
-            "metadata": {
-                "name": node.name,
-                "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"nrt/{node.name}")),
-                "resourceVersion": str(self.rv),
-                "creationTimestamp": node_obj["metadata"]["creationTimestamp"],
-                "ownerReferences": [
-                    {"apiVersion": "v1", "kind": "Node", "name": node.name, "uid": node_obj["metadata"]["uid"]}
-                ],
-            },
-            "attributes": [
-                {"name": "topologyManagerScope", "value": str(settings.get("topologyManagerScope", SCOPE_CONTAINER))},
-                {"name": "topologyManagerPolicy", "value": str(settings.get("topologyManagerPolicy", TOPOLOGY_NONE))},
-            ],
-            "zones": zones,
-        }
+        return nrt_object(node, free, self.store["nodes"][("", node.name)], self.rv)
 
 
 def namespaces(cluster: Cluster) -> Iterable[str]:
