@@ -1,11 +1,11 @@
 """Check the sysfs reader against lscpu on util-linux's dumps of real machines (every architecture).
 
-util-linux keeps /sys + /proc dumps of real machines in ``tests/ts/lscpu/dumps/*.tar.gz`` with the
-output lscpu gives for each in ``tests/expected/lscpu/lscpu-<name>`` (summary, ``-p``, ``-p -y``).
-Some were dropped from the tree over the years, so every tarball of the history is used, each with
-the expected output of the same commit. For each dump this reads the dump as a node root
-(``read_node_root``) and compares, where lscpu says it: the NUMA node -> CPU map, the online CPUs,
-the NUMA node of each CPU, and the grouping of CPUs into cores and sockets.
+util-linux keeps /sys + /proc dumps of real machines in ``util-linux/tests/ts/lscpu/dumps/*.tar.gz``
+with the output lscpu gives for each in ``util-linux/tests/expected/lscpu/lscpu-<name>`` (summary,
+``-p``, ``-p -y``). Some were dropped from the tree over the years, so every tarball of the history
+is used, each with the expected output of the same commit. For each dump this reads the dump as a
+node root (``read_node_root``) and compares, where lscpu says it: the NUMA node -> CPU map, the
+online CPUs, the NUMA node of each CPU, and the grouping of CPUs into cores and sockets.
 
     python bench/lscpu_dumps.py /path/to/util-linux.git [--keep DIR]
 

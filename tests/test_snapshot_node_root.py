@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from factories import layered_node
+from published_schema import schema_errors
 from tmnb.cli import main
 from tmnb.errors import InputError
 from tmnb.snapshot import load
@@ -29,6 +30,15 @@ def test_snapshot_is_what_whatif_reads(node_root: Path, tmp_path: Path, capsys: 
     snap = load(out)
     assert snap.source.kind == "bundle" and snap.source.detail == str(node_root)
     assert snap.nodes == [read_node_root(node_root, name="worker-7")]  # named after the directory
+
+
+def test_collected_file_validates_against_the_published_schema(node_root: Path, tmp_path: Path) -> None:
+    """A collected snapshot, read as plain JSON: the published schema, not the model that wrote it."""
+    out = tmp_path / "w7.json"
+    assert main(["snapshot", "--source", f"node-root:{node_root}", "--out", str(out)]) == 0
+    document = json.loads(out.read_text())
+    assert document["nodes"][0]["numa"] and document["nodes"][0]["kubelet"]["settings"]
+    assert schema_errors(document) == []
 
 
 def test_node_name_is_used(node_root: Path, tmp_path: Path) -> None:

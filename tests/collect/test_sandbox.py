@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from published_schema import schema_errors
 from tmnb import sandbox
 from tmnb.parse.klog import parse_kubelet_log
 from tmnb.settings.effective import same_value
+from tmnb.snapshot import to_dict
 from tmnb.sources.cluster import ClusterApi, collect_cluster, connect
 from tmnb.sources.cluster.retry import Backoff
 from tmnb.sources.node import collect_nodes
@@ -44,6 +46,7 @@ def test_collecting_a_sandbox_gives_back_its_snapshot(tmp_path):
     assert sorted(got.pods, key=lambda p: p.uid) == sorted(want.pods, key=lambda p: p.uid)
     assert sorted(e.name for e in got.events) == sorted(e.name for e in want.events if e.reason in ADMISSION)
     assert got.disruption_budgets == want.disruption_budgets
+    assert schema_errors(to_dict(got)) == []  # the JSON it saves, through the published schema
 
 
 def test_sandbox_nodes_through_the_node_collector(tmp_path):

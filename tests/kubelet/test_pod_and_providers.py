@@ -228,12 +228,3 @@ class TestDeviceManager:
         dm = self._dm()
         pod = Pod(uid="p", name="p", containers=(c("a", None, {"example.com/other": "1"}),))
         assert dm.get_topology_hints(pod, pod.containers[0]) == {}
-
-
-@pytest.mark.parametrize("text", ["2", "1.5", "100m", "1Gi", "1e3", "2000m", "0.0001", 3])
-def test_quantity_parser_is_the_official_client_function(text):
-    from kubernetes.utils import parse_quantity
-
-    from tmnb.kubelet.pod import quantity
-
-    assert quantity(text, "x") == parse_quantity(text)

@@ -10,6 +10,7 @@ import pandas as pd
 
 from tmnb.analysis.inventory import shape_of
 from tmnb.errors import SnapshotError
+from tmnb.kubelet.names import CPU_STATIC
 from tmnb.snapshot import Snapshot, digest, load
 from tmnb.verdict import Verdict
 
@@ -40,7 +41,7 @@ def versions_recorded(snapshot: Snapshot) -> Check:
 def cpu_manager_documented(snapshot: Snapshot) -> Check:
     status, text = _has(snapshot, "cpuManagerPolicy", "memoryManagerPolicy")
     static = [
-        n for n in snapshot.nodes if getattr(n.kubelet.settings.get("cpuManagerPolicy"), "value", None) == "static"
+        n for n in snapshot.nodes if getattr(n.kubelet.settings.get("cpuManagerPolicy"), "value", None) == CPU_STATIC
     ]
     unreserved = [
         n.name
@@ -72,7 +73,9 @@ def baseline_pods_captured(snapshot: Snapshot) -> Check:
         return "missing", "no pods in the snapshot"
     allocated = {(a.pod_uid, a.container) for n in snapshot.nodes for a in n.allocations}
     static = {
-        n.name for n in snapshot.nodes if getattr(n.kubelet.settings.get("cpuManagerPolicy"), "value", None) == "static"
+        n.name
+        for n in snapshot.nodes
+        if getattr(n.kubelet.settings.get("cpuManagerPolicy"), "value", None) == CPU_STATIC
     }
     running = [(p, c.name) for p in snapshot.pods if p.node in static and p.phase == "Running" for c in p.containers]
     if not running:

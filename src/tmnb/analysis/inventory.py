@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from kubernetes.utils import parse_quantity
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
+from tmnb.kubelet.names import CPU_STATIC
 from tmnb.parse.kubelet_fields import RESOURCE_MANAGER_FIELDS
+from tmnb.parse.quantity import parse_quantity
 from tmnb.snapshot import Layer, Node, Pod, Setting, Snapshot
 from tmnb.versions import KubeVersion
 
@@ -249,7 +250,7 @@ def _exclusive_expected(pod: Pod, container: str, node: Node | None) -> tuple[bo
     spec = next(c for c in pod.containers if c.name == container)
     if node is None:
         return False, "not bound to a node in this snapshot"
-    if _setting(node, "cpuManagerPolicy") != "static":
+    if _setting(node, "cpuManagerPolicy") != CPU_STATIC:
         return False, "node's cpuManagerPolicy is not static"
     if pod.phase != "Running":
         return False, f"pod is {pod.phase}"

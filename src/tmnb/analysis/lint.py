@@ -14,12 +14,13 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import pandas as pd
-from kubernetes.utils import parse_quantity
 
 from tmnb.analysis.inventory import is_integer_cpu, shape_of, skew_note
 from tmnb.analysis.occupancy import pool_of
 from tmnb.cpuset import CPUSet
+from tmnb.kubelet.names import BEST_EFFORT, CPU_STATIC, RESTRICTED, SINGLE_NUMA_NODE, TOPOLOGY_NONE
 from tmnb.kubelet.options import gate_for, option_maturity
+from tmnb.parse.quantity import parse_quantity
 from tmnb.replay import DEFAULTS, NodePlan, plans_for, show_value
 from tmnb.settings.effective import KubeletSettings
 from tmnb.settings.validate import validate_settings
@@ -28,7 +29,7 @@ from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
 Severity = Literal["blocker", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "blocker": 2}
-STRICT_POLICIES = {"restricted", "single-numa-node"}
+STRICT_POLICIES = {RESTRICTED, SINGLE_NUMA_NODE}
 _SEVERITY: dict[str, Severity] = {"error": "blocker", "warning": "warning", "info": "info"}
 #: Validator findings a plan-aware rule here reports better (with the plan in mind).
 COVERED_BY_PLAN_RULES = {"flag.overrides-config", "topology.no-cpu-memory-hints"}
@@ -90,8 +91,8 @@ def option_maturity_rule(p: NodePlan) -> Iterator[Finding]:
     if p.version is None:
         return
     for manager, field, off in (
-        ("topology", "topologyManagerPolicyOptions", p.planned.get("topologyManagerPolicy") == "none"),
-        ("cpu", "cpuManagerPolicyOptions", p.planned.get("cpuManagerPolicy") != "static"),
+        ("topology", "topologyManagerPolicyOptions", p.planned.get("topologyManagerPolicy") == TOPOLOGY_NONE),
+        ("cpu", "cpuManagerPolicyOptions", p.planned.get("cpuManagerPolicy") != CPU_STATIC),
     ):
         for name in (p.planned.get(field) or {}) if not off else ():
             maturity = option_maturity(manager, name, p.version)  # type: ignore[arg-type]
@@ -112,13 +113,13 @@ def option_maturity_rule(p: NodePlan) -> Iterator[Finding]:
 
 def cpu_none_with_strict_policy(p: NodePlan) -> Iterator[Finding]:
     policy = p.planned.get("topologyManagerPolicy")
-    if policy in STRICT_POLICIES and p.planned.get("cpuManagerPolicy") != "static":
+    if policy in STRICT_POLICIES and p.planned.get("cpuManagerPolicy") != CPU_STATIC:
         yield Finding(
             "cpu-none-strict-topology",
             p.node.name,
             "cpu manager",
             "cpuManagerPolicy",
-            "static",
+            CPU_STATIC,
             show_value(p.planned.get("cpuManagerPolicy")),
             "warning",
             f"With topologyManagerPolicy {policy} but cpuManagerPolicy none, CPUs give no NUMA hints: only devices "
@@ -147,7 +148,7 @@ def manager_policy_change(p: NodePlan) -> Iterator[Finding]:
 
 
 def devices_without_numa(p: NodePlan) -> Iterator[Finding]:
-    if p.planned.get("topologyManagerPolicy") not in STRICT_POLICIES | {"best-effort"}:
+    if p.planned.get("topologyManagerPolicy") not in STRICT_POLICIES | {BEST_EFFORT}:
         return
     for resource in sorted({d.resource for d in p.node.devices if not d.numa}):
         yield Finding(

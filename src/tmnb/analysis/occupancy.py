@@ -11,12 +11,12 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 import pandas as pd
-from kubernetes.utils import parse_quantity
 
 from tmnb.analysis.checklist import NEXT_TARGET
 from tmnb.analysis.inventory import shape_of
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
+from tmnb.parse.quantity import parse_quantity
 from tmnb.snapshot import Node, Snapshot
 from tmnb.verdict import Verdict
 

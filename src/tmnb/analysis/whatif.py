@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from kubernetes.utils import parse_quantity
 
 from tmnb.errors import ConfigRejected
 from tmnb.kubelet.node import NodeModel, NodeSimulator, PodResult
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
+from tmnb.parse.quantity import parse_quantity
 from tmnb.replay import Mode, NodePlan, config_refusal, model_for, model_pod, plan_for, plans_for
 from tmnb.snapshot import Node, Pod, Snapshot
 

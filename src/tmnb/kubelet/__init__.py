@@ -1,4 +1,5 @@
-"""A faithful model of kubelet 1.36 Topology Manager admission (facts/kubelet-admission.md).
+"""A faithful model of kubelet 1.36 Topology Manager admission, ported from the kubelet's
+``pkg/kubelet/cm`` (topologymanager, cpumanager, memorymanager, devicemanager).
 
 Entry points: :func:`simulate` / :class:`NodeSimulator` (admit pods on a modelled node),
 :func:`new_topology_manager` (start-up checks), :data:`POLICIES` / :func:`policy_for` (one

@@ -1,8 +1,9 @@
 """Conformance runner: ``python -m tmnb.kubelet.conformance < cases.jsonl > answers.jsonl``.
 
-Reads the JSONL case format of facts/conformance-format.md and answers every case in the shape of
-its kind. A case that cannot be processed gets ``{"runner_error": ...}`` and the run goes on, so
-one malformed line never hides the answers to thousands of others.
+Reads one case a line (``{"id", "kind", "input", ...}``, as in tests/conformance/*.jsonl) and
+answers every case with ``{"id", "expected"}`` in the shape of its kind. A case that cannot be
+processed gets ``{"runner_error": ...}`` and the run goes on, so one malformed line never hides the
+answers to thousands of others.
 """
 
 from __future__ import annotations

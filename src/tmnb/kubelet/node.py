@@ -32,8 +32,9 @@ from tmnb.kubelet.names import (
     TOPOLOGY_NONE,
 )
 from tmnb.kubelet.options import parse_cpu_manager_options
-from tmnb.kubelet.pod import Container, Pod, quantity
+from tmnb.kubelet.pod import Container, Pod
 from tmnb.kubelet.scope import AdmitResult, admit_pod
+from tmnb.parse.quantity import quantity
 from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
 

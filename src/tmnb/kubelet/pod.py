@@ -1,7 +1,7 @@
 """Pods as the kubelet's resource managers see them: containers with parsed quantities, QoS class,
 and the init/sidecar rules for what a container or a whole pod requests.
 
-Quantities are parsed with the official client's ``parse_quantity``; ``value()``/``milli_value()``
+Quantities are parsed by ``tmnb.parse.quantity`` (the official client's parser); ``value()``/``milli_value()``
 round up like Go's ``Quantity.Value()``/``MilliValue()``, which decides whether a CPU request is
 "integer" for the static policy. No API defaulting is applied: a container with limits but no
 requests keeps empty requests, exactly as the kubelet would see a raw object.
@@ -9,60 +9,18 @@ requests keeps empty requests, exactly as the kubelet would see a raw object.
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import cached_property, lru_cache
-from typing import Any, cast
+from functools import cached_property
+from typing import Any
 
 from tmnb.errors import InputError
+from tmnb.parse.quantity import quantity
 
 GUARANTEED, BURSTABLE, BEST_EFFORT = "Guaranteed", "Burstable", "BestEffort"
 _QOS_RESOURCES = ("cpu", "memory")
-
-
-def _official_parse_quantity() -> Callable[[Any], Decimal]:
-    """``kubernetes.utils.parse_quantity`` from the installed client. Importing ``kubernetes.utils``
-    pulls in the whole API client (about a second per process), so unless it is already loaded the
-    quantity module, which only needs ``decimal``, is loaded on its own from the same file."""
-    loaded = sys.modules.get("kubernetes.utils")
-    if loaded is not None:
-        return cast(Callable[[Any], Decimal], loaded.parse_quantity)
-    package = importlib.util.find_spec("kubernetes")
-    if package is None or not package.submodule_search_locations:
-        raise InputError("the kubernetes Python client is not installed (needed to parse quantities)")
-    path = f"{next(iter(package.submodule_search_locations))}/utils/quantity.py"
-    spec = importlib.util.spec_from_file_location("_tmnb_kubernetes_quantity", path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return cast(Callable[[Any], Decimal], module.parse_quantity)
-
-
-_PARSE_QUANTITY = _official_parse_quantity()
-
-
-@lru_cache(maxsize=4096)
-def _parse(value: str | int | float) -> Decimal | None:
-    try:
-        return _PARSE_QUANTITY(value)
-    except ValueError:
-        return None
-
-
-def quantity(value: Any, where: str) -> Decimal:
-    """Parse a Kubernetes quantity ("500m", "2Gi", 2); errors name the field. Parsed values are
-    cached: a fleet repeats the same few quantity strings hundreds of thousands of times."""
-    if isinstance(value, Decimal):
-        return value
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise InputError(f"expected a Kubernetes quantity such as '2', '500m' or '1Gi', got {value!r}", where=where)
-    parsed = _parse(value)
-    if parsed is None:
-        raise InputError(f"invalid Kubernetes quantity {value!r}: expected e.g. '2', '500m' or '1Gi'", where=where)
-    return parsed
 
 
 def value(q: Decimal) -> int:

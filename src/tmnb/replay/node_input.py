@@ -16,8 +16,8 @@ from tmnb.kubelet.node import ExistingAllocation, Machine, ModelSettings, NodeMo
 from tmnb.kubelet.options import OLDEST_MODELLED
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
-from tmnb.kubelet.pod import quantity
 from tmnb.kubelet.startup import start_settings
+from tmnb.parse.quantity import quantity
 from tmnb.replay.plan import NodePlan, kubelet_version, plan_for
 from tmnb.snapshot import Node, Pod
 from tmnb.versions import MODELLED_KUBELET, KubeVersion

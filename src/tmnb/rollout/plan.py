@@ -20,6 +20,7 @@ from typing import Any, Literal
 import yaml
 
 from tmnb.errors import InputError
+from tmnb.kubelet.names import CPU_STATIC, MEMORY_STATIC
 from tmnb.replay import NodePlan, show_value
 from tmnb.snapshot import Node, Snapshot
 from tmnb.snapshot.select import parse_selector
@@ -242,11 +243,11 @@ def state_files_for(plan: NodePlan) -> list[str]:
     """State files that hold the old policy's assignments after this change."""
     out = []
     for path, fields in STATE_FILE_FIELDS.items():
-        static_cpu = plan.changes("cpuManagerPolicy") or plan.current.get("cpuManagerPolicy") == "static"
+        static_cpu = plan.changes("cpuManagerPolicy") or plan.current.get("cpuManagerPolicy") == CPU_STATIC
         if path == CPU_STATE and not static_cpu:
             continue
         if path == MEMORY_STATE and not (
-            plan.changes("memoryManagerPolicy") or plan.current.get("memoryManagerPolicy") == "Static"
+            plan.changes("memoryManagerPolicy") or plan.current.get("memoryManagerPolicy") == MEMORY_STATIC
         ):
             continue
         if any(plan.changes(f) for f in fields):

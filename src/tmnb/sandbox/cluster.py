@@ -1,5 +1,6 @@
 """The simulated cluster: API objects built from a snapshot, per-node kubelets, and the few
-controllers a rollout meets (scheduler, ReplicaSet/StatefulSet replacements, eviction).
+controllers a rollout meets (scheduler, ReplicaSet/StatefulSet replacements, eviction). The
+scheduler's filters and score are in ``scheduling``, the NodeResourceTopology objects in ``nrt``.
 
 All mutation goes through one lock; every write bumps a cluster-wide resourceVersion. Pods are
 deleted at once (no graceful termination). Replacements are created by ``reconcile()`` (a tick of
@@ -13,22 +14,20 @@ import json
 import random
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kubernetes.utils import parse_quantity
-
-from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.parse.kubelet_config import merge_patch
 from tmnb.sandbox import objects
 from tmnb.sandbox.budgets import budget, check_eviction
 from tmnb.sandbox.errors import ApiError, not_found
 from tmnb.sandbox.kubelet import KubeletDown, SimKubelet
+from tmnb.sandbox.nrt import nrt_object
 from tmnb.sandbox.objects import Obj
+from tmnb.sandbox.scheduling import cpu_load, unfit
 from tmnb.sandbox.selectors import paginate, select
 from tmnb.snapshot import Snapshot
 from tmnb.sources.kube_objects import pod_from_api
@@ -44,14 +43,6 @@ OWNER_RESOURCES = {
 }
 #: Where an admitted pod shows the CPUs its containers got (sandbox-only; real clusters keep it on the node).
 CPUSET_ANNOTATION = "sandbox.tmnb.dev/cpuset"
-
-
-def _requests(pod: Obj) -> Counter[str]:
-    total: Counter[str] = Counter()
-    for c in pod["spec"].get("containers") or []:
-        for name, q in ((c.get("resources") or {}).get("requests") or {}).items():
-            total[name] += float(parse_quantity(q))
-    return total
 
 
 def _default_requests(spec: Obj) -> None:
@@ -232,9 +223,6 @@ class Cluster:
             self.kubelets[name].stop()
             self._set_ready(name, "stopped")
 
-    def is_ready(self, node: Obj) -> bool:
-        return any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"].get("conditions") or [])
-
     def patch_node(self, name: str, patch: Obj) -> Obj:
         with self.lock:
             node = self.store["nodes"].get(("", name))
@@ -306,32 +294,15 @@ class Cluster:
             self._event(pod, result.reason, result.message, "Warning", "kubelet", node)
         self._put("pods", pod)
 
-    def _fits(self, node: Obj, pod: Obj) -> str | None:
-        """Why the scheduler cannot place ``pod`` on ``node`` (None: it fits)."""
-        if node["spec"].get("unschedulable"):
-            return "node(s) were unschedulable"
-        if not self.is_ready(node):
-            return "node(s) had untolerated taint {node.kubernetes.io/unreachable: }"
-        name = node["metadata"]["name"]
-        used: Counter[str] = Counter()
-        bound = [p for p in self._bound(name) if p["status"].get("phase") in ACTIVE]
-        for p in bound:
-            used.update(_requests(p))
-        allocatable = node["status"].get("allocatable") or {}
-        if len(bound) + 1 > int(allocatable.get("pods", "110")):
-            return "Too many pods"
-        for resource, want in _requests(pod).items():
-            have = float(parse_quantity(allocatable.get(resource, "0")))
-            if used[resource] + want > have:
-                return f"Insufficient {resource}"
-        return None
+    def _active(self, node: Obj) -> list[Obj]:
+        return [p for p in self._bound(node["metadata"]["name"]) if p["status"].get("phase") in ACTIVE]
 
     def _schedule(self, pod: Obj) -> None:
         nodes = sorted(self.store["nodes"].values(), key=lambda n: n["metadata"]["name"])
         reasons: Counter[str] = Counter()
         fits = []
         for node in nodes:
-            why = self._fits(node, pod)
+            why = unfit(node, self._active(node), pod)
             if why:
                 reasons[why] += 1
             else:
@@ -346,14 +317,7 @@ class Cluster:
             self._event(pod, "FailedScheduling", message, "Warning", "default-scheduler")
             return
 
-        def load(node: Obj) -> float:  # least allocated CPU first, as NodeResourcesFit scores by default
-            cpu = float(parse_quantity(node["status"].get("allocatable", {}).get("cpu", "1")))
-            used = sum(
-                _requests(p)["cpu"] for p in self._bound(node["metadata"]["name"]) if p["status"].get("phase") in ACTIVE
-            )
-            return used / cpu if cpu else 1.0
-
-        target = min(fits, key=load)["metadata"]["name"]
+        target = min(fits, key=lambda node: cpu_load(node, self._active(node)))["metadata"]["name"]
         pod["spec"]["nodeName"] = target
         m = pod["metadata"]
         self._event(
@@ -537,57 +501,8 @@ class Cluster:
 
     def _nrt(self, kubelet: SimKubelet) -> Obj:
         node = kubelet.node
-        settings = {k: s.value for k, s in node.kubelet.settings.items()}
         free = kubelet.free_cpus() if kubelet.running else None
-        zones = []
-        for z in sorted(node.numa, key=lambda z: z.id):
-            cpus = CPUSet.parse(z.cpus)
-            available = (
-                len(cpus & free) if free is not None and settings.get("cpuManagerPolicy") == "static" else len(cpus)
-            )
-            devices = Counter(d.resource for d in node.devices if d.numa and z.id in d.numa)
-            resources = [
-                {"name": "cpu", "capacity": str(len(cpus)), "allocatable": str(len(cpus)), "available": str(available)}
-            ]
-            resources.append(
-                {
-                    "name": "memory",
-                    "capacity": str(z.memory_total),
-                    "allocatable": str(z.memory_total),
-                    "available": str(z.memory_free or z.memory_total),
-                }
-            )
-            resources += [
-                {"name": r, "capacity": str(n), "allocatable": str(n), "available": str(n)}
-                for r, n in sorted(devices.items())
-            ]
-            zones.append(
-                {
-                    "name": f"node-{z.id}",
-                    "type": "Node",
-                    "costs": [{"name": f"node-{i}", "value": d} for i, d in sorted(z.distances.items())],
-                    "resources": resources,
-                }
-            )
-        node_obj = self.store["nodes"][("", node.name)]
-        return {
-            "apiVersion": "topology.node.k8s.io/v1alpha2",
-            "kind": "NodeResourceTopology",
-            "metadata": {
-                "name": node.name,
-                "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"nrt/{node.name}")),
-                "resourceVersion": str(self.rv),
-                "creationTimestamp": node_obj["metadata"]["creationTimestamp"],
-                "ownerReferences": [
-                    {"apiVersion": "v1", "kind": "Node", "name": node.name, "uid": node_obj["metadata"]["uid"]}
-                ],
-            },
-            "attributes": [
-                {"name": "topologyManagerScope", "value": str(settings.get("topologyManagerScope", "container"))},
-                {"name": "topologyManagerPolicy", "value": str(settings.get("topologyManagerPolicy", "none"))},
-            ],
-            "zones": zones,
-        }
+        return nrt_object(node, free, self.store["nodes"][("", node.name)], self.rv)
 
 
 def namespaces(cluster: Cluster) -> Iterable[str]:

@@ -22,6 +22,7 @@ from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import to_cpuset
+from tmnb.kubelet.names import CPU_STATIC, SCOPE_CONTAINER, TOPOLOGY_NONE
 from tmnb.kubelet.node import NodeSimulator, PodResult
 from tmnb.parse.state_files import parse_cpu_manager_state, parse_memory_manager_state
 from tmnb.replay import model_pod, node_model
@@ -181,11 +182,11 @@ class SimKubelet:
         version = self.snapshot_node.versions.kubelet or str(MODELLED_KUBELET)
         lines = [self._klog("I", journal.KUBELET_VERSION, "Kubelet version", kubeletVersion=version)]
         settings = {key: s.value for key, s in node.kubelet.settings.items()}
-        policy = settings.get("topologyManagerPolicy") or "none"
-        if policy == "none":
+        policy = settings.get("topologyManagerPolicy") or TOPOLOGY_NONE
+        if policy == TOPOLOGY_NONE:
             lines.append(self._klog("I", journal.TOPOLOGY_MANAGER_NONE, "Creating topology manager with none policy"))
         else:
-            scope = settings.get("topologyManagerScope") or "container"
+            scope = settings.get("topologyManagerScope") or SCOPE_CONTAINER
             options = settings.get("topologyManagerPolicyOptions") or {}
             lines.append(
                 self._klog("I", journal.TOPOLOGY_MANAGER, "Creating topology manager with policy per scope",
@@ -267,7 +268,7 @@ class SimKubelet:
         entries: dict[str, dict[str, str]] = {}
         for (pod, container), mask in sorted(cpu.assignments.items()):
             entries.setdefault(pod, {})[container] = str(to_cpuset(mask))
-        doc: dict[str, Any] = {"policyName": "static", "defaultCpuSet": str(to_cpuset(cpu.default))}
+        doc: dict[str, Any] = {"policyName": CPU_STATIC, "defaultCpuSet": str(to_cpuset(cpu.default))}
         if entries:
             doc["entries"] = entries
         doc["checksum"] = 0

@@ -16,7 +16,9 @@ from tmnb.parse.kubelet_flags import CONFIG_FLAGS
 from tmnb.settings.checkpoints import validate_checkpoints
 from tmnb.settings.effective import KubeletSettings, Layer, Setting, same_value
 from tmnb.settings.findings import Finding, Findings, show
-from tmnb.settings.managers import check_cpu, check_memory, check_topology
+from tmnb.settings.managers.cpu import check_cpu
+from tmnb.settings.managers.memory import check_memory
+from tmnb.settings.managers.topology import check_topology
 from tmnb.versions import KubeVersion
 
 __all__ = ["Finding", "validate_checkpoints", "validate_settings"]

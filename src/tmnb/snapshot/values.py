@@ -8,30 +8,11 @@ wrong without a word. Loading refuses them with the JSON path of the value.
 from __future__ import annotations
 
 import math
-import re
-from decimal import Decimal, InvalidOperation
+from decimal import InvalidOperation
 from typing import Any
 
 from tmnb.parse.numbers import INT64_MAX, OversizedNumber
-
-# apimachinery's quantity syntax: <signedNumber><suffix>, suffix binary (Ki..Ei), decimal (n u m k M G T P E)
-# or a decimal exponent (e3, E-2).
-_QUANTITY = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d{1,3})?$")
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-
-
-def quantity_value(text: str) -> Decimal:
-    """The exact value of a Kubernetes quantity string; ``ValueError`` if it is not one."""
-    m = _QUANTITY.match(text)
-    if not m or len(text) > 64:
-        raise ValueError(f"{text[:40]!r} is not a Kubernetes quantity such as 4, 500m or 16Gi")
-    number, suffix = Decimal(m.group(1)), m.group(2) or ""
-    if suffix in _BINARY:
-        return number * (1024 ** _BINARY[suffix])
-    if suffix in _DECIMAL:
-        return number.scaleb(_DECIMAL[suffix])
-    return number.scaleb(int(suffix[1:]))
+from tmnb.parse.quantity import quantity_value
 
 
 def non_negative_quantity(text: str) -> str:

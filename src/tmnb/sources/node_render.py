@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from kubernetes.utils import parse_quantity
 
 from tmnb.cpuset import CPUSet
+from tmnb.kubelet.names import CPU_NONE, MEMORY_NONE
+from tmnb.parse.quantity import parse_quantity
 from tmnb.snapshot import Node
 
 KUBELET_CONFIG = "var/lib/kubelet/config.yaml"
@@ -134,7 +135,7 @@ def render_state(node: Node, root: Path) -> None:
     for a in node.allocations:
         if a.exclusive:
             entries[a.pod_uid][a.container] = a.cpuset
-    cpu_state = {"policyName": settings.get("cpuManagerPolicy", "none"), "defaultCpuSet": node.shared_pool or ""}
+    cpu_state = {"policyName": settings.get("cpuManagerPolicy", CPU_NONE), "defaultCpuSet": node.shared_pool or ""}
     if entries:
         cpu_state["entries"] = dict(entries)
     _write(root, "var/lib/kubelet/cpu_manager_state", json.dumps({**cpu_state, "checksum": 0}, separators=(",", ":")))
@@ -144,7 +145,7 @@ def render_state(node: Node, root: Path) -> None:
             blocks[a.pod_uid][a.container] = [
                 {"numaAffinity": b.numa, "type": b.type, "size": b.size} for b in a.memory
             ]
-    memory_state: dict[str, Any] = {"policyName": settings.get("memoryManagerPolicy", "None"), "machineState": {}}
+    memory_state: dict[str, Any] = {"policyName": settings.get("memoryManagerPolicy", MEMORY_NONE), "machineState": {}}
     if blocks:
         memory_state["entries"] = dict(blocks)
     _write(root, "var/lib/kubelet/memory_manager_state", json.dumps({**memory_state, "checksum": 0}))
