@@ -12,6 +12,7 @@ from conftest import ROOT
 from factories import node, pod, settings, snapshot
 from tmnb import plots
 from tmnb.analysis import compare as cmp
+from tmnb.compare_inputs import inputs
 from tmnb.metrics.rehearsal import Timeline, workloads
 from tmnb.runner import run
 from tmnb.snapshot import Allocation, Device, DeviceAllocation, KubeletInfo, MemoryBlock, OwnerRef, Setting, save
@@ -339,3 +340,60 @@ def test_notebook_with_a_metrics_file(tmp_path):
         "latency_p99-distribution.png",
     }
     assert all((result.folder / f).stat().st_size > 5000 for f in glued["figures"])
+
+
+# --- the notebook on its defaults: the sample pair, its journal and its metrics ------------------
+
+
+@pytest.mark.notebook
+def test_notebook_defaults_compare_the_sample_pair_with_its_metrics(tmp_path):
+    result = run(ROOT / "notebooks" / "05-compare.ipynb", [], out=tmp_path / "run")
+    glued = result.results
+    verdicts = glued["verdicts"]
+    assert verdicts["moved"] >= 10 and verdicts["newly aligned"] >= 1 and verdicts["now rejected"] >= 2
+    csv = tmp_path / "run" / "sample-metrics.csv"
+    assert glued["metrics_source"] == f"file {csv}" and csv.is_file()
+    assert (tmp_path / "run" / "sample-journal.jsonl").is_file()
+    stats = {(r["query"], r["group"]): r for r in glued["statistics"]}
+    vllm, encoder = "namespace=ml-inference container=vllm", "namespace=ml-training container=encoder"
+    assert stats[("latency_p99", vllm)]["verdict"] == "regression"
+    assert stats[("latency_p99", encoder)]["verdict"] == "improvement"
+    assert stats[("latency_p99", "namespace=analytics container=executor")]["verdict"] == "no significant change"
+    assert {f"{s}-over-time.png" for s in ("cpu_usage", "latency_p99")} <= set(glued["figures"])
+    assert {"latency_p99-distribution.png", "alignment-changes.png"} <= set(glued["figures"])
+    assert result.status == "alert" and f"latency_p99 {vllm}" in result.message
+    assert "embedded sample pair" in result.html.read_text()
+
+
+def test_auto_inputs_mean_nothing_for_other_snapshots(tmp_path):
+    snap = before_fleet()
+    got = inputs(
+        "a.json", "b.json", snap, snap, journal="auto", metrics_file="auto", prometheus_url="", out_dir=str(tmp_path)
+    )
+    assert (got.journal, got.metrics_file, got.note) == ("", "", "")
+    assert list(tmp_path.iterdir()) == []
+    mine = inputs("sample", "sample-after", snap, snap, journal="j.jsonl", metrics_file="m.csv", prometheus_url="",
+                  out_dir=str(tmp_path))  # fmt: skip
+    assert (mine.journal, mine.metrics_file) == ("j.jsonl", "m.csv")
+
+
+# --- containers without an allocation -------------------------------------------------------------
+
+
+def _unallocated(kubelet_settings: dict, pool: str | None, qos: str, cpu: str) -> str:
+    n = node("n1", "v1.36.2", kubelet=KubeletInfo(settings=settings(**kubelet_settings)))
+    n = dataclasses.replace(n, shared_pool=pool)
+    p = pod("p-0", "n1", cpu, qos=qos)
+    side = cmp.containers(snapshot([n], [p]), snapshot([n], [p])).iloc[0]
+    return f"{side['alignment_before']}: {side['why_before']}"
+
+
+def test_a_container_without_allocation_says_why():
+    static = {"cpuManagerPolicy": "static"}
+    assert _unallocated({"cpuManagerPolicy": "none"}, None, "Guaranteed", "2").startswith(
+        "shared: cpuManagerPolicy none"
+    )
+    assert _unallocated(static, None, "Guaranteed", "2") == "unknown: no cpu_manager_state read on this node"
+    assert _unallocated(static, "0-3", "Burstable", "500m").startswith("shared: shared pool")
+    assert _unallocated(static, "0-3", "Guaranteed", "500m").startswith("shared: shared pool")
+    assert _unallocated(static, "0-3", "Guaranteed", "2").startswith("unknown: Guaranteed with whole CPUs")

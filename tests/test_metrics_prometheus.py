@@ -5,13 +5,11 @@ with single-numa-node, so the CFS quota confounder is real), turns it into TSDB 
 ``promtool tsdb create-blocks-from openmetrics``, and serves them on a free loopback port.
 """
 
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pandas as pd
 import pytest
 
@@ -19,6 +17,7 @@ from compare_factories import derive_after, fleet, free_port, same_versions, wri
 from conftest import ROOT, require_tool
 from tmnb.analysis import compare as cmp
 from tmnb.errors import InputError
+from tmnb.metrics.backfill import served
 from tmnb.metrics.collect import collect
 from tmnb.metrics.prometheus import Prometheus
 from tmnb.metrics.queries import Signal, build
@@ -27,8 +26,6 @@ from tmnb.metrics.stats import thin
 from tmnb.metrics.windows import resolve
 from tmnb.runner import run
 from tmnb.snapshot import load, save
-
-CONFIG = "global:\n  scrape_interval: 1m\nscrape_configs: []\n"
 
 
 @dataclass(frozen=True)
@@ -39,20 +36,6 @@ class Backfilled:
     timeline: Timeline
     loads: tuple[Workload, ...]
     seconds: float
-
-
-def _wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"prometheus exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/-/ready", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    pytest.fail(f"prometheus not ready after {timeout}s:\n{log.read_text()[-2000:]}")
 
 
 @pytest.fixture(scope="session")
@@ -68,46 +51,16 @@ def fleet_files(tmp_path_factory) -> tuple[Path, tuple[Workload, ...]]:
 
 @pytest.fixture(scope="session")
 def prometheus(tmp_path_factory, fleet_files) -> Iterator[Backfilled]:
-    server, promtool = require_tool("prometheus"), require_tool("promtool")
+    require_tool("prometheus")
+    require_tool("promtool")
     started = time.monotonic()
     root = tmp_path_factory.mktemp("prometheus")
     folder, loads = fleet_files
     timeline = Timeline.recent()
     write_journal(timeline, root / "journal.jsonl")
     backfill = write_openmetrics(root / "backfill.om", timeline, loads)
-    made = subprocess.run(
-        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(backfill), str(root / "tsdb")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if made.returncode:
-        pytest.fail(f"promtool could not backfill:\n{made.stderr[-2000:]}")
-    (root / "prometheus.yml").write_text(CONFIG)
-    url = f"http://127.0.0.1:{free_port()}"
-    log = root / "prometheus.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [
-                server,
-                f"--config.file={root / 'prometheus.yml'}",
-                f"--storage.tsdb.path={root / 'tsdb'}",
-                "--storage.tsdb.retention.time=3650d",
-                f"--web.listen-address={url.removeprefix('http://')}",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        _wait_ready(url, proc, log)
+    with served(backfill, root) as url:
         yield Backfilled(url, folder, root / "journal.jsonl", timeline, loads, time.monotonic() - started)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def group(w: Workload) -> str:
@@ -220,3 +173,42 @@ def test_notebook_when_prometheus_is_unreachable(fleet_files, tmp_path, monkeypa
     assert "is unreachable" in result.html.read_text()
     leaked = [p.name for p in result.folder.rglob("*") if p.is_file() and "hunter2" in p.read_text(errors="ignore")]
     assert leaked == []
+
+
+# --- the sample pair's rehearsal metrics: the same answer through Prometheus and from the file -----
+
+
+def test_sample_metrics_agree_through_prometheus_and_from_the_file(tmp_path):
+    require_tool("prometheus")
+    require_tool("promtool")
+    from tmnb.compare_inputs import gather
+    from tmnb.metrics import stats
+    from tmnb.sources.sample import load_sample, load_sample_after
+    from tmnb.sources.sample import metrics as sample
+
+    before, after = load_sample(), load_sample_after()
+    csv = sample.write_metrics(tmp_path, before, after, openmetrics=True)
+    journal = str(sample.write_journal(tmp_path / "journal.jsonl"))
+    common = {
+        "journal": journal,
+        "change_at": "",
+        "window": "2h",
+        "signals": ["cpu_usage", "cpu_throttling", "latency_p99"],
+        "queries": {},
+        "selector": "",
+        "group_by": ["namespace", "container"],
+        "rate_window": "5m",
+    }
+
+    def verdicts(got) -> dict[tuple[str, str], str]:
+        assert got.available and not (got.problems["severity"] == "error").any(), got.problems
+        found = stats.compare(got.frame, group_by=["namespace", "container"], threshold_pct=5.0, signals=got.signals)
+        return {(r.query, r.group): r.verdict for r in found.itertuples()}
+
+    _, from_file = gather(prometheus_url="", metrics_file=str(csv), **common)
+    with served(tmp_path / sample.OPENMETRICS, tmp_path / "prometheus") as url:
+        _, through = gather(prometheus_url=url, metrics_file="", **common)
+    file_verdicts, prom_verdicts = verdicts(from_file), verdicts(through)
+    assert file_verdicts == prom_verdicts
+    assert file_verdicts[("latency_p99", "namespace=ml-inference container=vllm")] == "regression"
+    assert file_verdicts[("latency_p99", "namespace=ml-training container=encoder")] == "improvement"

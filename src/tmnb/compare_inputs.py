@@ -74,11 +74,12 @@ def gather(
     group_by: Sequence[str],
     rate_window: str,
 ) -> tuple[Windows | None, Collected]:
-    """The windows (None without a metrics source) and the samples of both, problems included."""
+    """The windows (None without a metrics source) and the samples of both, problems included.
+    ``change_at`` wins over the journal's times: metrics recorded on another clock (a rehearsal's)."""
     rate = parse_duration(rate_window, where="rate_window")
     span = None
     if prometheus_url or metrics_file:
-        span = resolve(change_at=change_at, journal=journal, length=window, margin=rate_window)
+        span = resolve(change_at=change_at, journal="" if change_at else journal, length=window, margin=rate_window)
     wanted = build(signals, queries, selector=selector, group_by=group_by, rate=rate_window)
     got = collect(prometheus_url=prometheus_url, metrics_file=metrics_file, signals=wanted, windows=span,
                   step=step_for(rate))  # fmt: skip

@@ -6,7 +6,9 @@ cluster's), and writes the baseline snapshot; occupancy and readiness then read 
 readiness report's canary then gets the change through the guided rollout (04-rollout in execute
 mode, the canary gate approved by parameter, the sandbox executor: preflight, backup, apply,
 restart, verify against the prediction, journal), a second collection captures the result, and the
-comparison report puts the two side by side with the rollout journal marking the change. With the
+comparison report puts the two side by side with the rollout journal marking the change, and
+compares application metrics (synthetic series for the snapshots' workloads, backfilled into a real
+Prometheus on 127.0.0.1 when one is installed, else read from their file; the demo says which). With the
 sandbox stopped, 06-postmortem reads the demo folder alone (including why the wide pod that the
 demo deploys on the canary after the change is refused, and what would admit it), and every run
 folder is packed into one verified evidence bundle beside it. Every report lands in one demo folder.
@@ -17,6 +19,8 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -106,7 +110,9 @@ def run_demo(reports_dir: str | Path = "reports") -> Demo:
             journal = results[-1].results.get("journal") or ""
             params = {"before": baseline, "after": after.results["snapshot"], "journal": journal}
             _stage(7)
-            results.append(run(_notebook("05-compare.ipynb"), params=params, out=folder / "05-compare"))
+            with _metrics(folder, baseline, after.results["snapshot"], canary) as metrics:
+                params.update(metrics)
+                results.append(run(_notebook("05-compare.ipynb"), params=params, out=folder / "05-compare"))
         finally:
             if previous is None:
                 os.environ.pop("KUBECONFIG", None)
@@ -119,6 +125,37 @@ def run_demo(reports_dir: str | Path = "reports") -> Demo:
     )
     _stage(9)
     return Demo(folder, results, pack_demo(folder))
+
+
+@contextmanager
+def _metrics(folder: Path, before: str, after: str, canary: str) -> Iterator[dict[str, str]]:
+    """05-compare's metrics for the rehearsal: synthetic series for the workloads of its two snapshots
+    (the sandbox runs no containers), through a real Prometheus when one is installed, else from
+    the long-format file. Their change is placed 2 h 30 min ago, so both windows lie in the past;
+    the canary's workloads come first for the roles, so the regression is where the change was."""
+    from tmnb.metrics import backfill
+    from tmnb.metrics.rehearsal import Timeline, workloads, write_long_format, write_openmetrics
+    from tmnb.snapshot import load
+
+    timeline = Timeline.recent()
+    old, new = load(before), load(after)
+    on_canary = [p.owner.controller_name or p.owner.name for p in new.pods if p.node == canary and p.owner]
+    loads = workloads(old, new, first=on_canary, quota=(False, False))
+    at = {"change_at": f"{timeline.rollout[1]:%Y-%m-%dT%H:%M:%SZ}"}
+    where = folder / "demo-metrics"
+    where.mkdir(parents=True, exist_ok=True)
+    csv = write_long_format(where / "demo-metrics.csv", timeline, loads)
+    clock = f"synthetic series for {len(loads)} workloads, their change placed at {at['change_at']}"
+    if not backfill.available():
+        print(f"demo: metrics from {csv} ({clock}); no Prometheus installed", file=sys.stderr, flush=True)
+        yield {**at, "metrics_file": str(csv)}
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        series = write_openmetrics(Path(scratch) / "demo.om", timeline, loads)
+        with backfill.served(series, Path(scratch) / "prometheus") as url:
+            print(f"demo: metrics through Prometheus at {url} ({clock}), backfilled with promtool",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            yield {**at, "prometheus_url": url, "metrics_file": ""}
 
 
 def pack_demo(folder: Path) -> Path:

@@ -39,6 +39,7 @@ import pandas as pd
 from tmnb.analysis.inventory import ADMISSION_REJECTIONS
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
+from tmnb.parse.quantity import quantity
 from tmnb.snapshot import Allocation, Container, Node, Pod, Snapshot
 from tmnb.verdict import Verdict
 from tmnb.versions import KubeVersion
@@ -225,14 +226,31 @@ def _cpu_manager_policy(node: Node) -> str | None:
     return str(setting.value).lower() if setting and setting.value is not None else None
 
 
-def _unrecorded(node: Node) -> tuple[str, str]:
-    """(alignment, why) of a running container the snapshot holds no allocation for."""
+def _wants_exclusive(pod: Pod, spec: Container) -> bool:
+    """Whether the static CPU manager gives the container exclusive CPUs: Guaranteed, whole CPUs."""
+    cpu = spec.requests.get("cpu")
+    if pod.qos_class != "Guaranteed" or cpu is None:
+        return False
+    try:
+        return quantity(cpu, "cpu") % 1 == 0
+    except InputError:
+        return False
+
+
+def _unrecorded(node: Node, pod: Pod, spec: Container) -> tuple[str, str, str | None]:
+    """(alignment, why, cpuset) of a running container the snapshot holds no allocation for."""
     if _cpu_manager_policy(node) == "none":
-        return "shared", "cpuManagerPolicy none: no exclusive CPUs, it runs on every CPU but the reserved"
-    if not node.allocations and node.shared_pool is None:
+        return "shared", "cpuManagerPolicy none: no exclusive CPUs, it runs on every CPU but the reserved", None
+    if node.shared_pool is None:
         read = [i.message for i in node.issues if "cpu_manager_state" in i.message]
-        return "unknown", "no cpu_manager_state read on this node" + (f" ({read[0]})" if read else "")
-    return "unknown", "not in the node's cpu_manager_state (started after it was read?)"
+        return "unknown", "no cpu_manager_state read on this node" + (f" ({read[0]})" if read else ""), None
+    if not _wants_exclusive(pod, spec):  # the checkpoint lists exclusive assignments; the rest run on the pool
+        return "shared", "shared pool (no exclusive CPUs, so not in cpu_manager_state)", node.shared_pool
+    return (
+        "unknown",
+        "Guaranteed with whole CPUs but not in the node's cpu_manager_state (started after it was read?)",
+        None,
+    )
 
 
 def _sides(snapshot: Snapshot) -> dict[tuple[str, str, str], list[Side]]:
@@ -250,7 +268,8 @@ def _sides(snapshot: Snapshot) -> dict[tuple[str, str, str], list[Side]]:
             elif pod.phase != "Running" or node is None:
                 state, why = "not running", f"pod is {pod.phase}" + ("" if pod.node else ", not bound to a node")
             elif alloc is None:
-                state, why = _unrecorded(node)
+                state, why, cpuset = _unrecorded(node, pod, spec)
+                exclusive = False if state == "shared" else None
             else:
                 state, why, numa = alignment(alloc, node)
                 cpuset, exclusive = alloc.cpuset, alloc.exclusive

@@ -1,0 +1,96 @@
+"""The sample after its rollout: committed file current, the change applied as the rollout applies
+it, and the outcomes the comparison is meant to show, checked against the snapshots themselves."""
+
+from collections import Counter
+
+import pytest
+
+from tmnb.analysis import compare as cmp
+from tmnb.cpuset import CPUSet
+from tmnb.snapshot import Snapshot, digest
+from tmnb.sources.resolve import open_snapshot
+from tmnb.sources.sample import AFTER_FILE, generate_after, load_sample, load_sample_after
+from tmnb.sources.sample.fleet import EVENT_TTL
+from tmnb.sources.sample.rollout import AFTER_CAPTURED_AT, WAVE, journal
+
+
+@pytest.fixture(scope="module")
+def before() -> Snapshot:
+    return load_sample()
+
+
+@pytest.fixture(scope="module")
+def after() -> Snapshot:
+    return load_sample_after()
+
+
+def test_committed_after_equals_a_fresh_generation(after: Snapshot) -> None:
+    assert digest(after) == digest(generate_after()), (
+        f"the committed sample-after is stale: python -m tmnb.sources.sample --after --out {AFTER_FILE}"
+    )
+
+
+def test_sample_after_is_a_source_word(after: Snapshot) -> None:
+    assert digest(open_snapshot("sample-after")) == digest(after)
+
+
+def test_only_the_wave_changed_policy_and_by_a_drop_in(before: Snapshot, after: Snapshot) -> None:
+    old = {n.name: n.kubelet.settings["topologyManagerPolicy"] for n in before.nodes}
+    new = {n.name: n.kubelet.settings["topologyManagerPolicy"] for n in after.nodes}
+    changed = sorted(name for name in new if new[name].value != old[name].value)
+    assert changed == sorted(WAVE)
+    for name in WAVE:
+        assert new[name].value == "single-numa-node"
+        node = after.node(name)
+        if node.kubelet.config_dir:
+            assert new[name].source == "dropin" and new[name].detail.startswith(node.kubelet.config_dir)
+
+
+def test_drained_pods_were_recreated_with_new_names_but_statefulsets_keep_theirs(
+    before: Snapshot, after: Snapshot
+) -> None:
+    before_uids = {p.uid for p in before.pods}
+    drained = [p for p in before.pods if p.node in WAVE and p.phase == "Running" and p.owner.kind != "DaemonSet"]
+    assert drained
+    after_uids = {p.uid for p in after.pods}
+    assert all(p.uid not in after_uids for p in drained)  # evicted: gone
+    recreated = [p for p in after.pods if p.uid not in before_uids]
+    kept_names = {p.name for p in recreated} & {p.name for p in drained}
+    assert kept_names and all(p.owner.kind == "StatefulSet" for p in drained if p.name in kept_names)
+    first = journal()[0].time.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert all(p.created >= first for p in recreated)
+
+
+def test_the_comparison_shows_moves_an_alignment_and_rejections(before: Snapshot, after: Snapshot) -> None:
+    table = cmp.containers(before, after)
+    counts = Counter(table["verdict"])
+    assert counts["moved"] >= 10 and counts["newly aligned"] >= 1 and counts["now rejected"] >= 2
+    assert "unknown" not in set(table["alignment_before"]) | set(table["alignment_after"])
+
+    # llm-serving is a replica short: fewer running vllm containers after than before
+    def running(snap: Snapshot) -> int:
+        return sum(1 for p in snap.pods if p.phase == "Running" and p.name.startswith("llm-serving"))
+
+    assert running(after) == running(before) - 1
+    rejected = [p for p in after.pods if p.phase == "Failed" and p.reason == "TopologyAffinityError"]
+    assert rejected and all(p.node in {n.name for n in after.nodes} for p in rejected)
+    # kubectl get events keeps an hour: the rollout's rejections are older, so only their pods tell
+    oldest = (AFTER_CAPTURED_AT - EVENT_TTL).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert all(e.first_seen >= oldest for e in after.events)
+
+
+def test_converted_nodes_hold_only_single_zone_exclusive_cpus(after: Snapshot) -> None:
+    """What single-numa-node promises, read off the snapshot with no model: each exclusive cpuset,
+    its memory and its devices sit on one NUMA zone."""
+    for name in WAVE:
+        node = after.node(name)
+        zone_of = {c.cpu: c.numa for c in node.cpus}
+        for a in (a for a in node.allocations if a.exclusive):
+            zones = {zone_of[c] for c in CPUSet.parse(a.cpuset)}
+            zones |= {z for b in a.memory for z in b.numa} | {z for d in a.devices for z in (d.numa or [])}
+            assert len(zones) == 1, f"{name} {a.pod}/{a.container}: {zones}"
+
+
+def test_after_is_captured_after_the_rollout(after: Snapshot) -> None:
+    assert after.captured_at == AFTER_CAPTURED_AT.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert journal()[-1].time < AFTER_CAPTURED_AT
