@@ -1,5 +1,7 @@
 """Figures are built from real frames and carry titles, axis labels and units."""
 
+import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 
 from factories import busy_snapshot, node, snapshot
@@ -51,7 +53,7 @@ def test_fleet_heatmap_bins_large_groups(nodes, max_rows):
     ax = fig.axes[0]
     rows = len(ax.get_yticklabels())
     assert rows == min(nodes, max_rows)
-    assert f"({nodes} nodes)" in ax.get_title()
+    assert f"({nodes} nodes;" in ax.get_title()
     assert ax.get_xlabel() == "NUMA zone"
     assert "fraction" in fig.axes[1].get_ylabel()
     if nodes > max_rows:
@@ -105,3 +107,15 @@ def test_more_than_eight_zones_is_a_heatmap_not_a_bar_row():
     fig = plots.node_numa_bars(occupancy(snap), pod_occupancy(snap), wide)
     assert fig.axes[0].images and not fig.axes[0].patches
     assert DPI * fig.get_size_inches()[0] <= MAX_WIDTH_PX
+
+
+def test_fleet_heatmap_leaves_zones_without_the_resource_blank():
+    """gb200's GPU memory zones hold no CPUs: blank cells, not a 0 % that reads as 'free'."""
+    occ = occupancy(load_sample())
+    fig = plots.fleet_heatmap(occ, "cpu")
+    grid = fig.axes[0].images[0].get_array()
+    row = [t.get_text() for t in fig.axes[0].get_yticklabels()].index("gb200 · gb200-01")
+    cpu_zones = set(occ[(occ["node"] == "gb200-01") & (occ["resource"] == "cpu") & (occ["capacity"] > 0)]["numa"])
+    for column, zone in enumerate(int(t.get_text()) for t in fig.axes[0].get_xticklabels()):
+        assert bool(np.ma.getmaskarray(grid)[row, column] or np.isnan(grid[row, column])) == (zone not in cpu_zones)
+    plt.close(fig)

@@ -151,7 +151,9 @@ def _short_resource(resource: str, mine: pd.DataFrame) -> str:
 def _heatmap_rows(occ: pd.DataFrame, resource: str, group_by: str, max_rows: int) -> tuple[pd.DataFrame, list[str]]:
     """Nodes x zones fractions; groups too big for the row budget are binned into quantile rows."""
     data = occ[(occ["resource"] == resource) & (occ["numa"] != NO_TOPOLOGY)]
-    grid = data.pivot_table(index=[group_by, "node"], columns="numa", values="fraction", aggfunc="mean")
+    # A zone with none of the resource (a CPU-less memory zone) is blank, not "0 % held".
+    data = data.assign(fraction=data["fraction"].where(data["capacity"] - data["reserved"] > 0))
+    grid = data.pivot(index=[group_by, "node"], columns="numa", values="fraction")  # keeps all-blank zones
     grid["_mean"] = grid.mean(axis=1)
     groups = grid.groupby(level=0, sort=True)
     budget = max(max_rows // max(groups.ngroups, 1), 1)
@@ -185,7 +187,7 @@ def fleet_heatmap(occ: pd.DataFrame, resource: str = "cpu", group_by: str = "poo
     ax.set_xlabel("NUMA zone")
     ax.set_ylabel(f"nodes grouped by {group_by}, most loaded first")
     fig.colorbar(image, ax=ax, label=f"fraction of allocatable {resource} held exclusively")
-    ax.set_title(f"Fleet {resource} occupancy per NUMA zone ({nodes} nodes)")
+    ax.set_title(f"Fleet {resource} occupancy per NUMA zone ({nodes} nodes; grey: the zone has no {resource})")
     fig.tight_layout()
     return fig
 
