@@ -381,14 +381,24 @@ def alignment_matrix(table: pd.DataFrame) -> pd.DataFrame:
     return matrix.reindex(index=rows, columns=cols, fill_value=0).rename_axis(index="before", columns="after")
 
 
+def _before_after(before: Any, after: Any) -> str:
+    """One cell for both sides: the value once when it did not change, else ``before → after``."""
+    was, now = ("" if pd.isna(v) else str(v) for v in (before, after))
+    if was == now:
+        return now
+    return f"{was or '–'} → {now or '–'}"
+
+
 def attention(table: pd.DataFrame) -> pd.DataFrame:
-    """Containers whose verdict is not ``unchanged``, worst first, with what explains them."""
+    """Containers whose verdict is not ``unchanged``, worst first, with what explains them; each
+    side-by-side field in one column (``before → after``) so the table fits a page."""
     rank = {v: i for i, v in enumerate(VERDICTS)}
-    shown = ["verdict", "namespace", "owner", "container", "pod_after", "node_before", "node_after"]
-    shown += ["cpuset_before", "cpuset_after", "numa_before", "numa_after", "why_before", "why_after"]
     part = table[table["verdict"] != "unchanged"]
-    order = part["verdict"].map(rank).sort_values(kind="stable").index
-    return part.loc[order, shown].reset_index(drop=True)
+    part = part.loc[part["verdict"].map(rank).sort_values(kind="stable").index]
+    out = part[["verdict", "namespace", "owner", "container"]].copy()
+    for field, title in (("pod", "pod"), ("node", "node"), ("cpuset", "cpuset"), ("numa", "NUMA"), ("why", "why")):
+        out[title] = [_before_after(b, a) for b, a in zip(part[f"{field}_before"], part[f"{field}_after"], strict=True)]
+    return out.reset_index(drop=True)
 
 
 Confounder = dict[str, Any]
