@@ -185,3 +185,16 @@ def test_the_demo_report_names_every_folder_and_exits_3_on_an_alert(tmp_path, ca
     assert f"demo folder: {folder}\n" in out and f"evidence: {demo.bundle}" in out
     assert err == "tmnb: alert: 03-alert: blockers\n"
     assert report_demo(Demo(folder, runs[:1], demo.bundle)) == 0
+
+
+@pytest.mark.parametrize(
+    ("param", "value", "expected"),
+    [
+        ("after", "sample-aftr", "parameter after: unknown source 'sample-aftr'"),
+        ("before", "/no/such/before.json", "parameter before: cannot read snapshot"),
+    ],
+)
+def test_a_wrong_snapshot_source_fails_before_any_kernel_starts(tmp_path, param, value, expected):
+    with pytest.raises(InputError, match=re.escape(expected)):
+        run(ROOT / "notebooks" / "05-compare.ipynb", [(param, value)], out=tmp_path / "run")
+    assert not (tmp_path / "run").exists()  # nothing ran, nothing written

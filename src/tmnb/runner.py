@@ -135,6 +135,23 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+#: Parameters that name a snapshot source (``sample``, ``live``, a file ...): checked before a kernel starts.
+SOURCE_PARAMETERS = ("source", "before", "after")
+
+
+def _check_sources(typed: dict[str, Any]) -> None:
+    """What the arguments alone reveal (an unknown word, a missing snapshot file) fails at once, exit 2."""
+    from tmnb.sources.resolve import check_source
+
+    for name in SOURCE_PARAMETERS:
+        value = typed.get(name)
+        if isinstance(value, str):
+            try:
+                check_source(value)
+            except InputError as exc:
+                raise type(exc)(exc.message, source=exc.source, where=f"parameter {name}") from None
+
+
 def run(
     notebook: str | Path,
     raw_params: list[tuple[str, str]] | None = None,
@@ -158,6 +175,7 @@ def run(
             raise InputError(f"unknown parameter {name!r}", source=str(src))
         check_choice(name, value, declared[name], source=str(src))
         typed[name] = value
+    _check_sources(typed)
     for name, value in typed.items():
         if secret_in(name, value):
             raise InputError(
