@@ -187,9 +187,9 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
         for record in records.to_dict("records"):
             print(json.dumps(record))
     else:
-        print(pods.drop(columns=["uid"]).to_string(index=False) if len(pods) else "(no active pods)")
+        print(pods.drop(columns=["uid"]).to_string(index=False, na_rep="") if len(pods) else "(no active pods)")
         print()
-        print(nodes.to_string(index=False))
+        print(nodes.to_string(index=False, na_rep=""))  # not computed: blank, the note says why
     refused = nodes[~nodes["kubelet starts"]] if len(nodes) else nodes
     for row in refused.itertuples():
         print(f"tmnb: {row.node}: the kubelet would not start: {row.refusal}", file=sys.stderr)
