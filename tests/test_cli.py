@@ -136,3 +136,12 @@ def test_a_closed_pipe_ends_quietly(snap_file):
     done = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True, timeout=120)
     assert done.stdout.count("\n") == 1
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_whatif_table_cells_read_as_text(capsys):
+    """No Python reprs or pandas placeholders in the table a person reads."""
+    main(["whatif", "--snapshot", "sample", "--set", "topologyManagerPolicy=single-numa-node"])
+    out = capsys.readouterr().out
+    for junk in ("<NA>", "None", "NaN", "{'", "True", "False"):
+        assert junk not in out, junk
+    assert " yes " in out and "any" in out

@@ -187,9 +187,11 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
         for record in records.to_dict("records"):
             print(json.dumps(record))
     else:
-        print(pods.drop(columns=["uid"]).to_string(index=False, na_rep="") if len(pods) else "(no active pods)")
+        from tmnb.tables import humanize  # cells as a person reads them: 0,1 and "shared pool", not reprs
+
+        print(humanize(pods.drop(columns=["uid"])).to_string(index=False) if len(pods) else "(no active pods)")
         print()
-        print(nodes.to_string(index=False, na_rep=""))  # not computed: blank, the note says why
+        print(humanize(nodes).to_string(index=False))
     refused = nodes[~nodes["kubelet starts"]] if len(nodes) else nodes
     for row in refused.itertuples():
         print(f"tmnb: {row.node}: the kubelet would not start: {row.refusal}", file=sys.stderr)
