@@ -179,3 +179,70 @@ def test_a_config_file_the_kubelet_cannot_load_is_its_refusal_not_defaults(busy_
     out = capsys.readouterr().out
     assert code == 3
     assert "kubelet would not start" in out or issue.message[:60] in out
+
+
+DROPINS = "etc/kubernetes/kubelet.conf.d"
+HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+MERGE = (
+    "failed to merge kubelet configs: failed to walk through kubelet dropin directory "
+    '"/etc/kubernetes/kubelet.conf.d": failed to load kubelet dropin file, path: /etc/kubernetes/kubelet.conf.d/'
+)
+
+
+def _pods_file(tmp_path):
+    (tmp_path / "pods.json").write_text(json.dumps({"kind": "PodList", "apiVersion": "v1", "items": []}))
+    return str(tmp_path / "pods.json")
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        (
+            "topologyManagerScope: pod\n",
+            "60-bad.conf, error: Object 'Kind' is missing in 'topologyManagerScope: pod\n'",
+        ),
+        (
+            HEADER + "topologyManagerScope: pod\ntopologyManagerScope: container\n",
+            '60-bad.conf, error: strict decoding error: yaml: unmarshal errors:\n  line 4: key "topologyManagerScope" '
+            "already set in map",
+        ),
+        ("", '60-bad.conf, error: kubelet config file "/etc/kubernetes/kubelet.conf.d/60-bad.conf" was empty'),
+    ],
+)
+def test_a_dropin_the_kubelet_refuses_is_its_refusal(busy_node, tmp_path, capsys, body, detail):
+    """Drop-ins are decoded strictly (no lenient fallback): a missing kind, a duplicated key or an empty
+    file stops the kubelet, and whatif says so in the kubelet's words (exit 3)."""
+    root = write_node_root(layered_node(), tmp_path / "w1")
+    (root / DROPINS / "60-bad.conf").write_text(body)
+    node = read_node_root(root, name="w1")
+    (issue,) = [i for i in node.issues if i.source == "kubelet drop-ins"]
+    assert issue.severity == "error" and issue.message == MERGE + detail
+    args = ["whatif", "--node-root", str(root), "--pods", _pods_file(tmp_path), "--set", "topologyManagerScope=pod"]
+    assert main(args) == 3
+    assert f"tmnb: w1: the kubelet would not start: {MERGE + detail}" in capsys.readouterr().err
+
+
+def test_unknown_fields_are_findings_not_refusals(busy_node, tmp_path):
+    """The kubelet ignores an unknown field: in the --config file after its lenient-decoding log line, in
+    a drop-in silently. Neither stops it; both are lint findings on the node."""
+    from tmnb.analysis.lint import lint
+    from tmnb.replay import config_refusal
+    from tmnb.snapshot import Snapshot, SnapshotSource
+
+    root = write_node_root(layered_node(), tmp_path / "w1")
+    (root / DROPINS / "60-typo.conf").write_text(HEADER + "topologyManagerScop: container\n")
+    with (root / CONFIG).open("a") as config:
+        config.write("cpuManagerPolicyOption: {full-pcpus-only: 'true'}\n")
+    node = read_node_root(root, name="w1")
+    assert config_refusal(node) is None
+    snap = Snapshot(captured_at="2026-12-01T00:00:00Z", source=SnapshotSource(kind="bundle"), nodes=[node])
+    found = {f.setting: f.explanation for f in lint(snap, {"topologyManagerPolicy": "restricted"})}
+    assert found["cpuManagerPolicyOption"] == (
+        '/var/lib/kubelet/config.yaml: unknown field "cpuManagerPolicyOption" (did you mean cpuManagerPolicyOptions?); '
+        'the kubelet ignores it after logging "Using lenient decoding as strict decoding failed" '
+        'err="strict decoding error: unknown field \\"cpuManagerPolicyOption\\""'
+    )
+    assert found["topologyManagerScop"].startswith(
+        '/etc/kubernetes/kubelet.conf.d/60-typo.conf: unknown field "topologyManagerScop" (did you mean '
+        "topologyManagerScope?); the kubelet ignores it without logging anything"
+    )

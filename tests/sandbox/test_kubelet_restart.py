@@ -76,6 +76,29 @@ def test_invalid_config_keeps_the_kubelet_down(sandbox: Sandbox) -> None:
     assert "kind" in (sandbox.cluster.restart_kubelet("w1") or "")
 
 
+def test_a_refused_dropin_keeps_the_kubelet_down_in_its_words(sandbox: Sandbox) -> None:
+    kubelet = sandbox.cluster.kubelets["w1"]
+    env = kubelet.root / "var/lib/kubelet/kubeadm-flags.env"
+    args = env.read_text().strip().removeprefix("KUBELET_KUBEADM_ARGS=").strip('"')
+    env.write_text(f'KUBELET_KUBEADM_ARGS="{args} --config-dir=/etc/kubernetes/kubelet.conf.d"\n')
+    dropins = kubelet.root / "etc/kubernetes/kubelet.conf.d"
+    dropins.mkdir(parents=True, exist_ok=True)
+    (dropins / "10-scope.conf").write_text("topologyManagerScope: pod\n")  # no apiVersion/kind
+    error = sandbox.cluster.restart_kubelet("w1")
+    assert error == (
+        'failed to merge kubelet configs: failed to walk through kubelet dropin directory "/etc/kubernetes/kubelet.'
+        'conf.d": failed to load kubelet dropin file, path: /etc/kubernetes/kubelet.conf.d/10-scope.conf, error: '
+        "Object 'Kind' is missing in 'topologyManagerScope: pod\n'"
+    )
+    assert '"command failed" err="failed to merge kubelet configs: ' in kubelet.journal()
+    assert _ready(sandbox.cluster, "w1") == "Unknown"
+    (dropins / "10-scope.conf").write_text(
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ntopologyManagerScop: pod\n"
+    )
+    assert sandbox.cluster.restart_kubelet("w1") is None  # an unknown field is dropped, not refused
+    assert _ready(sandbox.cluster, "w1") == "True"
+
+
 def test_restart_over_http_keeps_running_pods_and_updates_nrt(sandbox: Sandbox, kubeconfig: Path) -> None:
     api = config.new_client_from_config(str(kubeconfig))
     # drain-free reconfiguration that works: change the topology policy only, keep the CPU manager

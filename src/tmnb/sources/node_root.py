@@ -164,7 +164,10 @@ def _kubelet(root: Path, issues: _Issues, running: bytes | None) -> KubeletInfo:
     dropins = None
     if flags and flags.config_dir:
         dropin_root = root / flags.config_dir.lstrip("/")
-        dropins = issues.attempt("kubelet drop-ins", lambda: read_dropin_dir(dropin_root))
+        shown = flags.config_dir
+        dropins = issues.attempt("kubelet drop-ins", lambda: read_dropin_dir(dropin_root, shown=shown))
+        if dropins is not None and dropins.unread:
+            issues.append(Issue(source="kubelet drop-ins", severity="warning", message=dropins.unread))
     settings = effective_settings(file=file_doc, dropins=dropins or (), flags=flags)
     return KubeletInfo(
         settings=_node_paths(settings.fields, root),
