@@ -65,6 +65,22 @@ def test_policy_change_with_stale_state_leaves_the_node_not_ready(sandbox: Sandb
     assert config["cpuManagerPolicy"] == "none"
 
 
+def test_a_corrupted_checkpoint_keeps_the_kubelet_down_in_its_words(sandbox: Sandbox) -> None:
+    kubelet = sandbox.cluster.kubelets["w2"]
+    (kubelet.root / STATE).write_text('{"policyName":"static","defaultCpuSet":"1-3,9- 11","checksum":0}')
+    error = sandbox.cluster.restart_kubelet("w2")
+    inner = (
+        'could not restore state from checkpoint: could not parse default cpu set "1-3,9- 11": strconv.Atoi: '
+        'parsing " 11": invalid syntax, please drain this node and delete the CPU manager checkpoint file '
+        '"/var/lib/kubelet/cpu_manager_state" before restarting Kubelet'
+    )
+    assert error == "start cpu manager error: " + inner
+    journal = kubelet.journal()
+    logged = '"Could not initialize checkpoint manager, please drain node and remove policy state file"'
+    assert f"{logged} err={json.dumps(inner)}" in journal
+    assert _ready(sandbox.cluster, "w2") == "Unknown"
+
+
 def test_invalid_config_keeps_the_kubelet_down(sandbox: Sandbox) -> None:
     kubelet = sandbox.cluster.kubelets["w1"]
     _edit(kubelet.root, topologyManagerPolicy="single-numa")
