@@ -179,3 +179,146 @@ def test_a_config_file_the_kubelet_cannot_load_is_its_refusal_not_defaults(busy_
     out = capsys.readouterr().out
     assert code == 3
     assert "kubelet would not start" in out or issue.message[:60] in out
+
+
+DROPINS = "etc/kubernetes/kubelet.conf.d"
+HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+MERGE = (
+    "failed to merge kubelet configs: failed to walk through kubelet dropin directory "
+    '"/etc/kubernetes/kubelet.conf.d": failed to load kubelet dropin file, path: /etc/kubernetes/kubelet.conf.d/'
+)
+
+
+def _pods_file(tmp_path):
+    (tmp_path / "pods.json").write_text(json.dumps({"kind": "PodList", "apiVersion": "v1", "items": []}))
+    return str(tmp_path / "pods.json")
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        (
+            "topologyManagerScope: pod\n",
+            "60-bad.conf, error: Object 'Kind' is missing in 'topologyManagerScope: pod\n'",
+        ),
+        (
+            HEADER + "topologyManagerScope: pod\ntopologyManagerScope: container\n",
+            '60-bad.conf, error: strict decoding error: yaml: unmarshal errors:\n  line 4: key "topologyManagerScope" '
+            "already set in map",
+        ),
+        ("", '60-bad.conf, error: kubelet config file "/etc/kubernetes/kubelet.conf.d/60-bad.conf" was empty'),
+    ],
+)
+def test_a_dropin_the_kubelet_refuses_is_its_refusal(busy_node, tmp_path, capsys, body, detail):
+    """Drop-ins are decoded strictly (no lenient fallback): a missing kind, a duplicated key or an empty
+    file stops the kubelet, and whatif says so in the kubelet's words (exit 3)."""
+    root = write_node_root(layered_node(), tmp_path / "w1")
+    (root / DROPINS / "60-bad.conf").write_text(body)
+    node = read_node_root(root, name="w1")
+    (issue,) = [i for i in node.issues if i.source == "kubelet drop-ins"]
+    assert issue.severity == "error" and issue.message == MERGE + detail
+    args = ["whatif", "--node-root", str(root), "--pods", _pods_file(tmp_path), "--set", "topologyManagerScope=pod"]
+    assert main(args) == 3
+    assert f"tmnb: w1: the kubelet would not start: {MERGE + detail}" in capsys.readouterr().err
+
+
+def test_unknown_fields_are_findings_not_refusals(busy_node, tmp_path):
+    """The kubelet ignores an unknown field: in the --config file after its lenient-decoding log line, in
+    a drop-in silently. Neither stops it; both are lint findings on the node."""
+    from tmnb.analysis.lint import lint
+    from tmnb.replay import config_refusal
+    from tmnb.snapshot import Snapshot, SnapshotSource
+
+    root = write_node_root(layered_node(), tmp_path / "w1")
+    (root / DROPINS / "60-typo.conf").write_text(HEADER + "topologyManagerScop: container\n")
+    with (root / CONFIG).open("a") as config:
+        config.write("cpuManagerPolicyOption: {full-pcpus-only: 'true'}\n")
+    node = read_node_root(root, name="w1")
+    assert config_refusal(node) is None
+    snap = Snapshot(captured_at="2026-12-01T00:00:00Z", source=SnapshotSource(kind="bundle"), nodes=[node])
+    found = {f.setting: f.explanation for f in lint(snap, {"topologyManagerPolicy": "restricted"})}
+    assert found["cpuManagerPolicyOption"] == (
+        '/var/lib/kubelet/config.yaml: unknown field "cpuManagerPolicyOption" (did you mean cpuManagerPolicyOptions?); '
+        'the kubelet ignores it after logging "Using lenient decoding as strict decoding failed" '
+        'err="strict decoding error: unknown field \\"cpuManagerPolicyOption\\""'
+    )
+    assert found["topologyManagerScop"].startswith(
+        '/etc/kubernetes/kubelet.conf.d/60-typo.conf: unknown field "topologyManagerScop" (did you mean '
+        "topologyManagerScope?); the kubelet ignores it without logging anything"
+    )
+
+
+STATE = "var/lib/kubelet/cpu_manager_state"
+RESTORE = (
+    "start cpu manager error: could not restore state from checkpoint: {}, please drain this node and delete the CPU "
+    'manager checkpoint file "/var/lib/kubelet/cpu_manager_state" before restarting Kubelet'
+)
+
+
+def _corrupt_v4(root):
+    from tmnb.parse.gojson import string_checksum
+
+    data = json.dumps({"policyName": "static", "defaultCpuSet": "0,3-8,11-15"}, separators=(",", ":"))
+    bad = {"policyName": "static", "defaultCpuSet": "", "checksum": 0, "data": data,
+           "dataChecksum": string_checksum(data) ^ 1}  # fmt: skip
+    (root / STATE).write_text(json.dumps(bad))
+
+
+def _whatif(root, tmp_path, mode, *settings):
+    args = ["whatif", "--node-root", str(root), "--pods", _pods_file(tmp_path), "--mode", mode]
+    for item in settings or ("topologyManagerPolicy=restricted",):
+        args += ["--set", item]
+    return main(args)
+
+
+@pytest.mark.parametrize(
+    ("break_state", "settings", "inner"),
+    [
+        (_corrupt_v4, (), "could not load v4 checkpoint: checkpoint is corrupted"),
+        (
+            lambda root: (root / STATE).write_text('{"policyName":"static","defaultCpuSet":"0,3-8,1l","checksum":0}'),
+            (),
+            'could not parse default cpu set "0,3-8,1l": strconv.Atoi: parsing "1l": invalid syntax',
+        ),
+        (  # the policy comparison comes before the CPU lists are parsed
+            lambda root: (root / STATE).write_text('{"policyName":"static","defaultCpuSet":"0,3-8,1l","checksum":0}'),
+            ("cpuManagerPolicy=none", "reservedSystemCPUs="),
+            'configured policy "none" differs from state checkpoint policy "static"',
+        ),
+        (lambda root: None, ("cpuManagerPolicy=none", "reservedSystemCPUs="),
+         'configured policy "none" differs from state checkpoint policy "static"'),
+    ],
+)  # fmt: skip
+def test_restart_with_a_checkpoint_the_kubelet_refuses_is_its_refusal(tmp_path, capsys, break_state, settings, inner):
+    """--mode restart keeps the state files: one the kubelet cannot restore stops it, in its words
+    (exit 3); --mode drain removes them, so the same node starts."""
+    root = write_node_root(layered_node(), tmp_path / "w1")
+    break_state(root)
+    assert _whatif(root, tmp_path, "restart", *settings) == 3
+    assert f"tmnb: w1: the kubelet would not start: {RESTORE.format(inner)}" in capsys.readouterr().err
+    assert _whatif(root, tmp_path, "drain", *settings) == 0
+    assert "would not start" not in capsys.readouterr().err
+
+
+def test_restart_with_a_memory_checkpoint_the_kubelet_refuses(tmp_path, capsys):
+    root = write_node_root(layered_node(), tmp_path / "w1")
+    (root / "var/lib/kubelet/memory_manager_state").write_text(
+        '{"policyName":"Static","machineState":{},"checksum":0,"dataChecksum":1234}'
+    )
+    assert _whatif(root, tmp_path, "restart") == 3
+    assert (
+        "start memory manager error: could not restore state from checkpoint: could not load v3 checkpoint: failed to "
+        "deserialize memory manager checkpoint data: unexpected end of JSON input, please drain this node and delete "
+        'the memory manager checkpoint file "/var/lib/kubelet/memory_manager_state" before restarting Kubelet'
+    ) in capsys.readouterr().err
+
+
+def test_restart_on_a_state_file_tmnb_cannot_read_is_not_predicted(tmp_path):
+    from tmnb.analysis.whatif import replay_node
+
+    root = write_node_root(layered_node(), tmp_path / "w1")
+    (root / STATE).write_text('{"policyName":"static","defaultCpuSet":"0-1","entries":{"3f2b9c":"2-3"},"checksum":0}')
+    node = read_node_root(root, name="w1")
+    replay = replay_node(node, [], {"topologyManagerPolicy": "restricted"}, mode="restart")
+    assert not replay.refused and replay.unmodelled.startswith("not predicted: the kubelet restores /var/lib/kubelet/")
+    assert not replay_node(node, [], {"topologyManagerPolicy": "restricted"}, mode="drain").unmodelled

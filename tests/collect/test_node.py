@@ -75,6 +75,7 @@ def test_bundle_reads_back_as_the_node(busy_node, tmp_path, shell):
     )
     exclusive = {(a.pod_uid, a.container, a.cpuset) for a in want.allocations}
     assert {(a.pod_uid, a.container, a.cpuset) for a in got.allocations} == exclusive
+    assert [(f.manager, f.policy) for f in got.state_files] == [("cpu", "static"), ("memory", "Static")]
     files = members(bundle.raw)
     assert files["tmnb/kubelet.cmdline"].startswith(b"/usr/bin/kubelet\0")
     assert "var/lib/kubelet/cpu_manager_state" in files and "etc/kubernetes/kubelet.conf.d/50-scope.conf" in files
@@ -83,6 +84,15 @@ def test_bundle_reads_back_as_the_node(busy_node, tmp_path, shell):
     assert "kubelet unit" not in sources  # the unit and the running command line agree
     assert {"lscpu", "journal", "crictl"} <= sources  # a fixture root has no live tools: said, not hidden
     assert all(i.severity == "info" for i in got.issues if i.source in {"lscpu", "journal", "crictl"})
+
+
+def test_the_merged_node_keeps_the_state_files(busy_node, tmp_path):
+    """--mode restart reads them from the snapshot: the API node completed by its bundle carries them."""
+    from tmnb.sources.node import merge_node
+
+    bundle = read_node_root(make_node_root(busy_node, tmp_path / "w1"), name="w1")
+    merged = merge_node(dataclasses.replace(busy_node, state_files=[]), bundle)
+    assert merged.state_files == bundle.state_files and len(merged.state_files) == 2
 
 
 def test_credentials_are_refused_even_when_asked(busy_node, tmp_path, shell):

@@ -215,3 +215,34 @@ def test_existing_state_must_match_the_machine():
 def test_reserved_cpu_count_rounds_up():
     assert reserved_cpu_count("500m", "1") == 2
     assert reserved_cpu_count() == 0
+
+
+def test_state_files_are_restored_at_start_cpu_manager_first():
+    """NewManager errors come first; then the CPU manager's Start restores its checkpoint before its
+    policy checks the state; then the memory manager's."""
+    from tmnb.kubelet.checkpoint import Checkpoint, Unpredictable
+
+    cpu = Checkpoint("cpu", "/var/lib/kubelet/cpu_manager_state", policy="none")
+    memory = Checkpoint("memory", "/var/lib/kubelet/memory_manager_state", error="checkpoint is corrupted")
+    stale = ExistingAllocation("p", "c", cpus="0-1")  # would fail the static policy's state check
+    with pytest.raises(ConfigRejected) as info:
+        NodeSimulator(NodeModel("n", machine(), settings(), allocations=(stale,), checkpoints=(memory, cpu)))
+    assert str(info.value) == (
+        'start cpu manager error: could not restore state from checkpoint: configured policy "static" differs from '
+        'state checkpoint policy "none", please drain this node and delete the CPU manager checkpoint file '
+        '"/var/lib/kubelet/cpu_manager_state" before restarting Kubelet'
+    )
+    alpha = settings(cpu_manager_policy_options={"align-by-socket": "true"})
+    with pytest.raises(ConfigRejected, match=r"^new static policy error: "):
+        NodeSimulator(NodeModel("n", machine(), alpha, checkpoints=(cpu,)))
+    restored = Checkpoint("cpu", "/var/lib/kubelet/cpu_manager_state", policy="static")
+    with pytest.raises(ConfigRejected) as info:
+        NodeSimulator(NodeModel("n", machine(), settings(), checkpoints=(restored, memory)))
+    assert str(info.value) == (
+        "start memory manager error: could not restore state from checkpoint: checkpoint is corrupted, please drain "
+        'this node and delete the memory manager checkpoint file "/var/lib/kubelet/memory_manager_state" before '
+        "restarting Kubelet"
+    )
+    NodeSimulator(NodeModel("n", machine(), settings(), checkpoints=(restored,)))  # starts
+    with pytest.raises(Unpredictable):
+        NodeSimulator(NodeModel("n", machine(), settings(), checkpoints=(Checkpoint("cpu", "x", unknown="?"),)))

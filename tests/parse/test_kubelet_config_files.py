@@ -100,14 +100,73 @@ def test_config_file_needs_api_version_and_kind(text: str, message: str) -> None
 
 
 def test_dropin_errors_are_the_kubelets() -> None:
-    with pytest.raises(
-        ConfigRejected, match=r"^.*failed to load kubelet dropin file, path: /d/10.conf, no apiVersion/kind$"
-    ):
+    # runtime.NewMissingKindErr, as mergeKubeletConfigurations wraps it (the kubelet quotes the file)
+    with pytest.raises(ConfigRejected) as missing:
         parse_kubelet_dropin("topologyManagerPolicy: restricted\n", source="/d/10.conf")
+    assert missing.value.message == (
+        "failed to load kubelet dropin file, path: /d/10.conf, error: "
+        "Object 'Kind' is missing in 'topologyManagerPolicy: restricted\n'"
+    )
+    with pytest.raises(ConfigRejected, match=r'error: kubelet config file "/d/e.conf" was empty$'):
+        parse_kubelet_dropin("", source="/d/e.conf")
+    with pytest.raises(ConfigRejected, match=r"Object 'Kind' is missing in '# only a comment\n'$"):
+        parse_kubelet_dropin("# only a comment\n", source="/d/c.conf")
     with pytest.raises(
         ConfigRejected, match=r"unknown apiVersion/kind: kubelet\.config\.k8s\.io/v1, Kind=KubeletConfiguration"
     ):
         parse_kubelet_dropin("apiVersion: kubelet.config.k8s.io/v1\nkind: KubeletConfiguration\n", source="/d/x.conf")
+
+
+def test_a_duplicated_key_stops_the_kubelet_in_a_dropin_but_not_in_the_file() -> None:
+    """Drop-ins are decoded strictly with no lenient fallback: yaml.v2's duplicate-key errors (line of
+    the value, depth first) become the kubelet's refusal. The --config file only warns."""
+    text = HEADER + "maxPods: 10\nfeatureGates:\n  A: true\n  A: false\nmaxPods: 20\n"
+    with pytest.raises(ConfigRejected) as refused:
+        parse_kubelet_dropin(text, source="/d/10.conf")
+    assert refused.value.message == (
+        "failed to load kubelet dropin file, path: /d/10.conf, error: strict decoding error: yaml: unmarshal "
+        'errors:\n  line 6: key "A" already set in map\n  line 7: key "maxPods" already set in map'
+    )
+    assert sorted(parse_kubelet_config(text, source="c.yaml").duplicate_fields) == ["A (line 6)", "maxPods (line 7)"]
+
+
+def test_a_config_dir_that_stops_the_kubelet_in_its_words(tmp_path: Path) -> None:
+    d = tmp_path / "kubelet.conf.d"
+    d.mkdir()
+    (d / "10-ok.conf").write_text(HEADER + "topologyManagerScope: pod\n")
+    (d / "20-empty.conf").write_text("")
+    with pytest.raises(ConfigRejected) as refused:
+        read_dropin_dir(d, shown="/etc/kubernetes/kubelet.conf.d")
+    assert refused.value.message == (
+        'failed to merge kubelet configs: failed to walk through kubelet dropin directory "/etc/kubernetes/'
+        'kubelet.conf.d": failed to load kubelet dropin file, path: /etc/kubernetes/kubelet.conf.d/20-empty.conf, '
+        'error: kubelet config file "/etc/kubernetes/kubelet.conf.d/20-empty.conf" was empty'
+    )
+    (d / "20-empty.conf").unlink()
+    (d / "20-dir.conf").symlink_to(tmp_path)  # WalkDir does not follow it: ReadFile meets a directory
+    with pytest.raises(ConfigRejected, match=r"failed to read drop-in kubelet config file \"/d/20-dir\.conf\", "
+                       r"error: read /d/20-dir\.conf: is a directory$"):  # fmt: skip
+        read_dropin_dir(d, shown="/d")
+    (d / "20-dir.conf").unlink()
+    (d / "30-type.conf").write_text(HEADER + "maxPods: lots\n")
+    with pytest.raises(ConfigRejected, match=r"^failed to merge kubelet configs: failed to unmarshal merged JSON "):
+        read_dropin_dir(d, shown="/d")
+    with pytest.raises(ConfigRejected, match=r'directory "/nowhere/": lstat /nowhere/: no such file or directory$'):
+        read_dropin_dir(tmp_path / "nowhere", shown="/nowhere/")
+
+
+def test_a_symlinked_config_dir_is_not_walked(tmp_path: Path) -> None:
+    """filepath.WalkDir does not follow the root: through a symlink the kubelet reads no drop-in, unless
+    the flag ends in a slash."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "10.conf").write_text(HEADER + "topologyManagerPolicy: restricted\n")
+    link = tmp_path / "kubelet.conf.d"
+    link.symlink_to(real)
+    unread = read_dropin_dir(link, shown="/etc/kubelet.conf.d")
+    assert unread.docs == () and unread.unread is not None and "is a symlink" in unread.unread
+    walked = read_dropin_dir(link, shown="/etc/kubelet.conf.d/")
+    assert [d.source for d in walked.docs] == ["/etc/kubelet.conf.d/10.conf"]
 
 
 def test_dropin_keeps_nulls_for_merge_patch_deletes() -> None:
@@ -135,9 +194,9 @@ def test_walkdir_order_is_by_path_components_not_whole_strings() -> None:
 def test_bad_dropin_in_directory_fails_the_whole_directory(tmp_path: Path) -> None:
     (tmp_path / "10-ok.conf").write_text(HEADER + "topologyManagerScope: pod\n")
     (tmp_path / "20-bad.conf").write_text("topologyManagerScope: pod\n")
-    with pytest.raises(ConfigRejected, match="no apiVersion/kind"):
+    with pytest.raises(ConfigRejected, match=r"20-bad\.conf, error: Object 'Kind' is missing"):
         read_dropin_dir(tmp_path)
-    with pytest.raises(InputError, match="not a directory"):
+    with pytest.raises(ConfigRejected, match="no such file or directory"):
         read_dropin_dir(tmp_path / "missing")
 
 

@@ -65,6 +65,22 @@ def test_policy_change_with_stale_state_leaves_the_node_not_ready(sandbox: Sandb
     assert config["cpuManagerPolicy"] == "none"
 
 
+def test_a_corrupted_checkpoint_keeps_the_kubelet_down_in_its_words(sandbox: Sandbox) -> None:
+    kubelet = sandbox.cluster.kubelets["w2"]
+    (kubelet.root / STATE).write_text('{"policyName":"static","defaultCpuSet":"1-3,9- 11","checksum":0}')
+    error = sandbox.cluster.restart_kubelet("w2")
+    inner = (
+        'could not restore state from checkpoint: could not parse default cpu set "1-3,9- 11": strconv.Atoi: '
+        'parsing " 11": invalid syntax, please drain this node and delete the CPU manager checkpoint file '
+        '"/var/lib/kubelet/cpu_manager_state" before restarting Kubelet'
+    )
+    assert error == "start cpu manager error: " + inner
+    journal = kubelet.journal()
+    logged = '"Could not initialize checkpoint manager, please drain node and remove policy state file"'
+    assert f"{logged} err={json.dumps(inner)}" in journal
+    assert _ready(sandbox.cluster, "w2") == "Unknown"
+
+
 def test_invalid_config_keeps_the_kubelet_down(sandbox: Sandbox) -> None:
     kubelet = sandbox.cluster.kubelets["w1"]
     _edit(kubelet.root, topologyManagerPolicy="single-numa")
@@ -74,6 +90,29 @@ def test_invalid_config_keeps_the_kubelet_down(sandbox: Sandbox) -> None:
     assert _ready(sandbox.cluster, "w1") == "Unknown"
     (kubelet.root / CONFIG).write_text("apiVersion: kubelet.config.k8s.io/v1beta1\n")  # no kind
     assert "kind" in (sandbox.cluster.restart_kubelet("w1") or "")
+
+
+def test_a_refused_dropin_keeps_the_kubelet_down_in_its_words(sandbox: Sandbox) -> None:
+    kubelet = sandbox.cluster.kubelets["w1"]
+    env = kubelet.root / "var/lib/kubelet/kubeadm-flags.env"
+    args = env.read_text().strip().removeprefix("KUBELET_KUBEADM_ARGS=").strip('"')
+    env.write_text(f'KUBELET_KUBEADM_ARGS="{args} --config-dir=/etc/kubernetes/kubelet.conf.d"\n')
+    dropins = kubelet.root / "etc/kubernetes/kubelet.conf.d"
+    dropins.mkdir(parents=True, exist_ok=True)
+    (dropins / "10-scope.conf").write_text("topologyManagerScope: pod\n")  # no apiVersion/kind
+    error = sandbox.cluster.restart_kubelet("w1")
+    assert error == (
+        'failed to merge kubelet configs: failed to walk through kubelet dropin directory "/etc/kubernetes/kubelet.'
+        'conf.d": failed to load kubelet dropin file, path: /etc/kubernetes/kubelet.conf.d/10-scope.conf, error: '
+        "Object 'Kind' is missing in 'topologyManagerScope: pod\n'"
+    )
+    assert '"command failed" err="failed to merge kubelet configs: ' in kubelet.journal()
+    assert _ready(sandbox.cluster, "w1") == "Unknown"
+    (dropins / "10-scope.conf").write_text(
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ntopologyManagerScop: pod\n"
+    )
+    assert sandbox.cluster.restart_kubelet("w1") is None  # an unknown field is dropped, not refused
+    assert _ready(sandbox.cluster, "w1") == "True"
 
 
 def test_restart_over_http_keeps_running_pods_and_updates_nrt(sandbox: Sandbox, kubeconfig: Path) -> None:

@@ -70,7 +70,9 @@ def test_dropins_merge_maps_per_key_and_replace_lists() -> None:
         {"numaNode": 0, "limits": {"memory": "1124Mi"}},
         {"numaNode": 1, "limits": {"memory": "2Gi"}},
     ]
-    assert s.value("featureGates") == {"CPUManagerPolicyBetaOptions": True}  # null deleted the alpha gate
+    # sub/50-gates.conf says CPUManagerPolicyAlphaOptions: null, but a drop-in's null only removes what
+    # an earlier drop-in set: the gate from config.yaml stays (mergeKubeletConfigurations)
+    assert s.value("featureGates") == {"CPUManagerPolicyAlphaOptions": True, "CPUManagerPolicyBetaOptions": True}
     assert s.value("topologyManagerPolicyOptions") == {"prefer-closest-numa-nodes": "true"}
     assert s.value("cpuManagerPolicyOptions") == {"full-pcpus-only": "true"}  # untouched file value
     assert [Path(p).name for p in s.skipped_dropin_files] == ["15-topology.yaml", "README.md"]
@@ -178,17 +180,55 @@ def test_dropin_eviction_hard_merges_into_the_defaults() -> None:
     assert s.value("evictionHard")["nodefs.available"] == "10%"
 
 
-def test_dropin_null_restores_the_default_or_unsets() -> None:
-    dropin = parse_kubelet_dropin(
-        HEADER + "topologyManagerPolicy: null\ncpuManagerPolicyOptions: null\n", source="/d/90-reset.conf"
+def test_dropin_null_removes_an_earlier_dropins_value_not_the_files() -> None:
+    """The file's values are in the struct the merged drop-ins are unmarshalled into: a drop-in's
+    null deletes a key of the merged drop-in document only, and nothing is defaulted again."""
+    reset = parse_kubelet_dropin(
+        HEADER + "topologyManagerPolicy: null\ncpuManagerPolicyOptions: null\ntopologyManagerScope: null\n",
+        source="/d/90-reset.conf",
     )
+    earlier = parse_kubelet_dropin(HEADER + "topologyManagerScope: pod\n", source="/d/10-scope.conf")
     s = from_yaml(
-        "topologyManagerPolicy: restricted\ncpuManagerPolicyOptions: {full-pcpus-only: 'true'}\n", dropins=[dropin]
+        "topologyManagerPolicy: restricted\ncpuManagerPolicyOptions: {full-pcpus-only: 'true'}\n",
+        dropins=[earlier, reset],
     )
     policy = s.setting("topologyManagerPolicy")
-    assert (policy.value, policy.source) == ("none", "default")
-    assert [layer.source for layer in policy.overridden] == ["default", "file", "dropin"]
-    assert s.value("cpuManagerPolicyOptions") is None
+    assert (policy.value, policy.source) == ("restricted", "file")
+    assert s.value("cpuManagerPolicyOptions") == {"full-pcpus-only": "true"}
+    assert (s.value("topologyManagerScope"), s.setting("topologyManagerScope").source) == ("container", "default")
+
+
+def test_dropin_zero_values_are_values_and_maps_keep_the_files_keys() -> None:
+    dropin = parse_kubelet_dropin(
+        HEADER + "topologyManagerPolicy: ''\nevictionHard: {memory.available: null, nodefs.available: 5%}\n"
+        "cpuManagerPolicyOptions: {}\n",
+        source="/d/10.conf",
+    )
+    s = from_yaml(
+        "evictionHard: {memory.available: 1Gi}\ncpuManagerPolicyOptions: {full-pcpus-only: 'true'}\n",
+        dropins=[dropin],
+    )
+    assert (s.value("topologyManagerPolicy", "unset"), s.setting("topologyManagerPolicy").source) == ("", "dropin")
+    assert s.value("evictionHard") == {"memory.available": "1Gi", "nodefs.available": "5%"}
+    assert s.value("cpuManagerPolicyOptions") == {"full-pcpus-only": "true"}
+
+
+def test_dropin_keys_match_fields_case_insensitively() -> None:
+    """json.Unmarshal into the internal struct folds case: a drop-in's TopologyManagerPolicy sets the
+    policy (the same key in the --config file is an unknown field). Among spellings of one field
+    the one sorting last wins; one sorting before the Go name (TOPOLOGY...) loses to the file's value."""
+    case = parse_kubelet_dropin(HEADER + "TopologyManagerPolicy: restricted\n", source="/d/10.conf")
+    assert case.unknown_fields == ()
+    s = from_yaml("topologyManagerPolicy: best-effort\n", dropins=[case])
+    assert (s.value("topologyManagerPolicy"), s.setting("topologyManagerPolicy").source) == ("restricted", "dropin")
+    two = parse_kubelet_dropin(HEADER + "topologymanagerpolicy: single-numa-node\n", source="/d/20.conf")
+    assert from_yaml("", dropins=[two, case]).value("topologyManagerPolicy") == "single-numa-node"
+    shout = parse_kubelet_dropin(HEADER + "TOPOLOGYMANAGERPOLICY: restricted\n", source="/d/30.conf")
+    lost = from_yaml("topologyManagerPolicy: best-effort\n", dropins=[shout])
+    kept = lost.setting("topologyManagerPolicy")
+    assert (kept.value, kept.source) == ("best-effort", "file")
+    in_file = parse_kubelet_config(HEADER + "TopologyManagerPolicy: restricted\n", source="c.yaml")
+    assert in_file.unknown_fields == ("TopologyManagerPolicy",)
 
 
 def test_defaults_follow_the_kubelet_version() -> None:

@@ -375,15 +375,27 @@ def test_fixture_node_running_and_on_disk() -> None:
 def test_unknown_duplicate_and_too_new_fields() -> None:
     findings = check("topologyManagerPolicyOption: {a: b}\nmaxPods: 10\nmaxPods: 20\n", version=KubeVersion(1, 33, 0))
     assert only(findings, "config.unknown-field").message == (
-        'config.yaml: unknown field "topologyManagerPolicyOption"; the kubelet ignores it after logging '
-        '"Using lenient decoding as strict decoding failed" err="strict decoding error: unknown field '
-        '\\"topologyManagerPolicyOption\\""'
+        'config.yaml: unknown field "topologyManagerPolicyOption" (did you mean topologyManagerPolicyOptions?); '
+        'the kubelet ignores it after logging "Using lenient decoding as strict decoding failed" '
+        'err="strict decoding error: unknown field \\"topologyManagerPolicyOption\\""'
     )
     assert only(findings, "config.duplicate-field").field == "maxPods"
     too_new = only(check("memoryReservationPolicy: None\n", version=V135), "config.field-too-new")
     assert (
         too_new.message == "config.yaml: memoryReservationPolicy exists from kubelet 1.36; kubelet v1.35.0 ignores it"
     )
+
+
+def test_unknown_field_in_a_dropin_is_dropped_without_a_log_line() -> None:
+    dropin = parse_kubelet_dropin(HEADER + "topologyManagerPolcy: restricted\n", source="/etc/kubelet.d/10.conf")
+    s = effective_settings(file=parse_kubelet_config(HEADER, source="config.yaml"), dropins=[dropin])
+    found = only(validate_settings(s, version=V135), "config.unknown-field")
+    assert found.message == (
+        '/etc/kubelet.d/10.conf: unknown field "topologyManagerPolcy" (did you mean topologyManagerPolicy?); the '
+        "kubelet ignores it without logging anything (drop-ins are merged as plain JSON, and a key that matches no "
+        "field is dropped)"
+    )
+    assert "lenient" not in found.message and found.severity == "warning"
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ from tmnb.kubelet.names import BEST_EFFORT, CPU_STATIC, RESTRICTED, SINGLE_NUMA_
 from tmnb.kubelet.options import gate_for, option_maturity
 from tmnb.parse.quantity import parse_quantity
 from tmnb.replay import DEFAULTS, NodePlan, plans_for, show_value
-from tmnb.settings.effective import KubeletSettings
+from tmnb.settings.effective import KubeletSettings, snapshot_settings
 from tmnb.settings.validate import validate_settings
 from tmnb.snapshot import Setting, Snapshot
 from tmnb.versions import MODELLED_KUBELET, KubeVersion
@@ -243,7 +243,7 @@ def planned_settings(p: NodePlan) -> KubeletSettings:
         previous = fields.get(name)
         history = () if previous is None else (*previous.overridden, previous.as_layer())
         fields[name] = Setting(value, "file", "planned change", history)
-    return KubeletSettings(fields=fields, config_file=p.node.kubelet.config_file, config_dir=p.node.kubelet.config_dir)
+    return snapshot_settings(fields, config_file=p.node.kubelet.config_file, config_dir=p.node.kubelet.config_dir)
 
 
 def kubelet_config(p: NodePlan) -> Iterator[Finding]:

@@ -4,7 +4,8 @@ Each node's active pods are admitted in creation order by ``tmnb.kubelet`` with 
 settings overlaid by the target. Mode ``drain`` starts from empty resource-manager state, as
 after the drain + state-file removal a policy change requires; mode ``restart`` keeps today's
 allocations, as a kubelet restart without a drain does (running pods are re-admitted then, and
-can be rejected).
+can be rejected), and today's state files: one the kubelet cannot restore under the target (written
+by another policy, a corrupt one) means it does not start, in its words.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from tmnb.errors import ConfigRejected
+from tmnb.kubelet.checkpoint import Unpredictable
 from tmnb.kubelet.node import NodeModel, NodeSimulator, PodResult
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
@@ -138,6 +140,8 @@ def replay_node(
         sim = NodeSimulator(model)
     except ConfigRejected as err:
         return NodeReplay(node.name, [], refused=err.message)
+    except Unpredictable as err:
+        return NodeReplay(node.name, [], unmodelled=err.message)
     results = [sim.admit(p) for p in models]
     replay = NodeReplay(node.name, results)
     if sizes and len(node.numa) > HEADROOM_MAX_NUMA:

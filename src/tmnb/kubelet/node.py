@@ -16,6 +16,7 @@ from typing import Any
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet import gostr
+from tmnb.kubelet.checkpoint import Checkpoint, Manager, restore_error
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus, to_cpuset
 from tmnb.kubelet.devices import Device, DeviceManager
@@ -103,10 +104,14 @@ class ExistingAllocation:
 
 @dataclass(frozen=True)
 class NodeModel:
+    """``checkpoints`` are the state files the kubelet restores at start (none: a fresh state, as
+    after the drain and state-file removal a policy change needs); ``allocations`` what they hold."""
+
     name: str
     machine: Machine
     settings: ModelSettings = field(default_factory=ModelSettings)
     allocations: tuple[ExistingAllocation, ...] = ()
+    checkpoints: tuple[Checkpoint, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -258,11 +263,35 @@ class NodeSimulator:
             {n.id: n.memory for n in m.numa_nodes}, {n.id: dict(n.hugepages) for n in m.numa_nodes}, reserved
         )
 
+    def _restore(self, manager: Manager) -> None:
+        """``NewCheckpointState`` at the start of the manager's ``Start``: a state file it cannot
+        restore stops the kubelet (the container manager wraps the error)."""
+        s = self.node.settings
+        configured = s.cpu_manager_policy if manager == "cpu" else s.memory_manager_policy
+        for checkpoint in self.node.checkpoints:
+            if checkpoint.manager == manager:
+                error = restore_error(checkpoint, configured)
+                if error is not None:
+                    raise ConfigRejected(f"start {manager} manager error: {error}")
+
     def _load(self, allocations: Iterable[ExistingAllocation]) -> None:
+        # ContainerManager.Start: the CPU manager starts (restore, then its policy's state check),
+        # then the memory manager.
+        allocations = tuple(allocations)
+        self._restore("cpu")
         cpu_assignments: dict[tuple[str, str], int] = {}
         for a in allocations:
             if a.cpus:
                 cpu_assignments[(a.pod_uid, a.container)] = mask_of_cpus(CPUSet.parse(a.cpus))
+        if isinstance(self.cpu, CPUStaticPolicy):
+            try:
+                self.cpu.start(cpu_assignments)
+            except ConfigRejected as err:
+                raise ConfigRejected(f"start cpu manager error: {err.message}") from None
+        elif cpu_assignments:
+            raise InputError("existing CPU assignments need cpuManagerPolicy static")
+        self._restore("memory")
+        for a in allocations:
             if a.memory and isinstance(self.memory, MemoryStaticPolicy):
                 self.memory.blocks[(a.pod_uid, a.container)] = list(a.memory)
                 for b in a.memory:
@@ -275,13 +304,6 @@ class NodeSimulator:
                     self.memory._reserve(list(b.numa), b.type, b.size)
             for resource, ids in a.devices.items():
                 self.devices.allocated[(a.pod_uid, a.container, resource)] = tuple(ids)
-        if isinstance(self.cpu, CPUStaticPolicy):
-            try:
-                self.cpu.start(cpu_assignments)
-            except ConfigRejected as err:
-                raise ConfigRejected(f"start cpu manager error: {err.message}") from None
-        elif cpu_assignments:
-            raise InputError("existing CPU assignments need cpuManagerPolicy static")
         s = self.node.settings
         if s.capacity is not None and s.allocatable_reservation is not None:
             _validate_node_allocatable(s.capacity, s.allocatable_reservation)

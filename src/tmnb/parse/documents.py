@@ -88,3 +88,55 @@ def load_yaml(text: str, *, source: str, expected: str) -> tuple[Any, list[tuple
     finally:
         loader.dispose()
     return data, loader.duplicates
+
+
+def _go_key(value: Any) -> str:
+    """``%#v`` of a decoded YAML map key, as gopkg.in/yaml.v2 prints it."""
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def go_duplicate_keys(text: str) -> list[str]:
+    """The strict decoder's duplicate-key errors for a document that ``load_yaml`` accepted, in the
+    order and words Go reports them.
+
+    YAML goes through ``yaml.YAMLToJSONStrict`` (gopkg.in/yaml.v2 ``UnmarshalStrict``): each repeated
+    key is ``line N: key "k" already set in map`` with N the line of its *value*, in depth-first
+    document order, under one ``yaml: unmarshal errors:`` heading. A JSON document (one starting with
+    ``{``, as ``IsJSONBuffer`` decides) is decoded by sigs.k8s.io/json instead, whose strict errors
+    name the field (``duplicate field "k"``); tmnb has not checked that library's exact words."""
+    is_json = text.lstrip(" \t\r\n").startswith("{")
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        found: list[str] = []
+
+        def walk(node: yaml.Node, path: str) -> None:
+            if isinstance(node, yaml.MappingNode):
+                seen: set[tuple[str, Any]] = set()
+                for key_node, value_node in node.value:
+                    key = loader.construct_object(key_node, deep=True)
+                    name = f"{path}.{key}" if path else str(key)
+                    walk(value_node, name)
+                    marker = (type(key).__name__, key if isinstance(key, (str, int, bool, float)) else repr(key))
+                    if marker in seen:
+                        found.append(
+                            f'duplicate field "{name}"'
+                            if is_json
+                            else f"line {value_node.start_mark.line + 1}: key {_go_key(key)} already set in map"
+                        )
+                    seen.add(marker)
+            elif isinstance(node, yaml.SequenceNode):
+                for item in node.value:
+                    walk(item, path)
+
+        if root is not None:
+            walk(root, "")
+    finally:
+        loader.dispose()
+    if not found or is_json:
+        return found
+    return ["yaml: unmarshal errors:\n  " + "\n  ".join(found)]

@@ -8,6 +8,7 @@ here stops at a cap and names the file, the byte and what was expected instead.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -86,3 +87,23 @@ def read_text(path: Path | str, *, limit: int = TEXT_LIMIT, what: str, source: s
 def read_sysfs(path: Path | str, *, what: str, source: str | None = None) -> str:
     """One sysfs attribute (a short ASCII line)."""
     return read_text(path, limit=SYSFS_LIMIT, what=what, source=source)
+
+
+def go_read_error(path: Path, shown: str) -> str | None:
+    """Go's ``os.ReadFile`` error for ``path`` (named ``shown``, as on the node) when it cannot be
+    read as a file, in Go's words; None when it can. A dangling symlink reads as missing, as in Go."""
+    try:
+        if path.is_dir():
+            return f"read {shown}: is a directory"
+        path.stat()
+    except FileNotFoundError:
+        return f"open {shown}: no such file or directory"
+    except PermissionError:
+        return f"open {shown}: permission denied"
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return f"open {shown}: too many levels of symbolic links"
+        raise
+    if not os.access(path, os.R_OK):
+        return f"open {shown}: permission denied"
+    return None

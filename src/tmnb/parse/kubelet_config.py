@@ -11,16 +11,19 @@ Drop-ins are merged by the kubelet as JSON merge patches (RFC 7386) in ``filepat
 
 from __future__ import annotations
 
-import errno
+import os
+import posixpath
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.parse.documents import load_json, load_yaml
+from tmnb.parse.documents import go_duplicate_keys, load_json, load_yaml
 from tmnb.parse.duration import parse_go_duration
-from tmnb.parse.files import TEXT_LIMIT, decode_utf8, read_capped, read_text
+from tmnb.parse.files import TEXT_LIMIT, decode_utf8, go_read_error, read_capped
+from tmnb.parse.gojson import fold
 from tmnb.parse.kubelet_fields import API_VERSION, DURATION_FIELDS, FIELD_SINCE, FIELD_TYPES, KIND
 from tmnb.parse.quantity import Quantity
 
@@ -32,7 +35,8 @@ LayerKind = Literal["file", "dropin", "configz"]
 @dataclass(frozen=True)
 class KubeletConfigDoc:
     """One configuration layer as written. ``fields`` excludes apiVersion/kind; for drop-ins a
-    ``None`` value is a merge-patch deletion."""
+    ``None`` value is a merge-patch deletion, and keys stay as spelled (``known_name`` says which
+    field a drop-in key fills)."""
 
     kind: LayerKind
     source: str
@@ -43,11 +47,29 @@ class KubeletConfigDoc:
 
 @dataclass(frozen=True)
 class DropinDir:
-    """A ``--config-dir`` as the kubelet reads it: the .conf files in merge order, and the rest."""
+    """A ``--config-dir`` as the kubelet reads it: the .conf files in merge order, and the rest.
+    ``unread`` says why the kubelet reads nothing there although the directory has files."""
 
     root: str
     docs: tuple[KubeletConfigDoc, ...]
     skipped: tuple[str, ...]
+    unread: str | None = None
+
+
+_KNOWN_BY_FOLD = {fold(name): name for name in FIELD_SINCE}
+
+
+def known_name(key: str, kind: LayerKind) -> str | None:
+    """The KubeletConfiguration field a key fills, None when the kubelet ignores it.
+
+    The ``--config`` file is decoded case-sensitively: ``TopologyManagerPolicy`` is an unknown field.
+    A drop-in's keys end in ``json.Unmarshal`` of the merged document into the kubelet's internal
+    configuration struct (``mergeKubeletConfigurations``, cmd/kubelet/app/server.go), whose Go
+    field names match JSON keys case-insensitively: there ``TopologyManagerPolicy`` and
+    ``topologymanagerpolicy`` both set the policy. tmnb follows the kubelet in both."""
+    if key in FIELD_SINCE:
+        return key
+    return _KNOWN_BY_FOLD.get(fold(key)) if kind == "dropin" else None
 
 
 def parse_kubelet_config(text: str, *, source: str) -> KubeletConfigDoc:
@@ -73,7 +95,7 @@ def read_config_file(path: Path, *, source: str) -> KubeletConfigDoc:
     kubelet cannot read or decode stops it at start, so those failures raise ``ConfigRejected`` with
     what its command prints (``failed to load kubelet config file, path: ...`` around the loader's
     error). Where the loader's words come from Go's YAML library, tmnb's description stands in."""
-    unreadable = _unreadable(path, source)
+    unreadable = go_read_error(path, source)
     if unreadable:
         raise _load_failure(source, f'failed to read kubelet config file "{source}", error: {unreadable}')
     data = read_capped(path, limit=TEXT_LIMIT, what="a KubeletConfiguration file", source=source)
@@ -88,23 +110,6 @@ def read_config_file(path: Path, *, source: str) -> KubeletConfigDoc:
         raise _load_failure(source, f"failed to decode: {err.message}{line}") from None
 
 
-def _unreadable(path: Path, source: str) -> str | None:
-    """``os.ReadFile``'s error for a path that cannot be read as a file, in Go's words."""
-    try:
-        if path.is_dir():
-            return f"read {source}: is a directory"
-        path.stat()
-    except FileNotFoundError:
-        return f"open {source}: no such file or directory"
-    except PermissionError:
-        return f"open {source}: permission denied"
-    except OSError as err:
-        if err.errno == errno.ELOOP:
-            return f"open {source}: too many levels of symbolic links"
-        raise
-    return None
-
-
 def _load_failure(source: str, detail: str) -> ConfigRejected:
     return ConfigRejected(
         f"failed to load kubelet config file, path: {source}, error: failed to load Kubelet config file {source}, "
@@ -112,17 +117,65 @@ def _load_failure(source: str, detail: str) -> ConfigRejected:
     )
 
 
-def parse_kubelet_dropin(text: str, *, source: str) -> KubeletConfigDoc:
-    """One ``--config-dir`` drop-in; the kubelet requires apiVersion/kind in every one."""
-    body, duplicates = _load_mapping(text, source=source)
-    api_version, kind = body.pop("apiVersion", None), body.pop("kind", None)
-    if not api_version and not kind:
-        raise ConfigRejected(f"failed to load kubelet dropin file, path: {source}, no apiVersion/kind", source=source)
-    if (api_version, kind) != (API_VERSION, KIND):
-        raise ConfigRejected(
-            f"failed to load kubelet dropin file, path: {source}, unknown apiVersion/kind: {api_version}, Kind={kind}",
-            source=source,
+def _quote(text: str) -> str:
+    """Go's ``%q`` for the plain paths and keys these messages hold."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _dropin_failure(source: str, detail: str) -> ConfigRejected:
+    # mergeKubeletConfigurations wraps what loadDropinConfigFileIntoJSON returns for one file
+    return ConfigRejected(f"failed to load kubelet dropin file, path: {source}, error: {detail}")
+
+
+def _load_dropin(text: str, *, source: str) -> tuple[dict[str, Any], list[tuple[str, int]]]:
+    """A drop-in as ``fsLoader.LoadIntoJSON`` decodes it (pkg/kubelet/kubeletconfig/configfiles):
+    ``DecodeKubeletConfigurationIntoJSON`` (pkg/kubelet/kubeletconfig/util/codec) runs the *strict*
+    decoder into an ``unstructured.Unstructured``, with no lenient fallback.
+
+    Decoding into a plain map cannot tell an unknown field (the map takes any key), so a misspelled
+    field passes here and is dropped later, without a log line, when the merged document is
+    unmarshalled into the configuration struct. What strictness does catch is a duplicated key: that
+    is an error, and the kubelet does not start. The kind must be set (the serializer's missing-kind
+    check); Go's words are reproduced where they are the serializer's own, and where they come from
+    Go's YAML library tmnb's description stands in."""
+    if text == "":
+        absolute = source if source.startswith("/") else "/" + source  # loader.kubeletFile is absolute
+        raise _dropin_failure(source, f"kubelet config file {_quote(absolute)} was empty")
+    data: Any = None
+    if text.strip():
+        try:
+            data, duplicates = load_yaml(text, source=source, expected="a KubeletConfiguration YAML document")
+        except InputError as err:
+            line = f" (line {err.line})" if err.line else ""
+            raise _dropin_failure(source, f"{err.message}{line}") from None
+    else:
+        duplicates = []
+    if data is None:
+        data = {}  # YAML with nothing but comments and blanks converts to JSON null: no kind
+    if not isinstance(data, dict):
+        raise _dropin_failure(
+            source,
+            f"couldn't get version/kind; json parse error: the document is a {type(data).__name__}, "
+            "not a mapping of fields",
         )
+    kind = data.get("kind")
+    if kind is None or kind == "":
+        # runtime.NewMissingKindErr quotes the file as it was read
+        raise _dropin_failure(source, f"Object 'Kind' is missing in '{text}'")
+    if not isinstance(kind, str):
+        raise _dropin_failure(source, f"couldn't get version/kind; json parse error: kind {kind!r} is not a string")
+    strict = go_duplicate_keys(text)
+    if strict:
+        raise _dropin_failure(source, "strict decoding error: " + ", ".join(strict))
+    return data, duplicates
+
+
+def parse_kubelet_dropin(text: str, *, source: str) -> KubeletConfigDoc:
+    """One ``--config-dir`` drop-in; the kubelet requires a kind in every one."""
+    body, duplicates = _load_dropin(text, source=source)
+    api_version, kind = body.pop("apiVersion", None), body.pop("kind", None)
+    if (api_version, kind) != (API_VERSION, KIND):
+        raise _dropin_failure(source, f"unknown apiVersion/kind: {api_version}, Kind={kind}")
     return _doc("dropin", source, body, duplicates)
 
 
@@ -150,12 +203,12 @@ def _doc(kind: LayerKind, source: str, body: dict[str, Any], duplicates: list[tu
     for name, value in body.items():
         if not isinstance(name, str):
             raise InputError(f"field names must be strings, got {name!r}", source=source)
-        check_field_value(name, value, source=source)
+        check_field_value(known_name(name, kind) or name, value, source=source)
     return KubeletConfigDoc(
         kind=kind,
         source=source,
         fields=body,
-        unknown_fields=tuple(name for name in body if name not in FIELD_SINCE),
+        unknown_fields=tuple(name for name in body if known_name(name, kind) is None),
         duplicate_fields=tuple(f"{name} (line {line})" for name, line in duplicates),
     )
 
@@ -278,19 +331,100 @@ def dropin_order(paths: Iterable[str], *, root: str) -> tuple[list[str], list[st
     )
 
 
-def read_dropin_dir(root: Path) -> DropinDir:
-    """Read a ``--config-dir`` (live or from a bundle) and parse every .conf file in merge order."""
+def read_dropin_dir(root: Path, *, shown: str | None = None) -> DropinDir:
+    """Read a ``--config-dir`` (live or from a bundle) as ``mergeKubeletConfigurations``
+    (cmd/kubelet/app/server.go) walks it; ``shown`` is the flag's value, naming paths as on the node.
+
+    Anything that stops the walk stops the kubelet: the error is ``ConfigRejected`` in the words the
+    kubelet prints (``failed to merge kubelet configs: failed to walk through kubelet dropin
+    directory ...``). ``filepath.WalkDir`` follows no symlink, not even the directory given: a
+    ``--config-dir`` that is a symlink (without a trailing slash) is a single entry whose name does
+    not end in .conf, so the kubelet reads no drop-in at all and says nothing. tmnb follows it."""
     root = Path(root)
-    if not root.is_dir():
-        raise InputError("the --config-dir is not a directory", source=str(root))
-    # filepath.WalkDir (mergeKubeletConfigurations in cmd/kubelet/app/server.go) enters directories
-    # and reads every other entry ending in .conf: a dangling or looping symlink fails the kubelet.
-    files = [p.as_posix() for p in root.rglob("*") if p.is_symlink() or not p.is_dir()]
-    ordered, skipped = dropin_order(files, root=root.as_posix())
-    docs = tuple(
-        parse_kubelet_dropin(read_text(p, what="a KubeletConfiguration drop-in", source=p), source=p) for p in ordered
-    )
-    return DropinDir(root=str(root), docs=docs, skipped=tuple(skipped))
+    shown = shown or str(root)
+
+    def refused(detail: str) -> ConfigRejected:
+        return ConfigRejected(
+            f"failed to merge kubelet configs: failed to walk through kubelet dropin directory {_quote(shown)}: "
+            f"{detail}"
+        )
+
+    try:
+        info = os.stat(root) if shown.endswith("/") else os.lstat(root)  # a trailing slash follows a symlink
+    except FileNotFoundError:
+        raise refused(f"lstat {shown}: no such file or directory") from None
+    except OSError as err:
+        raise refused(f"lstat {shown}: {err.strerror}") from None
+    files: list[tuple[Path, str]] = []
+    skipped: list[str] = []
+    unread = None
+    if stat.S_ISDIR(info.st_mode):
+        _walk(root, shown, files, skipped, refused)
+    elif posixpath.basename(shown.rstrip("/")).endswith(DROPIN_EXTENSION):
+        files.append((root, shown))  # WalkDir hands the callback the root itself: it is loaded as a drop-in
+    elif os.path.isdir(root):
+        unread = (
+            f"--config-dir {shown} is a symlink: the kubelet's directory walk does not follow it, so no drop-in in "
+            f"it is read (give the directory itself, or end the flag's value with a slash)"
+        )
+    else:
+        unread = f"--config-dir {shown} is a file, not a directory: the kubelet reads no drop-in from it"
+    loaded = []
+    for path, name in files:
+        absolute = name if name.startswith("/") else "/" + name  # the kubelet runs from /
+        unreadable = go_read_error(path, absolute)
+        if unreadable:
+            raise refused(
+                f"failed to load kubelet dropin file, path: {name}, error: failed to read drop-in kubelet config "
+                f"file {_quote(absolute)}, error: {unreadable}"
+            )
+        data = read_capped(path, limit=TEXT_LIMIT, what="a KubeletConfiguration drop-in", source=name)
+        try:
+            text = decode_utf8(data, what="a KubeletConfiguration drop-in", source=name)
+            body, duplicates = _load_dropin(text, source=name)
+        except ConfigRejected as err:
+            raise refused(err.message) from None
+        except InputError as err:
+            raise refused(f"failed to load kubelet dropin file, path: {name}, error: {err.message}") from None
+        loaded.append((name, body, duplicates))
+    docs = []
+    for name, body, duplicates in loaded:
+        api_version, kind = body.pop("apiVersion", None), body.pop("kind", None)
+        if (api_version, kind) != (API_VERSION, KIND):
+            raise refused(f"failed to load kubelet dropin file, path: {name}, error: unknown apiVersion/kind: "
+                          f"{api_version}, Kind={kind}")  # fmt: skip
+        try:
+            docs.append(_doc("dropin", name, body, duplicates))
+        except InputError as err:
+            # Values are decoded once every file is merged: json.Unmarshal of the merged document
+            raise ConfigRejected(
+                "failed to merge kubelet configs: failed to unmarshal merged JSON into kubelet configuration: "
+                f"{err.message} (set in {name})"
+            ) from None
+    return DropinDir(root=shown, docs=tuple(docs), skipped=tuple(skipped), unread=unread)
+
+
+def _walk(
+    path: Path,
+    shown: str,
+    files: list[tuple[Path, str]],
+    skipped: list[str],
+    refused: Any,
+) -> None:
+    """``filepath.WalkDir`` below the root: entries sorted by name, real directories entered where
+    they sort, every other entry (a symlink to a directory included) read if it ends in .conf."""
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except PermissionError:
+        raise refused(f"open {shown}: permission denied") from None
+    for entry in entries:
+        name = posixpath.normpath(posixpath.join(shown, entry.name))  # filepath.Join cleans the path
+        if entry.is_dir(follow_symlinks=False):
+            _walk(Path(entry.path), name, files, skipped, refused)
+        elif entry.name.endswith(DROPIN_EXTENSION):
+            files.append((Path(entry.path), name))
+        else:
+            skipped.append(name)
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

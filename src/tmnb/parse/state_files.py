@@ -20,13 +20,64 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tmnb.cpuset import CPUSet
+from tmnb.cpuset import MAX_CPUS, CPUSet
 from tmnb.errors import InputError
 from tmnb.parse.documents import load_json
 from tmnb.parse.gojson import GoStruct, kind, string_checksum
 from tmnb.parse.numbers import INT64_MAX, check_int
 
 NO_TOPOLOGY = -1
+
+
+class CheckpointRefused(InputError):
+    """A checkpoint the kubelet refuses to load; ``kubelet`` is its error, as ``restoreState`` returns
+    it (before ``NewCheckpointState`` wraps it)."""
+
+    def __init__(self, message: str, *, kubelet: str, source: str | None = None, where: str | None = None) -> None:
+        self.kubelet = kubelet
+        super().__init__(message, source=source, where=where)
+
+
+class BadCpuList(InputError):
+    """A CPU list ``k8s.io/utils/cpuset.Parse`` refuses: ``restoreState`` fails on it after comparing
+    policies. ``text`` is the list as written; ``pod``/``container`` name the entry (both None for
+    ``defaultCpuSet``); ``policy`` is the checkpoint's policy name."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        text: str,
+        pod: str | None = None,
+        container: str | None = None,
+        source: str | None = None,
+        where: str | None = None,
+    ) -> None:
+        self.text, self.pod, self.container = text, pod, container
+        self.policy: str | None = None
+        super().__init__(message, source=source, where=where)
+
+
+def _go_cpu_ranges(text: str) -> list[tuple[int, int]] | None:
+    """The ranges ``cpuset.Parse`` reads from ``text`` (an optional sign and ASCII digits per bound,
+    ``N`` or ``N-M`` with N <= M, no spaces); None where it fails (``tmnb.kubelet.gostr`` has its words)."""
+    if text == "":
+        return []
+    ranges = []
+    for part in text.split(","):
+        bounds = part.split("-", 1)
+        values = []
+        for bound in bounds:
+            digits = bound[1:] if bound[:1] in ("+", "-") else bound
+            if not digits or not digits.isascii() or not digits.isdigit() or len(digits) > 19:
+                return None
+            values.append(int(bound))
+        if not all(-(1 << 63) <= v < (1 << 63) for v in values) or values[0] > values[-1]:
+            return None
+        ranges.append((values[0], values[-1]))
+    return ranges
+
+
 #: NUMA node ids the kernel can number (MAX_NUMNODES is at most 1 << 10).
 _MAX_NUMA_ID = 1023
 
@@ -116,7 +167,7 @@ class DeviceCheckpoint:
 # the authoritative ``data`` payload of v4 CPU / v3 memory checkpoints
 
 
-def _payload(doc: GoStruct, *, version: str, expected: str) -> tuple[GoStruct, int] | None:
+def _payload(doc: GoStruct, *, version: str, manager: str, expected: str) -> tuple[GoStruct, int] | None:
     """The decoded ``data`` payload and its checksum when the file is the newest format, else None.
 
     Follows ``loadAndMigrateCheckpointV4`` (cpumanager) / ``loadAndMigrateCheckpointV3``
@@ -128,21 +179,27 @@ def _payload(doc: GoStruct, *, version: str, expected: str) -> tuple[GoStruct, i
     if not data and not data_checksum:
         return None
     refused = f"the kubelet refuses this checkpoint (could not load {version} checkpoint)"
+    undecodable = f"could not load {version} checkpoint: failed to deserialize {manager} checkpoint data: "
     if not data:
-        raise InputError(
+        raise CheckpointRefused(
             f"dataChecksum is set but data is empty: {refused}; expected {expected}",
+            kubelet=undecodable + "unexpected end of JSON input",
             source=doc.source,
             where=data_where,
         )
     try:
         inner = load_json(data, source=doc.source, expected=expected, keep_pairs=True)
     except InputError as err:
-        raise InputError(f"{err.message}; {refused}", source=doc.source, where=data_where) from None
+        # Go's json error text is not reproduced; tmnb's description stands in
+        raise CheckpointRefused(
+            f"{err.message}; {refused}", kubelet=undecodable + err.message, source=doc.source, where=data_where
+        ) from None
     actual = string_checksum(data)
     if actual != data_checksum:
-        raise InputError(
+        raise CheckpointRefused(
             f"dataChecksum {data_checksum} does not match the data payload (its checksum is {actual}): the "
             f"checkpoint is corrupted and {refused}; drain the node and delete the file before restarting the kubelet",
+            kubelet=f"could not load {version} checkpoint: checkpoint is corrupted",
             source=doc.source,
             where=doc.path("dataChecksum"),
         )
@@ -153,15 +210,32 @@ def _payload(doc: GoStruct, *, version: str, expected: str) -> tuple[GoStruct, i
 # cpu_manager_state
 
 
-def _cpuset(value: Any, source: str, where: str) -> CPUSet:
+def _cpuset(value: Any, source: str, where: str, *, pod: str | None = None, container: str | None = None) -> CPUSet:
+    """A CPU list as ``cpuset.Parse`` reads it: no spaces, ``+3`` is CPU 3."""
     if value is None:  # a null string in a Go map[string]string is ""
         return CPUSet()
     if not isinstance(value, str):
         raise InputError(f"expected a CPU list string, got {kind(value)}", source=source, where=where)
-    try:
-        return CPUSet.parse(value)
-    except InputError as err:
-        raise InputError(err.message, source=source, where=where) from None
+    ranges = _go_cpu_ranges(value)
+    if ranges is None:
+        shown = value if len(value) <= 60 else value[:57] + "..."
+        raise BadCpuList(
+            f"invalid CPU list {shown!r}: the kubelet's cpuset.Parse takes N or N-M, comma-separated, no spaces, and "
+            "refuses the checkpoint",
+            text=value,
+            pod=pod,
+            container=container,
+            source=source,
+            where=where,
+        )
+    for lo, hi in ranges:
+        if lo < 0 or hi >= MAX_CPUS:
+            raise InputError(
+                f"CPU {lo if lo < 0 else hi} is beyond the CPU ids Linux has (0-{MAX_CPUS - 1})",
+                source=source,
+                where=where,
+            )
+    return CPUSet(cpu for lo, hi in ranges for cpu in range(lo, hi + 1))
 
 
 def _cpu_entries(doc: GoStruct) -> dict[str, dict[str, CPUSet]]:
@@ -176,7 +250,8 @@ def _cpu_entries(doc: GoStruct) -> dict[str, dict[str, CPUSet]]:
                 where=f"{where}.{pod}",
             )
         out[pod] = {
-            name: _cpuset(cpus, doc.source, f"{where}.{pod}.{name}") for name, cpus in (containers or {}).items()
+            name: _cpuset(cpus, doc.source, f"{where}.{pod}.{name}", pod=pod, container=name)
+            for name, cpus in (containers or {}).items()
         }
     return out
 
@@ -189,21 +264,30 @@ def _cpu_pod_entries(doc: GoStruct) -> dict[str, CPUSet]:
         cpus, cpus_where = GoStruct(entry or {}, source=doc.source, where=f"{where}.{pod}").string(
             "cpuSet", required=False
         )
-        out[pod] = _cpuset(cpus, doc.source, cpus_where)
+        try:
+            out[pod] = _cpuset(cpus, doc.source, cpus_where)
+        except BadCpuList as err:  # PodEntry.UnmarshalJSON parses it while the file loads, in words of its own
+            raise InputError(err.message, source=err.source, where=err.where) from None
     return out
 
 
 def _cpu_fields(doc: GoStruct) -> tuple[str, CPUSet, dict[str, dict[str, CPUSet]], dict[str, CPUSet]]:
     policy, _ = doc.string("policyName")
     default, default_where = doc.string("defaultCpuSet")
-    return policy, _cpuset(default, doc.source, default_where), _cpu_entries(doc), _cpu_pod_entries(doc)
+    try:  # restoreState parses the default set, then the entries
+        return policy, _cpuset(default, doc.source, default_where), _cpu_entries(doc), _cpu_pod_entries(doc)
+    except BadCpuList as err:
+        err.policy = policy
+        raise
 
 
 def parse_cpu_manager_state(text: str | bytes, *, source: str = "cpu_manager_state") -> CpuManagerState:
     doc = GoStruct(
         load_json(text, source=source, expected="a cpu_manager_state JSON object", keep_pairs=True), source=source
     )
-    payload = _payload(doc, version="v4", expected="a cpu_manager_state data payload (a JSON object)")
+    payload = _payload(
+        doc, version="v4", manager="cpu manager", expected="a cpu_manager_state data payload (a JSON object)"
+    )
     if payload is not None:
         data, data_checksum = payload
         policy, default, entries, pods = _cpu_fields(data)
@@ -310,7 +394,9 @@ def parse_memory_manager_state(text: str | bytes, *, source: str = "memory_manag
     doc = GoStruct(
         load_json(text, source=source, expected="a memory_manager_state JSON object", keep_pairs=True), source=source
     )
-    payload = _payload(doc, version="v3", expected="a memory_manager_state data payload (a JSON object)")
+    payload = _payload(
+        doc, version="v3", manager="memory manager", expected="a memory_manager_state data payload (a JSON object)"
+    )
     if payload is not None:
         data, data_checksum = payload
         policy, machine, entries, pods = _memory_fields(data)

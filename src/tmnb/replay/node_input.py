@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from tmnb.kubelet.checkpoint import Checkpoint
 from tmnb.kubelet.cpu_topology import CPUInfo
 from tmnb.kubelet.devices import Device as ModelDevice
 from tmnb.kubelet.memory_static import ModelMemoryBlock
@@ -86,11 +87,22 @@ def existing_allocations(node: Node) -> tuple[ExistingAllocation, ...]:
     )
 
 
+def checkpoints_of(node: Node) -> tuple[Checkpoint, ...]:
+    """The state files the kubelet restores when it restarts on ``node``."""
+    return tuple(
+        Checkpoint(f.manager, f.path, f.policy, f.error, f.error_after_policy, f.unknown) for f in node.state_files
+    )
+
+
 def model_for(plan: NodePlan, mode: Mode = "drain") -> NodeModel:
-    """The kubelet model of the planned node; ``restart`` keeps today's allocations."""
+    """The kubelet model of the planned node; ``restart`` keeps today's state files and allocations
+    (a checkpoint the kubelet cannot restore under the planned settings stops it), ``drain`` starts
+    from none, as after the drain and state-file removal."""
     node = plan.node
-    allocations = existing_allocations(node) if mode == "restart" else ()
-    return NodeModel(node.name, machine_of(node), settings_of(plan), allocations)
+    if mode == "restart":
+        allocations, checkpoints = existing_allocations(node), checkpoints_of(node)
+        return NodeModel(node.name, machine_of(node), settings_of(plan), allocations, checkpoints)
+    return NodeModel(node.name, machine_of(node), settings_of(plan))
 
 
 def node_model(node: Node, target: Mapping[str, Any], mode: Mode = "drain") -> NodeModel:

@@ -346,6 +346,8 @@ def _restart_rejections(node: Node, snapshot: Snapshot, target: Mapping[str, Any
         replay = replay_node(node, snapshot.pods_on(node.name), target, mode="restart", plan=plan)
     except InputError:
         return len([p for p in snapshot.pods_on(node.name) if p.phase == "Running"])
+    if replay.refused or replay.unmodelled:  # it would not start (a state file it cannot restore), or unknown
+        return len([p for p in snapshot.pods_on(node.name) if p.phase == "Running"])
     return sum(not r.admitted for r in replay.results)
 
 

@@ -119,6 +119,7 @@ class SimKubelet:
             devices=read.devices,
             shared_pool=read.shared_pool,
             allocations=read.allocations,
+            state_files=read.state_files,
             issues=read.issues,
         )
 
@@ -147,11 +148,16 @@ class SimKubelet:
         state = self.root / STATE_DIR
         cpu = state / "cpu_manager_state"
         memory = state / "memory_manager_state"
+        try:
+            cpu_state = parse_cpu_manager_state(cpu.read_bytes()) if cpu.exists() else None
+            memory_state = parse_memory_manager_state(memory.read_bytes()) if memory.exists() else None
+        except (InputError, OSError):
+            return None  # a state file the kubelet cannot restore: the model's start refuses it, in its words
         found = validate_checkpoints(
             settings,
             version=self.version,
-            cpu_state=parse_cpu_manager_state(cpu.read_bytes()) if cpu.exists() else None,
-            memory_state=parse_memory_manager_state(memory.read_bytes()) if memory.exists() else None,
+            cpu_state=cpu_state,
+            memory_state=memory_state,
             online_cpus=online,
         )
         for f in found:
@@ -207,8 +213,14 @@ class SimKubelet:
                     self.sim = NodeSimulator(node_model(node, {}, mode="restart"))
                 except ConfigRejected as exc:
                     err = exc.message
-                    failed = self._klog("E", journal.CONTAINER_MANAGER, "Failed to start ContainerManager", err=err)
-                    refusal = KubeletDown(err, [failed])
+                    lines = [self._klog("E", journal.CONTAINER_MANAGER, "Failed to start ContainerManager", err=err)]
+                    restore = "start cpu manager error: "
+                    if err.startswith(restore + "could not restore state from checkpoint"):
+                        message = (
+                            "Could not initialize checkpoint manager, please drain node and remove policy state file"
+                        )
+                        lines.insert(0, self._klog("E", journal.CPU_MANAGER, message, err=err[len(restore) :]))
+                    refusal = KubeletDown(err, lines)
             if refusal is None and self.never_ready and self._config_digest() != self._started_config:
                 message = "fault injected: the kubelet never posts Ready with this configuration"
                 refusal = KubeletDown(message, started, "running")

@@ -8,13 +8,27 @@ fix is drain, stop, delete the file, start). The texts are those of ``state_chec
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Literal
+
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet import gostr, options
+from tmnb.kubelet.checkpoint import could_not_restore, mismatch
 from tmnb.kubelet.names import CPU_NONE, CPU_STATIC, MEMORY_NONE
-from tmnb.parse.state_files import CpuManagerState, MemoryManagerState
+from tmnb.parse.documents import load_json
+from tmnb.parse.files import STATE_LIMIT, go_read_error, read_capped
+from tmnb.parse.state_files import (
+    BadCpuList,
+    CheckpointRefused,
+    CpuManagerState,
+    MemoryManagerState,
+    parse_cpu_manager_state,
+    parse_memory_manager_state,
+)
 from tmnb.settings.effective import KubeletSettings
 from tmnb.settings.findings import Finding, Findings
+from tmnb.snapshot.model import StateFile
 from tmnb.versions import KubeVersion
 
 
@@ -32,16 +46,13 @@ def validate_checkpoints(
         _check_cpu_state(settings, version, cpu_state, online_cpus, f"{root}/cpu_manager_state", out)
     memory_policy = settings.value("memoryManagerPolicy", MEMORY_NONE)
     if memory_state is not None and memory_state.policy_name != memory_policy:
-        inner = (
-            f"[memorymanager] configured policy {gostr.quote(memory_policy)} differs from state checkpoint policy "
-            f"{gostr.quote(memory_state.policy_name)}"
-        )
         out.add(
             "state.memory-policy-mismatch",
             "memoryManagerPolicy",
             "error",
-            f"could not restore state from checkpoint: {inner}, please drain this node and delete the memory manager "
-            f"checkpoint file {gostr.quote(f'{root}/memory_manager_state')} before restarting Kubelet",
+            could_not_restore(
+                "memory", f"{root}/memory_manager_state", mismatch("memory", memory_policy, memory_state.policy_name)
+            ),
             kubelet=True,
         )
     return list(out)
@@ -61,9 +72,7 @@ def _check_cpu_state(
             "state.cpu-policy-mismatch",
             "cpuManagerPolicy",
             "error",
-            f"could not restore state from checkpoint: configured policy {gostr.quote(policy)} differs from state "
-            f"checkpoint policy {gostr.quote(state.policy_name)}, please drain this node and delete the "
-            f"CPU manager checkpoint file {gostr.quote(path)} before restarting Kubelet",
+            could_not_restore("cpu", path, mismatch("cpu", policy, state.policy_name)),
             kubelet=True,
         )
         return
@@ -118,3 +127,84 @@ def _strict_cpu_reservation(settings: KubeletSettings, version: KubeVersion) -> 
     except InputError:  # ConfigRejected included: reported by validate_settings
         return False
     return parsed.strict_cpu_reservation
+
+
+# ---------------------------------------------------------------------------------------------
+# What restoreState meets in a state file, for the snapshot
+
+
+def read_state_file(path: Path, *, manager: Literal["cpu", "memory"], shown: str) -> StateFile | None:
+    """The checkpoint at ``path`` (``shown`` is its path on the node) as ``NewCheckpointState``
+    meets it when the kubelet starts; None when there is none (the kubelet starts from a fresh
+    state). The kubelet's words where it refuses the file:
+
+    * a file it cannot read: ``os.ReadFile``'s error; an empty one: ``unexpected end of JSON input``;
+      JSON that does not decode: the decoder fails (tmnb's description stands in for Go's text);
+    * a v4 CPU / v3 memory checkpoint whose ``data`` does not match ``dataChecksum``:
+      ``could not load v4 checkpoint: checkpoint is corrupted`` (it does not fall back to the older
+      fields); the legacy ``checksum`` covers a Go struct dump tmnb does not recompute;
+    * after the policy comparison, a CPU list ``cpuset.Parse`` refuses (``restoreState``):
+      ``could not parse default cpu set "1.3": strconv.Atoi: parsing "1.3": invalid syntax`` or
+      ``could not parse cpuset "asd" for container "c" in pod "p": ...`` (Go walks the entries in map
+      order; with several bad ones tmnb names the first in the file).
+
+    A file tmnb cannot read as the kubelet does (a v1 CPU checkpoint, migrated through the running
+    containers' IDs; a value tmnb's reader refuses) is ``unknown``: no prediction rests on it."""
+    unreadable = go_read_error(path, shown)
+    if unreadable is not None and unreadable.endswith("no such file or directory"):
+        return None  # store.Read: ErrKeyNotFound, a fresh state is written
+    if unreadable is not None:
+        return StateFile(manager=manager, path=shown, error=unreadable)
+    what = f"a {manager}_manager_state checkpoint"
+    try:
+        data = read_capped(path, limit=STATE_LIMIT, what=what, source=shown)
+    except InputError as err:
+        return StateFile(manager=manager, path=shown, unknown=err.message)
+    if not data.strip(b" \t\r\n"):
+        return StateFile(manager=manager, path=shown, error="unexpected end of JSON input")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return StateFile(manager=manager, path=shown, unknown="not UTF-8 text")
+    try:
+        load_json(data, source=shown, expected=what)
+    except InputError as err:
+        return StateFile(manager=manager, path=shown, error=err.message)
+    try:
+        if manager == "cpu":
+            cpu = parse_cpu_manager_state(data, source=shown)
+            if cpu.version == "v1":
+                return StateFile(
+                    manager=manager,
+                    path=shown,
+                    policy=cpu.policy_name,
+                    unknown="a v1 checkpoint, keyed by container ID: the kubelet migrates it through the containers "
+                    "it finds running",
+                )
+            return StateFile(manager=manager, path=shown, policy=cpu.policy_name)
+        memory = parse_memory_manager_state(data, source=shown)
+        return StateFile(manager=manager, path=shown, policy=memory.policy_name)
+    except CheckpointRefused as err:
+        return StateFile(manager=manager, path=shown, error=err.kubelet)
+    except BadCpuList as err:
+        return StateFile(
+            manager=manager, path=shown, policy=err.policy, error=_cpu_list_error(err), error_after_policy=True
+        )
+    except InputError as err:
+        return StateFile(manager=manager, path=shown, unknown=err.message)
+
+
+def _cpu_list_error(err: BadCpuList) -> str:
+    """``restoreState``'s words for a CPU list ``cpuset.Parse`` refuses (kubelet 1.36; the newest
+    source spells the first one "default CPU set")."""
+    try:
+        gostr.parse_cpu_ranges(err.text)
+        reason = "invalid CPU list"  # not expected: tmnb's reader and gostr agree on what Go refuses
+    except gostr.GoParseError as parse_error:
+        reason = str(parse_error)
+    if err.pod is None:
+        return f"could not parse default cpu set {gostr.quote(err.text)}: {reason}"
+    return (
+        f"could not parse cpuset {gostr.quote(err.text)} for container {gostr.quote(err.container or '')} "
+        f"in pod {gostr.quote(err.pod)}: {reason}"
+    )

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tmnb.parse.duration import format_go_duration, parse_go_duration
-from tmnb.parse.kubelet_config import DropinDir, KubeletConfigDoc, merge_patch
-from tmnb.parse.kubelet_fields import DURATION_FIELDS, FIELD_TYPES
+from tmnb.parse.kubelet_config import DropinDir, KubeletConfigDoc, known_name, merge_patch
+from tmnb.parse.kubelet_fields import DURATION_FIELDS, FIELD_SINCE, FIELD_TYPES
 from tmnb.parse.kubelet_flags import KubeletFlags
 from tmnb.parse.quantity import Quantity
 from tmnb.settings.defaults import DEFAULT_EVICTION_HARD, RELIABLE_DEFAULTS, defaults_for, is_zero_default
@@ -48,6 +48,8 @@ class KubeletSettings:
     config_dir: str | None = None
     dropins: tuple[str, ...] = ()
     skipped_dropin_files: tuple[str, ...] = ()
+    #: why the kubelet reads no drop-in from ``config_dir`` (a symlink, a file)
+    dropin_dir_unread: str | None = None
     unknown_fields: tuple[tuple[str, str], ...] = ()
     duplicate_fields: tuple[tuple[str, str], ...] = ()
     flags: KubeletFlags | None = None
@@ -102,8 +104,7 @@ def effective_settings(
 
     if file is not None:
         _apply_file(fields, file)
-    for doc in docs:
-        _apply_dropin(fields, doc, version)
+    _apply_dropins(fields, docs)
     if flags is not None:
         for name, value in flags.config_fields.items():
             merge = name == "featureGates"
@@ -120,6 +121,7 @@ def effective_settings(
         config_dir=dropins.root if isinstance(dropins, DropinDir) else (flags.config_dir if flags else None),
         dropins=tuple(d.source for d in docs),
         skipped_dropin_files=dropins.skipped if isinstance(dropins, DropinDir) else (),
+        dropin_dir_unread=dropins.unread if isinstance(dropins, DropinDir) else None,
         unknown_fields=tuple((d.source, name) for d in layer_docs for name in d.unknown_fields),
         duplicate_fields=tuple((d.source, name) for d in layer_docs for name in d.duplicate_fields),
         flags=flags,
@@ -148,21 +150,83 @@ def _apply_file(fields: dict[str, Setting], doc: KubeletConfigDoc) -> None:
         _set(fields, name, value, "file", doc.source)
 
 
-def _apply_dropin(fields: dict[str, Setting], doc: KubeletConfigDoc, version: KubeVersion | None) -> None:
-    defaults = defaults_for(version)
-    for name, patch in doc.fields.items():
-        previous = fields.get(name)
-        if patch is None or is_zero_default(name, patch):
-            if previous is None:
-                continue
-            history = (*previous.overridden, previous.as_layer(), Layer("dropin", patch, doc.source))
-            if name in defaults:  # the merged JSON is defaulted again
-                fields[name] = Setting(defaults[name], "default", None, history)
+#: Internal (Go) field names that are not the JSON name with its first letter capitalised.
+_GO_PREFIXES = (
+    ("cpu", "CPU"),
+    ("http", "HTTP"),
+    ("tls", "TLS"),
+    ("oom", "OOM"),
+    ("qos", "QOS"),
+    ("iptables", "IPTables"),
+)
+_GO_NAMES = {"resolvConf": "ResolverConfig"}
+
+
+def go_field_name(name: str) -> str:
+    """The field's name in the kubelet's internal KubeletConfiguration struct (no json tags), the
+    key ``json.Marshal`` gives it in the document drop-ins are merged into."""
+    if name in _GO_NAMES:
+        return _GO_NAMES[name]
+    for prefix, go in _GO_PREFIXES:
+        if name.startswith(prefix) and name[len(prefix) : len(prefix) + 1].isupper():
+            return go + name[len(prefix) :]
+    return name[:1].upper() + name[1:]
+
+
+def _onto(current: Any, value: Any) -> Any:
+    """``json.Unmarshal`` of ``value`` into a field already holding ``current``: a map or struct
+    keeps what the JSON does not mention, anything else is replaced."""
+    if isinstance(current, dict) and isinstance(value, dict):
+        out = dict(current)
+        for key, item in value.items():
+            out[key] = _onto(out.get(key), item)
+        return out
+    return copy.deepcopy(value)
+
+
+def _apply_dropins(fields: dict[str, Setting], docs: Sequence[KubeletConfigDoc]) -> None:
+    """The drop-ins as ``mergeKubeletConfigurations`` (cmd/kubelet/app/server.go) applies them.
+
+    The configuration loaded from the ``--config`` file (defaults filled) is marshalled to JSON under
+    its internal Go field names (``CPUManagerPolicy``); each drop-in, keys as written, is merged
+    into that document as an RFC 7386 merge patch; the result is unmarshalled back into the same
+    struct, keys in sorted order. What follows, and tmnb follows:
+
+    * a drop-in's ``null`` removes only what an earlier drop-in set: the file's value stays (it is
+      still in the struct), and nothing is defaulted again: a zero value (``""``, ``0``, ``{}``) in
+      a drop-in is the value, not "the default";
+    * maps keep the file's keys and take the drop-in's (the struct's map is filled, not replaced);
+      lists replace;
+    * keys match the struct's fields case-insensitively, so ``TopologyManagerPolicy`` in a drop-in
+      sets the policy, where the same key in the file is an ignored unknown field; a spelling that
+      sorts before the Go field name is overwritten by the file's value when that key follows it;
+    * a key that matches no field is dropped without a word (no lenient-decoding log line)."""
+    merged: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for doc in docs:
+        for key, patch in doc.fields.items():
+            if patch is None:
+                merged.pop(key, None)
+                origin.pop(key, None)
             else:
-                fields[name] = Setting(None, "dropin", doc.source, history[:-1])
-            continue
+                merged[key] = merge_patch(merged.get(key), patch)
+                origin[key] = doc.source
+    by_field: dict[str, list[str]] = {}
+    for key in merged:
+        by_field.setdefault(known_name(key, "dropin") or key, []).append(key)
+    for name, keys in sorted(by_field.items()):
+        previous = fields.get(name)
         base = previous.value if previous is not None else None
-        _set(fields, name, normalize(name, merge_patch(base, patch)), "dropin", doc.source)
+        value, last = base, None
+        base_key = go_field_name(name) if name in FIELD_SINCE else None
+        for key in sorted({*keys, *([base_key] if base_key else [])}):  # encoding/json assigns in key order
+            if key in merged:
+                value, last = _onto(value, merged[key]), key
+            elif base is not None:
+                value, last = _onto(value, base), None
+        if last is None and not isinstance(base, dict):
+            continue  # every spelling sorted before the Go name: the file's value was assigned last
+        _set(fields, name, normalize(name, value), "dropin", origin[last] if last else origin[keys[-1]])
 
 
 def _apply_configz(fields: dict[str, Setting], doc: KubeletConfigDoc) -> tuple[dict[str, Setting], tuple[Drift, ...]]:
@@ -195,3 +259,27 @@ def without_configz(settings: KubeletSettings) -> KubeletSettings:
             last = setting.overridden[-1]
             fields[name] = Setting(last.value, last.source, last.detail, setting.overridden[:-1])
     return replace(settings, fields=fields, drift=(), from_configz=False)
+
+
+def snapshot_settings(
+    fields: dict[str, Setting], *, config_file: str | None = None, config_dir: str | None = None
+) -> KubeletSettings:
+    """``KubeletSettings`` for a snapshot node's settings. A snapshot keeps every field its files
+    set, known to the kubelet or not, with the file as provenance: the unknown ones (and which
+    files are drop-ins) are read back from there, so validation still reports them."""
+    dropins: dict[str, None] = {}
+    unknown: list[tuple[str, str]] = []
+    for name, setting in fields.items():
+        layers = setting.overridden if setting.source == "configz" else (*setting.overridden, setting.as_layer())
+        for layer in layers:
+            if layer.source == "dropin" and layer.detail:
+                dropins[layer.detail] = None
+            if name not in FIELD_SINCE and layer.source in ("file", "dropin") and layer.detail:
+                unknown.append((layer.detail, name))
+    return KubeletSettings(
+        fields=fields,
+        config_file=config_file,
+        config_dir=config_dir,
+        dropins=tuple(dropins),
+        unknown_fields=tuple(dict.fromkeys(unknown)),
+    )

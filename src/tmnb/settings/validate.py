@@ -8,6 +8,7 @@ whether the kubelet would restore its state files.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Collection
 
 from tmnb.cpuset import CPUSet
@@ -83,14 +84,22 @@ def _too_new(name: str, version: KubeVersion) -> int | None:
 
 def _check_fields(settings: KubeletSettings, version: KubeVersion, out: Findings) -> None:
     for source, name in settings.unknown_fields:
-        out.add(
-            "config.unknown-field",
-            name,
-            "warning",
-            f'{source}: unknown field "{name}"; the kubelet ignores it after logging '
-            '"Using lenient decoding as strict decoding failed" '
-            f'err="strict decoding error: unknown field \\"{name}\\""',
-        )
+        close = difflib.get_close_matches(name, list(FIELD_SINCE), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        if source in settings.dropins:
+            # A drop-in is decoded into a plain map (DecodeKubeletConfigurationIntoJSON), which takes
+            # any key; json.Unmarshal of the merged drop-ins then drops the key without a log line.
+            message = (
+                f'{source}: unknown field "{name}"{hint}; the kubelet ignores it without logging anything '
+                "(drop-ins are merged as plain JSON, and a key that matches no field is dropped)"
+            )
+        else:
+            message = (
+                f'{source}: unknown field "{name}"{hint}; the kubelet ignores it after logging '
+                '"Using lenient decoding as strict decoding failed" '
+                f'err="strict decoding error: unknown field \\"{name}\\""'
+            )
+        out.add("config.unknown-field", name, "warning", message)
     for name, setting in settings.fields.items():
         configured = [layer for layer in _layered(setting) if layer.source in ("file", "dropin")]
         since = _too_new(name, version)
@@ -108,6 +117,8 @@ def _check_fields(settings: KubeletSettings, version: KubeVersion, out: Findings
 
 
 def _check_dropins(settings: KubeletSettings, version: KubeVersion, out: Findings) -> None:
+    if settings.dropin_dir_unread:
+        out.add("dropin.dir-unread", "configDir", "warning", settings.dropin_dir_unread)
     for path in settings.skipped_dropin_files:
         out.add(
             "dropin.skipped-file",

@@ -26,6 +26,7 @@ from tmnb.snapshot.model import (
     Setting,
     Snapshot,
     SnapshotSource,
+    StateFile,
     Versions,
 )
 
@@ -54,6 +55,7 @@ __all__ = [
     "Setting",
     "Snapshot",
     "SnapshotSource",
+    "StateFile",
     "Versions",
     "digest",
     "from_dict",

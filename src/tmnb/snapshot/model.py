@@ -143,6 +143,22 @@ class Issue:
 
 
 @dataclass(config=_STRICT, frozen=True)
+class StateFile:
+    """A resource manager's checkpoint as the kubelet's ``restoreState`` meets it when it starts."""
+
+    manager: Literal["cpu", "memory"]
+    path: Annotated[str, Field(description="on the node, e.g. /var/lib/kubelet/cpu_manager_state")]
+    policy: str | None = Field(default=None, description="policyName, when the file loads")
+    error: Text | None = Field(
+        default=None, description="the kubelet's error restoring it (before the wrapping 'could not restore ...')"
+    )
+    error_after_policy: bool = Field(
+        default=False, description="error comes after the policy comparison (a CPU list), not from loading"
+    )
+    unknown: Text | None = Field(default=None, description="why tmnb cannot tell what the kubelet does with it")
+
+
+@dataclass(config=_STRICT, frozen=True)
 class NrtResource:
     """One resource of a NodeResourceTopology zone; quantities as the object carries them."""
 
@@ -210,6 +226,9 @@ class Node:
     devices: list[Device] = Field(default_factory=list)
     shared_pool: CpuList | None = Field(default=None, description="the CPU manager's defaultCpuSet")
     allocations: list[Allocation] = Field(default_factory=list)
+    state_files: list[StateFile] = Field(
+        default_factory=list, description="cpu/memory manager checkpoints on the node, as the kubelet restores them"
+    )
     nrt: list[NrtZone] = Field(default_factory=list, description="NodeResourceTopology zones, when published")
     issues: list[Issue] = Field(default_factory=list)
     kubelet_journal: KubeletJournal | None = Field(default=None, description="kubelet log excerpt (node collector)")

@@ -270,6 +270,7 @@ def merge_node(api: Node, bundle: NodeBundle | Node | Issue, pods: Mapping[str, 
         devices=bundle.devices,
         shared_pool=bundle.shared_pool,
         allocations=allocations,
+        state_files=bundle.state_files,
         issues=[*api.issues, *bundle.issues],
         kubelet_journal=bundle.kubelet_journal,
     )

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
@@ -30,6 +30,7 @@ from tmnb.parse.state_files import (
 from tmnb.parse.sysfs import MAX_NUMA_NODES
 from tmnb.parse.systemd import order_unit_files, parse_systemd_units
 from tmnb.redact import redact_argv
+from tmnb.settings.checkpoints import read_state_file
 from tmnb.settings.effective import effective_settings
 from tmnb.snapshot import (
     Allocation,
@@ -40,6 +41,7 @@ from tmnb.snapshot import (
     MemoryBlock,
     Node,
     Setting,
+    StateFile,
 )
 from tmnb.sources.node_render import CPU_SYSFS, NODE_SYSFS, PCI_SYSFS
 from tmnb.sources.node_topology import read_topology
@@ -164,7 +166,10 @@ def _kubelet(root: Path, issues: _Issues, running: bytes | None) -> KubeletInfo:
     dropins = None
     if flags and flags.config_dir:
         dropin_root = root / flags.config_dir.lstrip("/")
-        dropins = issues.attempt("kubelet drop-ins", lambda: read_dropin_dir(dropin_root))
+        shown = flags.config_dir
+        dropins = issues.attempt("kubelet drop-ins", lambda: read_dropin_dir(dropin_root, shown=shown))
+        if dropins is not None and dropins.unread:
+            issues.append(Issue(source="kubelet drop-ins", severity="warning", message=dropins.unread))
     settings = effective_settings(file=file_doc, dropins=dropins or (), flags=flags)
     return KubeletInfo(
         settings=_node_paths(settings.fields, root),
@@ -222,6 +227,21 @@ def _state(
         ids = [dev for _, group in sorted(e.devices.items()) for dev in group]
         held[(e.pod_uid, e.container)].devices.append(DeviceAllocation(resource=e.resource, ids=ids))
     return cpu, held, devices
+
+
+def _state_files(root: Path) -> list[StateFile]:
+    """The checkpoints as the kubelet's ``restoreState`` meets them at its next start."""
+    state = root / DEFAULT_ROOT_DIR.lstrip("/")
+    found = []
+    files: tuple[tuple[Literal["cpu", "memory"], str], ...] = (
+        ("cpu", "cpu_manager_state"),
+        ("memory", "memory_manager_state"),
+    )
+    for manager, name in files:
+        record = read_state_file(state / name, manager=manager, shown=f"{DEFAULT_ROOT_DIR}/{name}")
+        if record is not None:
+            found.append(record)
+    return found
 
 
 def _device_numa(root: Path, device_id: str, issues: _Issues) -> list[int] | None:
@@ -295,5 +315,6 @@ def read_node_root(root: str | Path, *, name: str, running: bytes | None = None)
         devices=_devices(root, checkpoint, issues),
         shared_pool=str(cpu_state.default_cpuset) if cpu_state else None,
         allocations=allocations,
+        state_files=_state_files(root),
         issues=list(issues),
     )
