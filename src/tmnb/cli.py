@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from tmnb import __version__, cli_evidence, cli_rollout
 from tmnb.cli_types import port, positive_seconds
 from tmnb.errors import RunError, TmnbError
+from tmnb.sources.resolve import NODE_ROOT, sources_help
 
 if TYPE_CHECKING:
     from tmnb.demo import Demo
@@ -50,19 +51,15 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--reports-dir", default="reports", help="where the demo folder goes (default: reports)")
 
     snap = sub.add_parser("snapshot", help="write a snapshot file from a source")
-    snap.add_argument(
-        "--source",
-        default="sample",
-        help="'sample', 'live' (a cluster), 'node-root:DIR' (a copy of one node's files) or a snapshot file",
-    )
-    snap.add_argument("--node-name", help="node name for --source node-root:DIR (default: the directory name)")
+    snap.add_argument("--source", default="sample", help=sources_help("sample"))
+    snap.add_argument("--node-name", help=f"node name for --source {NODE_ROOT}DIR (default: the directory name)")
     snap.add_argument("--context", help="kube context for --source live (default: the current context)")
     snap.add_argument("--kubeconfig", help="kubeconfig file for --source live (default: $KUBECONFIG, ~/.kube/config)")
     snap.add_argument("--out", required=True, help="output file (.json or .json.gz)")
     snap.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     what = sub.add_parser("whatif", help="predict which pods each node admits under target kubelet settings")
     src = what.add_mutually_exclusive_group(required=True)
-    src.add_argument("--snapshot", help="snapshot file, or 'sample'")
+    src.add_argument("--snapshot", help=sources_help())
     src.add_argument("--node-root", help="a copy of one node's files laid out as on the node (needs --pods)")
     what.add_argument("--pods", help="PodList JSON (kubectl get pods -o json) for --node-root")
     what.add_argument("--node-name", help="node name for --node-root (default: the directory name)")
@@ -93,7 +90,7 @@ def _sandbox_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     box = sub.add_parser("sandbox", help="a simulated cluster on 127.0.0.1 for kubectl and rollout rehearsals")
     verbs = box.add_subparsers(dest="verb", required=True, metavar="VERB")
     up = verbs.add_parser("up", help="start a sandbox built from a snapshot (the sample fleet by default)")
-    up.add_argument("--from", dest="source", default="sample", help="'sample' or a snapshot file")
+    up.add_argument("--from", dest="source", default="sample", help=sources_help("sample"))
     up.add_argument("--nodes", type=int, help="generate N sample nodes instead of --from")
     up.add_argument("--port", type=port, default=0, help="port on 127.0.0.1 (default: a free one)")
     up.add_argument("--kubeconfig", required=True, help="kubeconfig to write for the sandbox (mode 0600)")
@@ -242,10 +239,10 @@ def report_demo(demo: Demo) -> int:
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
     from tmnb.errors import InputError
-    from tmnb.sources.resolve import NODE_ROOT, check_source, open_snapshot
+    from tmnb.sources.resolve import check_options, check_source, open_snapshot
 
-    if args.source != "live" and (args.context or args.kubeconfig):
-        raise InputError("--context and --kubeconfig apply to --source live only", where="--source")
+    given = {"context": args.context or None, "kubeconfig": args.kubeconfig or None, "node_name": args.node_name}
+    check_options(args.source, given, flags=True)
     if os.path.lexists(args.out) and not args.force:
         raise InputError("exists; pass --force to overwrite it (a snapshot is evidence)", source=args.out)
     check_source(args.source)

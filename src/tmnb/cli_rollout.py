@@ -8,6 +8,8 @@ import sys
 from typing import Any
 
 from tmnb.cli_types import non_negative_seconds, positive_seconds
+from tmnb.sources.node_files import NODE_FILES_HELP
+from tmnb.sources.resolve import sources_help
 
 EXECUTORS = ("dry-run", "local", "ssh", "node-pod", "sandbox")
 
@@ -35,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             required=True,
             help="KubeletConfiguration field to set (repeatable), as for whatif",
         )
-        p.add_argument("--source", default="live", help="'live' (default), 'sample' or a snapshot file")
+        p.add_argument("--source", default="live", help=sources_help("live"))
         p.add_argument("--context", default="", help="kube context (default: the current one)")
         p.add_argument("--kubeconfig", default="", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config)")
         p.add_argument("--node", dest="nodes", action="append", default=[], help="node to change (repeatable)")
@@ -50,7 +52,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             help="change this node although the what-if rejects pods there",
         )
         p.add_argument("--executor", choices=EXECUTORS, default="dry-run" if verb == "plan" else "sandbox")
-        p.add_argument("--node-files", default="", help="how to re-read node files (default: from the executor)")
+        p.add_argument(
+            "--node-files",
+            default="",
+            help=f"how to re-read node files (default: as the executor reads them): {NODE_FILES_HELP}",
+        )
         p.add_argument("--apply", choices=("auto", "edit", "drop-in"), default="auto")
         p.add_argument("--drain", choices=("auto", "always", "never"), default="auto")
         p.add_argument("--format", choices=("table", "json"), default="table")

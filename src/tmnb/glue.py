@@ -8,6 +8,7 @@ executed notebook into the run manifest. Cheaper than scrapbook inside the kerne
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 MIME = "application/vnd.tmnb.result+json"
@@ -19,6 +20,13 @@ def glue(name: str, value: Any) -> None:
 
     payload = {"name": name, "value": json.loads(json.dumps(value, default=str))}
     display({MIME: payload, "text/plain": f"{name} = {payload['value']!r}"}, raw=True)
+
+
+def glue_all(values: Mapping[str, Any]) -> None:
+    """Record every name and value, in order: a notebook's last cell hands over what a function
+    computed, so the cell holds no logic and the values can be tested without a kernel."""
+    for name, value in values.items():
+        glue(name, value)
 
 
 def read_glued(nb: Any) -> dict[str, Any]:

@@ -228,31 +228,72 @@ def test_common_table(policy, numa, case, providers, hint):
     assert merged(policy, numa, providers) == (hint, True)
 
 
-# (what the case shows, providers, merged hint, restricted admits) from the best-effort tables on four
-# nodes; restricted merges the same way (it embeds best-effort) but admits only preferred hints.
+def best_effort_table(*machine: int) -> list[tuple[str, list[ProviderHints], TopologyHint, bool]]:
+    """(what the case shows, providers, merged hint, restricted admits) from the best-effort table
+    (mergeTestCases); ``machine`` is the default mask the kubelet falls back to. Restricted merges the
+    same way (it embeds best-effort) but admits only preferred hints."""
+    return [
+        ("equal pairs of masks: the numerically lower", [one(r1=[H(0, 1), H(0, 2)]), one(r2=[H(0, 1), H(0, 2)])],
+         H(0, 1), True),
+        ("no providers: any node, preferred", [], H(*machine), True),
+        ("an empty hint map: any node, preferred", [{}], H(*machine), True),
+        ("a nil hint list: any node, preferred", [one(r=None)], H(*machine), True),
+        ("an empty hint list: cannot be satisfied", [one(r=[])], F(*machine), False),
+        ("a preferred nil hint", [one(r=[NIL_T])], H(*machine), True),
+        ("a non-preferred nil hint", [one(r=[NIL_F])], F(*machine), False),
+        ("no common node: the whole machine, not preferred", [one(r1=[H(0)]), one(r2=[H(1)])], F(*machine), False),
+        ("same node, one side not preferred, node 0", [one(r1=[H(0)]), one(r2=[F(0)])], F(0), False),
+        ("same node, one side not preferred, node 1", [one(r1=[H(1)]), one(r2=[F(1)])], F(1), False),
+        ("different preferred masks merge to a non-preferred one, node 0", [one(r1=[H(0)]), one(r2=[H(0, 1)])],
+         F(0), False),
+        ("different preferred masks merge to a non-preferred one, node 1", [one(r1=[H(1)]), one(r2=[H(0, 1)])],
+         F(1), False),
+        ("two choices against one wide non-preferred", [one(r1=[H(0), H(1)]), one(r2=[F(0, 1)])], F(0), False),
+        ("non-preferred: stop at the best count (2)", [one(r1=[F(0, 1, 2, 3), F(0, 1)]), one(r2=[F(0, 1)])],
+         F(0, 1), False),
+        ("non-preferred: any mask of the best count", [one(r1=[F(0, 1, 2, 3), F(0, 1)]), one(r2=[F(0, 3)])],
+         F(0, 3), False),
+        ("non-preferred: the merge that reaches the count", [one(r1=[F(0, 1, 2, 3), F(0, 1)]), one(r2=[F(1, 2)])],
+         F(1, 2), False),
+        ("non-preferred: the merge that reaches the count, upper pair", [one(r1=[F(0, 1, 2, 3), F(0, 1)]),
+         one(r2=[F(2, 3)])], F(2, 3), False),
+    ]  # fmt: skip
+
+
+#: Two merges reach the best count (2): without prefer-closest-numa-nodes the numerically lower wins
+#: (mergeTestCasesNoPolicies); with it, the pair at the shorter distance (mergeTestCasesClosestNUMA).
+TWO_AT_THE_COUNT = [one(r1=[F(0, 1, 2, 3), F(0, 1)]), one(r2=[F(1, 2), F(2, 3)])]
+SEVERAL_AT_THE_COUNT = [one(r1=[F(0, 1, 2, 3), F(0, 1)]), one(r2=[F(1, 2, 3), F(1, 2), F(1, 3), F(2, 3)])]
+
 BEST_EFFORT_TABLE = [
-    ("equal pairs of masks: the numerically lower", [one(r1=[H(0, 1), H(0, 2)]), one(r2=[H(0, 1), H(0, 2)])],
-     H(0, 1), True),
-    ("no providers: any node, preferred", [], H(0, 1, 2, 3), True),
-    ("an empty hint map: any node, preferred", [{}], H(0, 1, 2, 3), True),
-    ("a nil hint list: any node, preferred", [one(r=None)], H(0, 1, 2, 3), True),
-    ("an empty hint list: cannot be satisfied", [one(r=[])], F(0, 1, 2, 3), False),
-    ("a preferred nil hint", [one(r=[NIL_T])], H(0, 1, 2, 3), True),
-    ("a non-preferred nil hint", [one(r=[NIL_F])], F(0, 1, 2, 3), False),
-    ("no common node: the whole machine, not preferred", [one(r1=[H(0)]), one(r2=[H(1)])], F(0, 1, 2, 3), False),
-    ("same node, one side not preferred, node 0", [one(r1=[H(0)]), one(r2=[F(0)])], F(0), False),
-    ("same node, one side not preferred, node 1", [one(r1=[H(1)]), one(r2=[F(1)])], F(1), False),
-    ("different preferred masks merge to a non-preferred one, node 0", [one(r1=[H(0)]), one(r2=[H(0, 1)])],
-     F(0), False),
-    ("different preferred masks merge to a non-preferred one, node 1", [one(r1=[H(1)]), one(r2=[H(0, 1)])],
-     F(1), False),
-    ("two choices against one wide non-preferred", [one(r1=[H(0), H(1)]), one(r2=[F(0, 1)])], F(0), False),
-    ("non-preferred: stop at the best count (2)", [one(r1=[F(0, 1, 2, 3), F(0, 1)]), one(r2=[F(0, 1)])],
-     F(0, 1), False),
-    ("non-preferred: any mask of the best count", [one(r1=[F(0, 1, 2, 3), F(0, 1)]), one(r2=[F(0, 3)])],
-     F(0, 3), False),
-    ("non-preferred: the merge that reaches the count", [one(r1=[F(0, 1, 2, 3), F(0, 1)]), one(r2=[F(1, 2)])],
-     F(1, 2), False),
+    *best_effort_table(0, 1, 2, 3),
+    ("non-preferred: the lower of two merges at the count", TWO_AT_THE_COUNT, F(1, 2), False),
+    ("non-preferred: the lowest of several merges at the count", SEVERAL_AT_THE_COUNT, F(1, 2), False),
+]
+
+# commonNUMAInfoEightNodes: two groups of four, 30 apart; inside a group 0-1 and 2-3 are 11 apart,
+# the other pairs 12 (row 7 says 13 to node 6, which no case below reaches).
+EIGHT = NUMAInfo(
+    tuple(range(8)),
+    {
+        0: [10, 11, 12, 12, 30, 30, 30, 30],
+        1: [11, 10, 12, 12, 30, 30, 30, 30],
+        2: [12, 12, 10, 11, 30, 30, 30, 30],
+        3: [12, 12, 11, 10, 30, 30, 30, 30],
+        4: [30, 30, 30, 30, 10, 11, 12, 12],
+        5: [30, 30, 30, 30, 11, 10, 12, 12],
+        6: [30, 30, 30, 30, 12, 12, 10, 11],
+        7: [30, 30, 30, 30, 12, 12, 13, 10],
+    },
+)
+CLOSEST_TABLE = [
+    *best_effort_table(*range(8)),
+    ("closest: the pair at distance 12 over the pair at 30", [one(r1=[H(0, 4), H(0, 2)]), one(r2=[H(0, 4), H(0, 2)])],
+     H(0, 2), True),
+    ("closest: a single node stays narrower than a close pair", [one(r1=[H(4), H(0, 2)]), one(r2=[H(4), H(0, 2)])],
+     H(4), True),
+    ("closest: of two merges at the count, the closer pair", TWO_AT_THE_COUNT, F(2, 3), False),
+    ("closest: of several merges at the count, the closest pair", SEVERAL_AT_THE_COUNT, F(2, 3), False),
 ]  # fmt: skip
 
 
@@ -264,27 +305,46 @@ def test_best_effort_and_restricted_table(case, providers, hint, restricted_admi
     assert merged(RESTRICTED, FOUR, providers) == (hint, restricted_admits)
 
 
-# (what the case shows, providers, stored hint) from the single-numa-node table on two nodes: a merge
-# that spans the machine is stored as nil, and only a preferred hint admits the pod.
+@pytest.mark.parametrize(("case", "providers", "hint"), COMMON, ids=[c[0] for c in COMMON])
+def test_common_table_with_prefer_closest_numa_on_eight_nodes(case, providers, hint):
+    closest = TopologyManagerOptions(prefer_closest_numa=True)
+    assert policy_for(BEST_EFFORT, EIGHT, closest).merge(providers) == (hint, True)
+
+
+@pytest.mark.parametrize(
+    ("case", "providers", "hint", "restricted_admits"), CLOSEST_TABLE, ids=[c[0] for c in CLOSEST_TABLE]
+)
+def test_prefer_closest_numa_table_on_eight_nodes(case, providers, hint, restricted_admits):
+    """TestPolicyBestEffortMergeClosestNUMA and its restricted twin."""
+    closest = TopologyManagerOptions(prefer_closest_numa=True)
+    assert policy_for(BEST_EFFORT, EIGHT, closest).merge(providers) == (hint, True)
+    assert policy_for(RESTRICTED, EIGHT, closest).merge(providers) == (hint, restricted_admits)
+
+
+# (what the case shows, providers, stored hint, admitted) from the single-numa-node table on two
+# nodes: a merge that spans the machine is stored as nil. Admission as TestPolicySingleNumaNodeCanAdmitPodResult
+# states it: a non-preferred hint is refused.
 SINGLE_NUMA_TABLE = [
-    ("no providers", [], NIL_T),
-    ("an empty hint map", [{}], NIL_T),
-    ("a nil hint list", [one(r=None)], NIL_T),
-    ("an empty hint list", [one(r=[])], NIL_F),
-    ("a preferred nil hint", [one(r=[NIL_T])], NIL_T),
-    ("a non-preferred nil hint", [one(r=[NIL_F])], NIL_F),
-    ("no common node", [one(r1=[H(0)]), one(r2=[H(1)])], NIL_F),
-    ("same node, one side not preferred, node 0", [one(r1=[H(0)]), one(r2=[F(0)])], NIL_F),
-    ("same node, one side not preferred, node 1", [one(r1=[H(1)]), one(r2=[F(1)])], NIL_F),
-    ("two choices against one wide non-preferred", [one(r1=[H(0), H(1)]), one(r2=[F(0, 1)])], NIL_F),
-    ("a preferred two-node hint is filtered out", [one(r1=[H(0, 1)], r2=[H(0), H(1), F(0, 1)])], NIL_F),
-    ("a nil provider next to single-node choices", [one(r1=[H(0), H(1), F(0, 1)]), None], H(0)),
+    ("no providers", [], NIL_T, True),
+    ("an empty hint map", [{}], NIL_T, True),
+    ("a nil hint list", [one(r=None)], NIL_T, True),
+    ("an empty hint list", [one(r=[])], NIL_F, False),
+    ("a preferred nil hint", [one(r=[NIL_T])], NIL_T, True),
+    ("a non-preferred nil hint", [one(r=[NIL_F])], NIL_F, False),
+    ("no common node", [one(r1=[H(0)]), one(r2=[H(1)])], NIL_F, False),
+    ("same node, one side not preferred, node 0", [one(r1=[H(0)]), one(r2=[F(0)])], NIL_F, False),
+    ("same node, one side not preferred, node 1", [one(r1=[H(1)]), one(r2=[F(1)])], NIL_F, False),
+    ("two choices against one wide non-preferred", [one(r1=[H(0), H(1)]), one(r2=[F(0, 1)])], NIL_F, False),
+    ("a preferred two-node hint is filtered out", [one(r1=[H(0, 1)], r2=[H(0), H(1), F(0, 1)])], NIL_F, False),
+    ("a nil provider next to single-node choices", [one(r1=[H(0), H(1), F(0, 1)]), None], H(0), True),
 ]
 
 
-@pytest.mark.parametrize(("case", "providers", "hint"), SINGLE_NUMA_TABLE, ids=[c[0] for c in SINGLE_NUMA_TABLE])
-def test_single_numa_node_table(case, providers, hint):
-    assert merged(SINGLE_NUMA_NODE, TWO, providers) == (hint, hint.preferred is True)
+@pytest.mark.parametrize(
+    ("case", "providers", "hint", "admitted"), SINGLE_NUMA_TABLE, ids=[c[0] for c in SINGLE_NUMA_TABLE]
+)
+def test_single_numa_node_table(case, providers, hint, admitted):
+    assert merged(SINGLE_NUMA_NODE, TWO, providers) == (hint, admitted)
 
 
 def test_none_policy_admits_without_affinity():
@@ -427,6 +487,8 @@ def test_reference_merge_agrees_with_the_tables():
         assert reference_merge(_ref_lists(providers), FOUR.nodes) == hint
     for _, providers, hint in COMMON:
         assert reference_merge(_ref_lists(providers), FOUR.nodes) == hint
+    for _, providers, hint, _ in CLOSEST_TABLE:
+        assert reference_merge(_ref_lists(providers), EIGHT.nodes, EIGHT.distances) == hint
 
 
 @settings(max_examples=300, deadline=None)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from collect.apiserver import ApiServer, FakeApi
+from sources.apiserver import ApiServer, FakeApi
 from tmnb.errors import RolloutError
 from tmnb.rollout.executors import NSENTER, NodePodExecutor, make_executor
 from tmnb.rollout.ops import command_for

@@ -27,7 +27,7 @@ from tmnb.kubelet.names import (
 from tmnb.kubelet.node import NodeModel, NodeSimulator
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
-from tmnb.kubelet.pod import quantity
+from tmnb.parse.quantity import quantity
 from tmnb.replay.node_input import model_for, model_pod
 from tmnb.replay.plan import plan_for
 from tmnb.snapshot import Node, Pod, Snapshot

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -171,6 +173,17 @@ def pick_nodes(occ: pd.DataFrame, wanted: list[str] | None = None, count: int = 
         return list(wanted)
     cpu = occ[occ["resource"] == "cpu"].groupby("node")["fraction"].max()
     return list(cpu.sort_values(ascending=False, kind="stable").index[:count])
+
+
+def holdings(held: pd.DataFrame, nodes: list[str]) -> pd.DataFrame:
+    """The exclusive holdings (``pod_occupancy``) on ``nodes``, by node, resource, zone and pod."""
+    return held[held["node"].isin(nodes)].sort_values(["node", "resource", "numa", "pod"])
+
+
+def results(occ: pd.DataFrame, detail: list[str], figures: list[Path]) -> dict[str, Any]:
+    """What an occupancy run hands whoever scheduled it: the figures written, the nodes drawn in
+    detail and the pools seen."""
+    return {"figures": [f.name for f in figures], "detail_nodes": detail, "pools": sorted(set(occ["pool"]))}
 
 
 def pod_occupancy(snapshot: Snapshot, node: str | None = None) -> pd.DataFrame:

@@ -218,6 +218,23 @@ def assess(
     )
 
 
+def results(report: Readiness, snapshot_path: object) -> dict[str, Any]:
+    """What a readiness run hands whoever scheduled it (the run manifest's ``results``): each node's
+    verdict, each pool's canary, the blocker and rejection counts, the stored snapshot, and the
+    alert when there is one."""
+    rejected = int((~report.pods["admitted"]).sum()) if len(report.pods) else 0
+    values: dict[str, Any] = {
+        "verdicts": dict(zip(report.verdicts["node"], report.verdicts["verdict"], strict=True)),
+        "canary": dict(zip(report.canary["pool"], report.canary["canary"], strict=True)),
+        "blockers": int((report.lint["severity"] == "blocker").sum()),
+        "rejected": rejected,
+        "snapshot": str(snapshot_path),
+    }
+    if report.alert:
+        values["alert"] = {"why": report.alert}
+    return values
+
+
 def rejected_first(pods: pd.DataFrame) -> pd.DataFrame:
     if pods.empty:
         return pods

@@ -122,6 +122,7 @@ def parse_kubelet_args(argv: Sequence[str], *, source: str, origins: Sequence[st
     i = 1
     while i < len(argv):
         word, origin = argv[i], where[i]
+        value: str | None
         if word == "--":
             if i + 1 < len(argv):
                 raise ConfigRejected(f"unknown command {argv[i + 1]}", source=source)

@@ -152,7 +152,7 @@ def quantity_value(text: str) -> Decimal:
         raise ValueError(f"{text[:40]!r} is not a Kubernetes quantity such as 4, 500m or 16Gi")
     number, suffix = Decimal(m.group(1)), m.group(2) or ""
     if suffix in _BINARY_POWER:
-        return number * (1024 ** _BINARY_POWER[suffix])
+        return number * (1 << 10 * _BINARY_POWER[suffix])
     if suffix in _DECIMAL_POWER:
         return number.scaleb(_DECIMAL_POWER[suffix])
     return number.scaleb(int(suffix[1:]))

@@ -300,10 +300,10 @@ def parse_cpu_manager_state(text: str | bytes, *, source: str = "cpu_manager_sta
         # v1: container ID -> cpuset. Kubelets that still read v1 migrated it through the container
         # map on start; the newest (loadCheckpointV2 is the oldest they read) refuse the file.
         policy, _ = doc.string("policyName")
-        default, default_where = doc.string("defaultCpuSet")
+        default_text, default_where = doc.string("defaultCpuSet")
         return CpuManagerState(
             policy_name=policy,
-            default_cpuset=_cpuset(default, source, default_where),
+            default_cpuset=_cpuset(default_text, source, default_where),
             entries={},
             entries_v1={cid: _cpuset(cpus, source, f"{where}.{cid}") for cid, cpus in raw_entries.items()},
             version="v1",

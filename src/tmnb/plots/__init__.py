@@ -2,7 +2,7 @@
 
 from tmnb.plots.compare import alignment_changes, distributions, timeseries
 from tmnb.plots.figures import save, show
-from tmnb.plots.occupancy import cpu_map, fleet_heatmap, node_numa_bars
+from tmnb.plots.occupancy import cpu_map, fleet_heatmap, node_numa_bars, show_nodes
 
 __all__ = [
     "alignment_changes",
@@ -12,5 +12,6 @@ __all__ = [
     "node_numa_bars",
     "save",
     "show",
+    "show_nodes",
     "timeseries",
 ]

@@ -6,6 +6,8 @@ labelled axes with units; ``tmnb.plots.show`` saves and displays them.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -16,7 +18,8 @@ from matplotlib.ticker import MaxNLocator
 
 from tmnb.analysis.occupancy import NO_TOPOLOGY
 from tmnb.cpuset import CPUSet
-from tmnb.snapshot import Node
+from tmnb.plots.figures import show
+from tmnb.snapshot import Node, Snapshot
 
 GIB = float(1 << 30)
 RESERVED, FREE, SHARED, OFFLINE = "#7f7f7f", "#ececec", "#fbf3d5", "#ffffff"
@@ -255,3 +258,14 @@ def cpu_map(node: Node) -> Figure:
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=MIN_FONT, frameon=False)
     fig.tight_layout()
     return fig
+
+
+def show_nodes(
+    occ: pd.DataFrame, held: pd.DataFrame, snapshot: Snapshot, nodes: list[str], out_dir: str | Path
+) -> list[Path]:
+    """Each node's NUMA bars, then its CPU map, saved into the run folder and shown in that order."""
+    paths = []
+    for name in nodes:
+        paths.append(show(node_numa_bars(occ, held, name), out_dir, f"{name}-numa"))
+        paths.append(show(cpu_map(snapshot.node(name)), out_dir, f"{name}-cpu-map"))
+    return paths

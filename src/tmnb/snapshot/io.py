@@ -35,7 +35,8 @@ _SNIFF = 4096
 
 
 def to_dict(snapshot: Snapshot) -> dict[str, Any]:
-    return _ADAPTER.dump_python(snapshot, mode="json")
+    document: dict[str, Any] = _ADAPTER.dump_python(snapshot, mode="json")
+    return document
 
 
 def canonical_json(data: dict[str, Any]) -> bytes:

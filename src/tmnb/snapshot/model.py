@@ -8,7 +8,7 @@ read from the node (NUMA memory, hugepages) are integers in bytes or pages.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, model_validator
 from pydantic.dataclasses import dataclass
@@ -17,7 +17,7 @@ from tmnb.errors import InputError
 from tmnb.redact import redact_argv, redact_text, redact_value
 from tmnb.snapshot.values import non_negative_quantity
 
-SCHEMA_ID = "tmnb.snapshot/v1"
+SCHEMA_ID: Final = "tmnb.snapshot/v1"
 
 _STRICT = ConfigDict(extra="forbid")
 

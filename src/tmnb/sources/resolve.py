@@ -1,13 +1,17 @@
 """Turn a notebook's ``source`` parameter into a Snapshot: the one entry for every path.
 
-The snapshot modules (pydantic) are imported where a snapshot is made, so that ``check_source``
-can refuse a wrong argument at once.
+``SOURCES`` lists the kinds of source; help texts, the "unknown source" message and the check of
+parameters that apply to one source only (``check_options``) are read from it. A new source is
+one ``SourceKind`` there. The snapshot modules (pydantic) are imported where a snapshot is made,
+so that ``check_source`` can refuse a wrong argument at once.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,22 +23,129 @@ if TYPE_CHECKING:
 
 NODE_ROOT = "node-root:"
 SAMPLES = ("sample", "sample-after")
-SOURCES_HELP = (
-    "'sample' (the embedded fleet), 'sample-after' (the same fleet after a rollout), "
-    "'live' (the cluster of a kube context), "
-    f"'{NODE_ROOT}DIR' (a copy of one node's files) or the path of a snapshot file (.json or .json.gz)"
-)
+
+
+@dataclass(frozen=True)
+class OpenOptions:
+    """What a source may need beyond its name; ``None`` is "not given"."""
+
+    node_selector: str | None = None
+    context: str | None = None
+    kubeconfig: str | None = None
+    node_files: str | None = None
+    node_name: str | None = None
+    progress: bool | None = None
+
+
+@dataclass(frozen=True)
+class SourceKind:
+    """One way to name a snapshot source: the word users write (None for a file's path), what it is,
+    which parameters apply to it alone, and how its snapshot is read."""
+
+    form: str | None
+    what: str
+    claims: Callable[[str], bool]
+    read: Callable[[str, OpenOptions], Snapshot]
+    only: tuple[str, ...] = ()
+
+    def describe(self, *, default: bool = False) -> str:
+        what = f"default; {self.what}" if default else self.what
+        return what if self.form is None else f"'{self.form}' ({what})"
+
+
+def _read_sample(source: str, options: OpenOptions) -> Snapshot:
+    from tmnb.sources.sample import load_sample
+
+    return load_sample()
+
+
+def _read_sample_after(source: str, options: OpenOptions) -> Snapshot:
+    from tmnb.sources.sample import load_sample_after
+
+    return load_sample_after()
+
+
+def _read_live(source: str, options: OpenOptions) -> Snapshot:
+    from tmnb.sources.cluster import collect_cluster
+    from tmnb.sources.node_files import node_files_kind, with_node_files
+
+    if options.node_files:  # a spec that names no transport is refused before the cluster is read
+        node_files_kind(options.node_files)
+    snapshot = collect_cluster(
+        options.context or None,
+        options.kubeconfig or None,
+        node_selector=options.node_selector,
+        progress=options.progress,
+    )
+    return with_node_files(
+        snapshot,
+        options.node_files or "",
+        context=options.context or None,
+        kubeconfig=options.kubeconfig or None,
+        progress=options.progress,
+    )
+
+
+def _read_node_root(source: str, options: OpenOptions) -> Snapshot:
+    return node_root_snapshot(source.removeprefix(NODE_ROOT), options.node_name)
+
+
+def _read_file(source: str, options: OpenOptions) -> Snapshot:
+    from tmnb.snapshot import load
+
+    return load(source)
+
+
+#: A snapshot file: whatever no other source claims.
+SNAPSHOT_FILE = SourceKind(None, "the path of a snapshot file (.json or .json.gz)", lambda s: True, _read_file)
+#: Every source, matched in order.
+SOURCES: tuple[SourceKind, ...] = (
+    SourceKind("sample", "the embedded fleet", lambda s: s == "sample", _read_sample),
+    SourceKind("sample-after", "the same fleet after a rollout", lambda s: s == "sample-after", _read_sample_after),
+    SourceKind("live", "the cluster of a kube context", lambda s: s == "live", _read_live,
+               ("context", "kubeconfig", "node_files")),
+    SourceKind(f"{NODE_ROOT}DIR", "a copy of one node's files", lambda s: s.startswith(NODE_ROOT), _read_node_root,
+               ("node_name",)),
+    SNAPSHOT_FILE,
+)  # fmt: skip
+
+
+def sources_help(default: str | None = None) -> str:
+    """The sources as help texts and errors list them; ``default`` names the one a command assumes."""
+    parts = [k.describe(default=k.form is not None and k.form == default) for k in SOURCES]
+    return f"{', '.join(parts[:-1])} or {parts[-1]}"
+
+
+SOURCES_HELP = sources_help()
+
+
+def source_kind(source: str) -> SourceKind:
+    return next(k for k in SOURCES if k.claims(source))
 
 
 def check_source(source: str) -> None:
     """What the argument alone tells: a word that is no source, or a snapshot file that is not there."""
     if "\0" in source:
         raise InputError(f"{source!r} holds a NUL byte: not a file name", where="source")
-    if source == "live" or source in SAMPLES or source.startswith(NODE_ROOT) or _exists(source):
+    if source_kind(source) is not SNAPSHOT_FILE or _exists(source):
         return
     if Path(source).suffix not in {".json", ".gz"}:
         raise InputError(f"unknown source {source!r}: expected {SOURCES_HELP}", where="source")
     raise SnapshotError(f"cannot read snapshot: {os.strerror(errno.ENOENT)}", source=source)
+
+
+def check_options(source: str, given: Mapping[str, object], *, flags: bool = False) -> None:
+    """Refuse a parameter given (not None) with a source it does not apply to: the one check of
+    "only with live" and "only with node-root". ``flags`` names them as the command line does."""
+    kind = source_kind(source)
+    for owner in SOURCES:
+        wrong = [name for name in owner.only if given.get(name) is not None]
+        if owner is kind or not wrong:
+            continue
+        names = " and ".join(f"--{n.replace('_', '-')}" if flags else n for n in wrong)
+        verb = "applies" if len(wrong) == 1 else "apply"
+        to = f"--source {owner.form}" if flags else f"source='{owner.form}'"
+        raise InputError(f"{names} {verb} to {to} only", where="--source" if flags else wrong[0])
 
 
 def open_snapshot(
@@ -47,36 +158,18 @@ def open_snapshot(
     node_name: str | None = None,
     progress: bool | None = None,
 ) -> Snapshot:
-    """``sample`` or ``sample-after``, ``live`` (``context`` of ``kubeconfig``; default the current context, or the
-        in-cluster service account; ``node_files`` says how to read the nodes' own files, see
-        ``tmnb.sources.node_files``) or a snapshot file, narrowed to ``node_selector``. ``progress``
-    None shows bars on a terminal or notebook for a live collection. ``node-root:DIR`` is the one node
-    ``whatif --node-root`` reads, named ``node_name`` (default: the directory's name), without pods."""
-    from tmnb.snapshot import load
+    """The snapshot a source names (``SOURCES``), narrowed to ``node_selector``. ``live`` reads the
+    ``context`` of ``kubeconfig`` (default the current context, or the in-cluster service account)
+    and, after ``node_files`` (``tmnb.sources.node_files``), the nodes' own files; ``progress`` None
+    shows bars on a terminal or notebook. ``node-root:DIR`` is the one node ``whatif --node-root``
+    reads, named ``node_name`` (default: the directory's name), without pods. ``context`` and
+    ``kubeconfig`` are ignored by the other sources: a rollout hands them to its executor too."""
     from tmnb.snapshot.select import select_nodes
 
-    if source != "live" and node_files:
-        raise InputError("node_files applies to source='live' only", where="node_files")
-    if node_name is not None and not source.startswith(NODE_ROOT):
-        raise InputError(f"node_name applies to source='{NODE_ROOT}DIR' only", where="node_name")
+    check_options(source, {"node_files": node_files or None, "node_name": node_name})
     check_source(source)
-    if source == "live":
-        from tmnb.sources.cluster import collect_cluster
-        from tmnb.sources.node_files import with_node_files
-
-        snapshot = collect_cluster(context or None, kubeconfig or None, node_selector=node_selector, progress=progress)
-        snapshot = with_node_files(
-            snapshot, node_files, context=context or None, kubeconfig=kubeconfig or None, progress=progress
-        )
-    elif source.startswith(NODE_ROOT):
-        snapshot = node_root_snapshot(source.removeprefix(NODE_ROOT), node_name)
-    elif source in SAMPLES:
-        from tmnb.sources.sample import load_sample, load_sample_after
-
-        snapshot = load_sample() if source == "sample" else load_sample_after()
-    else:
-        snapshot = load(source)
-    return select_nodes(snapshot, node_selector)
+    options = OpenOptions(node_selector, context, kubeconfig, node_files, node_name, progress)
+    return select_nodes(source_kind(source).read(source, options), node_selector)
 
 
 def _exists(path: str) -> bool:

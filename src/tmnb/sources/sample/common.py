@@ -7,7 +7,7 @@ import random
 import uuid
 from datetime import UTC, datetime
 
-from tmnb.kubelet.pod import quantity
+from tmnb.parse.quantity import quantity
 
 POOL_LABEL = "tmnb.dev/pool"
 SERVER_VERSION = "v1.36.2"

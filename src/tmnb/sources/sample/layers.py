@@ -15,10 +15,11 @@ import yaml
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.pod import quantity
+from tmnb.kubelet.names import MEMORY_STATIC
 from tmnb.parse.kubelet_config import KubeletConfigDoc, parse_configz, parse_kubelet_config, parse_kubelet_dropin
 from tmnb.parse.kubelet_fields import API_VERSION, FIELD_TYPES, KIND, RESOURCE_MANAGER_FIELDS
 from tmnb.parse.kubelet_flags import CONFIG_FLAGS, parse_kubelet_args
+from tmnb.parse.quantity import quantity
 from tmnb.settings.effective import KubeletSettings, effective_settings
 from tmnb.snapshot import KubeletInfo, Setting
 from tmnb.snapshot.model import SettingSource
@@ -122,7 +123,7 @@ def _config_docs(profile_key: str, shape_key: str, config_file: str, version: Ku
     if profile.reserve_cores:
         layers[0]["reservedSystemCPUs"] = _reserved_cpus(shape, profile.reserve_cores)
     names = [name for name, _ in profile.dropins]
-    static = [v for v in layers if v.get("memoryManagerPolicy") == "Static"]
+    static = [v for v in layers if v.get("memoryManagerPolicy") == MEMORY_STATIC]
     if static:
         docs = _render(config_file, layers, names)
         merged = _layered(docs, ["kubelet", *docs.flags], version)

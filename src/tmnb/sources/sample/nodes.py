@@ -9,8 +9,9 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from tmnb.cpuset import CPUSet
+from tmnb.kubelet.names import CPU_STATIC
 from tmnb.kubelet.node import ContainerResult, NodeSimulator, PodResult
-from tmnb.kubelet.pod import quantity
+from tmnb.parse.quantity import quantity
 from tmnb.replay import node_model
 from tmnb.snapshot import Allocation, Device, DeviceAllocation, Issue, MemoryBlock, Node, Pod, Setting, Versions
 from tmnb.sources.sample.catalogue import POOLS, PROFILES, SHAPES, Profile, Shape
@@ -201,7 +202,7 @@ def _allocations(node: BuiltNode) -> list[Allocation]:
 
 def _shared_pool(node: BuiltNode) -> CPUSet | None:
     """The CPU manager's defaultCpuSet; None under the ``none`` policy, which keeps no CPU state."""
-    return node.sim.shared_pool() if node.sim.node.settings.cpu_manager_policy == "static" else None
+    return node.sim.shared_pool() if node.sim.node.settings.cpu_manager_policy == CPU_STATIC else None
 
 
 def _long_running(pod: Pod, container: str) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from tmnb.kubelet.names import SINGLE_NUMA_NODE
 from tmnb.kubelet.node import NodeSimulator
 from tmnb.replay import node_model
 from tmnb.snapshot import Pod, Setting
@@ -26,7 +27,7 @@ from tmnb.sources.sample.pods import Intent
 from tmnb.sources.sample.scheduling import Admission
 
 #: The change (the demo's, and the readiness report's default target).
-CHANGE = {"topologyManagerPolicy": "single-numa-node"}
+CHANGE = {"topologyManagerPolicy": SINGLE_NUMA_NODE}
 #: The nodes converted, in rollout order: a GPU, a telco and a general node not yet on the policy.
 WAVE = ("gpu-h100-02", "tel-epyc-03", "gen-icx-01")
 ROLLOUT_START = CAPTURED_AT + timedelta(minutes=30)

@@ -256,4 +256,4 @@ def test_open_snapshot_live_and_cli(tmp_path, capsys):
     assert main(["snapshot", "--source", "live", "--context", "nope", "--kubeconfig", kubeconfig, "--out", "x"]) == 2
     assert "cannot load kube context nope" in capsys.readouterr().err
     assert main(["snapshot", "--source", "sample", "--context", "prod-east", "--out", str(out)]) == 2
-    assert "apply to --source live only" in capsys.readouterr().err
+    assert "tmnb: error: --source: --context applies to --source live only" in capsys.readouterr().err

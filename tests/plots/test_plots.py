@@ -36,6 +36,12 @@ def test_node_bars(busy, tmp_path):
     assert path.name == "w1_bars.png" and path.stat().st_size > 5000
 
 
+def test_show_nodes_writes_bars_then_cpu_map_per_node(busy, tmp_path):
+    paths = plots.show_nodes(occupancy(busy), pod_occupancy(busy), busy, ["w1"], tmp_path)
+    assert [p.name for p in paths] == ["w1-numa.png", "w1-cpu-map.png"]
+    assert all(p.parent == tmp_path and p.stat().st_size > 5000 for p in paths)
+
+
 def test_cpu_map_colours_every_cpu_by_owner(busy):
     fig = plots.cpu_map(busy.nodes[0])
     ax = fig.axes[0]

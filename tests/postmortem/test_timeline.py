@@ -15,7 +15,7 @@ from tmnb.postmortem import kubelet_log, timeline
 from tmnb.postmortem.evidence import open_evidence
 from tmnb.snapshot import KubeletJournal, save
 
-JOURNAL = Path(__file__).parent / "fixtures" / "node" / "journal"
+JOURNAL = Path(__file__).parents[1] / "fixtures" / "node" / "journal"
 
 
 def snap(nodes, captured_at: str = "2026-12-02T09:00:00Z"):  # type: ignore[no-untyped-def]

@@ -1,7 +1,9 @@
+from pathlib import Path
+
 import pytest
 
 from factories import busy_snapshot, node, snapshot
-from tmnb.analysis.occupancy import NO_TOPOLOGY, occupancy, pod_occupancy
+from tmnb.analysis.occupancy import NO_TOPOLOGY, holdings, occupancy, pod_occupancy, results
 from tmnb.snapshot import NrtResource, NrtZone
 
 GIB = 1 << 30
@@ -49,6 +51,24 @@ def test_pod_occupancy_lists_only_exclusive_holdings(busy):
     assert cpu.to_dict() == {"pg-0": 4, "train": 2}
     mem = pods[(pods["pod"] == "train") & (pods["resource"] == "memory")]
     assert sorted(mem["numa"]) == [0, 1] and set(mem["amount"]) == {2 * GIB}
+
+
+def test_holdings_of_the_nodes_drawn_in_detail(busy):
+    held = pod_occupancy(busy)
+    assert holdings(held, ["elsewhere"]).empty
+    mine = holdings(held, ["w1"])
+    assert len(mine) == len(held)
+    keys = list(zip(mine["node"], mine["resource"], mine["numa"], mine["pod"], strict=True))
+    assert keys == sorted(keys)
+
+
+def test_results_name_the_figures_nodes_and_pools(busy):
+    figures = [Path("/run/fleet-cpu.png"), Path("/run/w1-numa.png")]
+    assert results(occupancy(busy), ["w1"], figures) == {
+        "figures": ["fleet-cpu.png", "w1-numa.png"],
+        "detail_nodes": ["w1"],
+        "pools": ["general"],
+    }
 
 
 def test_nrt_only_node():

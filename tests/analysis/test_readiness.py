@@ -1,7 +1,7 @@
 import pytest
 
 from factories import node, pod, settings, snapshot
-from tmnb.analysis.readiness import assess, rejected_first, summary
+from tmnb.analysis.readiness import assess, rejected_first, results, summary
 from tmnb.errors import InputError
 from tmnb.snapshot import KubeletInfo
 
@@ -32,6 +32,27 @@ def test_verdicts_plan_and_canary():
     assert "1 pod(s) would be rejected" in report.alert
     assert rejected_first(report.pods).loc[0, "pod"] == "big3"
     assert "**1** will reject pods" in summary(report)
+
+
+def test_results_are_what_the_run_hands_its_scheduler():
+    """The fleet above under single-numa-node: b rejects big3, c is the canary of the one pool
+    (factories' "general"), no lint rule fires."""
+    report = assess(fleet(), {"topologyManagerPolicy": "single-numa-node"})
+    assert results(report, "/run/snapshot.json.gz") == {
+        "verdicts": {"a": "ready", "b": "will reject pods", "c": "ready", "d": "ready"},
+        "canary": {"general": "c"},
+        "blockers": 0,
+        "rejected": 1,
+        "snapshot": "/run/snapshot.json.gz",
+        "alert": {"why": "1 pod(s) would be rejected"},
+    }
+
+
+def test_results_without_an_alert_have_no_alert_and_count_blockers():
+    quiet = assess(snapshot([node("a", kubelet=STATIC)], [pod("small", "a", cpu="2")]), {"topologyManagerScope": "pod"})
+    assert "alert" not in results(quiet, "s") and results(quiet, "s")["rejected"] == 0
+    refused = assess(fleet(), {"cpuManagerPolicyOptions": {"full-pcpus-only": "true"}})
+    assert results(refused, "s")["blockers"] == 1
 
 
 def test_policy_change_needs_action_with_manual_steps():
