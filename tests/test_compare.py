@@ -12,7 +12,7 @@ from conftest import ROOT
 from factories import node, pod, settings, snapshot
 from tmnb import plots
 from tmnb.analysis import compare as cmp
-from tmnb.compare_inputs import inputs
+from tmnb.compare_report import inputs
 from tmnb.metrics.rehearsal import Timeline, workloads
 from tmnb.runner import run
 from tmnb.snapshot import Allocation, Device, DeviceAllocation, KubeletInfo, MemoryBlock, OwnerRef, Setting, save

@@ -181,7 +181,7 @@ def test_notebook_when_prometheus_is_unreachable(fleet_files, tmp_path, monkeypa
 def test_sample_metrics_agree_through_prometheus_and_from_the_file(tmp_path):
     require_tool("prometheus")
     require_tool("promtool")
-    from tmnb.compare_inputs import gather
+    from tmnb.compare_report import gather
     from tmnb.metrics import stats
     from tmnb.sources.sample import load_sample, load_sample_after
     from tmnb.sources.sample import metrics as sample

@@ -20,13 +20,6 @@ CONTROL_FLOW = (
     ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
     ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
 )  # fmt: skip
-#: Cells that still carry logic, by notebook and cell id, until their logic moves into tmnb (remove an
-#: entry then; the test fails on an entry whose cell is clean or gone). Only 05-compare, whose cells
-#: are being reworked elsewhere: the loop drawing each signal's figures, and the glue cell.
-CONTROL_FLOW_ALLOWED = {
-    ("05-compare.ipynb", "5cf0d8b4"),  # for s in got.with_data(): timeseries and distribution figures
-    ("05-compare.ipynb", "d6b542bd"),  # glue(...) of ten values, one with a list comprehension
-}
 
 
 def test_there_are_notebooks():
@@ -73,15 +66,9 @@ def test_control_flow_is_recognised(source, found):
 def test_cells_carry_no_control_flow(path):
     """Logic lives in tmnb, where it is tested; a cell calls it and shows the result."""
     nb = nbformat.read(path, as_version=4)
-    code = {cell.id: cell.source for cell in nb.cells if cell.cell_type == "code"}
-    allowed = {cell for name, cell in CONTROL_FLOW_ALLOWED if name == path.name}
-    for cell_id, source in code.items():
-        found = control_flow(source)
-        if cell_id in allowed:
-            assert found, f"cell {cell_id} has no control flow any more: remove it from CONTROL_FLOW_ALLOWED"
-        else:
-            assert not found, f"move logic into tmnb ({', '.join(found)}): {source[:60]!r}"
-    assert allowed <= set(code), "CONTROL_FLOW_ALLOWED names a cell that is gone"
+    for cell in (c for c in nb.cells if c.cell_type == "code"):
+        found = control_flow(cell.source)
+        assert not found, f"move logic into tmnb ({', '.join(found)}): {cell.source[:60]!r}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

@@ -1,6 +1,6 @@
 """Figures for the reports (matplotlib). Each has a title and labelled axes with units."""
 
-from tmnb.plots.compare import alignment_changes, distributions, timeseries
+from tmnb.plots.compare import alignment_changes, distributions, show_signals, timeseries
 from tmnb.plots.figures import save, show
 from tmnb.plots.occupancy import cpu_map, fleet_heatmap, node_numa_bars, show_nodes
 
@@ -13,5 +13,6 @@ __all__ = [
     "save",
     "show",
     "show_nodes",
+    "show_signals",
     "timeseries",
 ]

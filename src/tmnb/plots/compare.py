@@ -8,6 +8,7 @@ pods are renamed by the change and the reader compares workloads.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -15,8 +16,10 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from tmnb.analysis.compare import VERDICTS, alignment_matrix
+from tmnb.metrics.collect import Collected
 from tmnb.metrics.frame import group_labels
 from tmnb.metrics.windows import Windows
+from tmnb.plots.figures import show
 
 BEFORE, AFTER, CHANGE = "#9ecae1", "#a1d99b", "#d9d9d9"
 VERDICT_COLOURS = {
@@ -139,3 +142,15 @@ def alignment_changes(table: pd.DataFrame) -> Figure:
     fig.suptitle(f"Alignment changes across the fleet ({len(table)} containers)")
     fig.tight_layout()
     return fig
+
+
+def show_signals(got: Collected, span: Windows | None, group_by: Sequence[str], out_dir: str | Path) -> list[Path]:
+    """Each signal with data: its time series, then its before/after distributions, saved and shown."""
+    paths = []
+    for s in got.with_data():
+        fig = timeseries(got.frame, s.name, span, group_by=group_by, unit=s.unit)
+        paths.append(show(fig, out_dir, f"{s.name}-over-time"))
+        paths.append(
+            show(distributions(got.frame, s.name, group_by=group_by, unit=s.unit), out_dir, f"{s.name}-distribution")
+        )
+    return paths

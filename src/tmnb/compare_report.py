@@ -1,4 +1,5 @@
-"""05-compare's inputs beyond the snapshots: the rollout journal and the application metrics.
+"""05-compare's report stage: its inputs beyond the snapshots (the rollout journal and the
+application metrics, gathered in one call) and the results it hands over at the end.
 
 ``auto`` (the default of both) means the embedded sample's own journal and metrics when the
 notebook compares the sample pair (``sample`` with ``sample-after``), written into the run folder
@@ -12,6 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from tmnb.analysis import compare as cmp
+from tmnb.metrics import stats
 from tmnb.metrics.collect import Collected, collect
 from tmnb.metrics.queries import build, step_for
 from tmnb.metrics.windows import Windows, parse_duration, resolve
@@ -84,3 +89,28 @@ def gather(
     got = collect(prometheus_url=prometheus_url, metrics_file=metrics_file, signals=wanted, windows=span,
                   step=step_for(rate))  # fmt: skip
     return span, got
+
+
+def results(
+    table: pd.DataFrame,
+    diff: pd.DataFrame,
+    confounded: pd.DataFrame,
+    got: Collected,
+    compared: pd.DataFrame,
+    figures: Sequence[Path],
+) -> dict[str, Any]:
+    """What the run glues, in order: verdict counts, setting changes, confounders, the metrics'
+    source, problems and statistics, the regressions, the figures, and the run's alert."""
+    regressions = stats.regressions(compared)
+    return {
+        "verdicts": cmp.summary(table).set_index("verdict")["containers"].to_dict(),
+        "settings_changes": cmp.settings_changes(diff).to_dict("records"),
+        "confounders": list(confounded["confounder"]),
+        "metrics_source": got.source,
+        "metrics_problems": got.problems.to_dict("records"),
+        "statistics": stats.as_records(compared),
+        "regressions": regressions,
+        "possible_regressions": stats.possible_regressions(compared),
+        "figures": [Path(f).name for f in figures],
+        "alert": cmp.alert(table, regressions + got.failures()),
+    }
