@@ -14,7 +14,7 @@ from tmnb import plots
 from tmnb.analysis import compare as cmp
 from tmnb.compare_report import inputs
 from tmnb.metrics.rehearsal import Timeline, workloads
-from tmnb.runner import run
+from tmnb.report.runner import run
 from tmnb.snapshot import Allocation, Device, DeviceAllocation, KubeletInfo, MemoryBlock, OwnerRef, Setting, save
 
 GIB = 1 << 30

@@ -24,7 +24,7 @@ from tmnb.metrics.queries import Signal, build
 from tmnb.metrics.rehearsal import Timeline, Workload, workloads, write_openmetrics
 from tmnb.metrics.stats import thin
 from tmnb.metrics.windows import resolve
-from tmnb.runner import run
+from tmnb.report.runner import run
 from tmnb.snapshot import load, save
 
 

@@ -7,8 +7,8 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from tmnb.params import declared_parameters
-from tmnb.runner import run
+from tmnb.report.params import declared_parameters
+from tmnb.report.runner import run
 from tmnb.snapshot import load
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

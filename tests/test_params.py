@@ -2,7 +2,7 @@ import pytest
 
 from notebook_factory import write_notebook
 from tmnb.errors import InputError
-from tmnb.params import declared_parameters, typed_parameters
+from tmnb.report.params import declared_parameters, typed_parameters
 
 PARAMS = """\
 node: str = "worker-1"

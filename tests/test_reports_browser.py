@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, require_tool
-from tmnb.runner import run
+from tmnb.report.runner import run
 
 pytestmark = [pytest.mark.browser, pytest.mark.notebook]
 ARTIFACTS = ROOT / "tests" / "artifacts"

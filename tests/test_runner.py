@@ -12,7 +12,7 @@ from conftest import ROOT
 from notebook_factory import write_notebook
 from tmnb.cli import main
 from tmnb.errors import InputError, RunError
-from tmnb.runner import run
+from tmnb.report.runner import run
 
 pytestmark = pytest.mark.notebook
 
@@ -24,7 +24,7 @@ def test_success_writes_evidence(tmp_path):
         tmp_path / "ok.ipynb",
         PARAMS,
         "SECRET_LOOKING_SOURCE = 'visible only with --show-code'\nprint(repr(code), count * 2)",
-        "from tmnb.glue import glue\nglue('answer', {'code': code, 'double': count * 2})",
+        "from tmnb.report.glue import glue\nglue('answer', {'code': code, 'double': count * 2})",
     )
     result = run(nb, [("code", "007"), ("count", "21")], reports_dir=tmp_path / "reports")
     assert result.status == "ok"
@@ -50,7 +50,7 @@ def test_out_folder_is_never_overwritten(tmp_path):
 
 def test_alert_status(tmp_path):
     nb = write_notebook(
-        tmp_path / "a.ipynb", PARAMS, "from tmnb.glue import glue\nglue('alert', {'why': '2 blockers'})"
+        tmp_path / "a.ipynb", PARAMS, "from tmnb.report.glue import glue\nglue('alert', {'why': '2 blockers'})"
     )
     result = run(nb, reports_dir=tmp_path)
     assert (result.status, result.message) == ("alert", "2 blockers")
@@ -78,10 +78,13 @@ def test_failures_are_failures_and_keep_the_partial_notebook(tmp_path, body, mes
     assert message.split()[-1] in manifest["message"]
 
 
+GLUE_ALERT = "from tmnb.report.glue import glue\nglue('alert', 'blockers')"
+
+
 def test_cli_exit_codes(tmp_path, capsys):
     ok = write_notebook(tmp_path / "ok.ipynb", PARAMS, "pass")
     bad = write_notebook(tmp_path / "bad.ipynb", PARAMS, "1/0")
-    alert = write_notebook(tmp_path / "al.ipynb", PARAMS, "from tmnb.glue import glue\nglue('alert', 'blockers')")
+    alert = write_notebook(tmp_path / "al.ipynb", PARAMS, GLUE_ALERT)
     base = ["run", "--reports-dir", str(tmp_path / "r")]
     assert main([*base, str(ok), "--timeout", "0.5"]) == 0  # nbclient takes whole seconds only
     assert "report: " in capsys.readouterr().out
@@ -174,7 +177,7 @@ def test_the_demo_report_names_every_folder_and_exits_3_on_an_alert(tmp_path, ca
 
     folder = tmp_path / "20261203T000000Z-demo"
     ok = write_notebook(tmp_path / "ok.ipynb", PARAMS, "pass")
-    alert = write_notebook(tmp_path / "al.ipynb", PARAMS, "from tmnb.glue import glue\nglue('alert', 'blockers')")
+    alert = write_notebook(tmp_path / "al.ipynb", PARAMS, GLUE_ALERT)
     runs = [run(ok, out=folder / "01-ok"), run(alert, out=folder / "03-alert")]
     (folder / "sandbox").mkdir()
     demo = Demo(folder, runs, pack_demo(folder))

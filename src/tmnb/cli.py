@@ -196,7 +196,7 @@ def _cmd_whatif(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from tmnb.runner import run
+    from tmnb.report.runner import run
 
     result = run(
         args.notebook,

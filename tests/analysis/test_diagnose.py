@@ -77,7 +77,7 @@ def test_postmortem_explains_the_rejection_with_checked_remedies(tmp_path):
     import json
 
     from conftest import ROOT
-    from tmnb.runner import run
+    from tmnb.report.runner import run
     from tmnb.snapshot import save
 
     folder = tmp_path / "evidence" / "01-inventory"

@@ -208,7 +208,7 @@ def journal(found: Evidence, out_dir: str) -> None:
 
 
 def glue_results(found: Evidence, out_dir: str) -> None:
-    from tmnb.glue import glue
+    from tmnb.report.glue import glue
 
     glue("evidence", str(found.root))
     glue("rejected", len(rejections.rejected_pods(found)))

@@ -141,7 +141,7 @@ def summary(session: Session, top: Any) -> Outcome:
 
 def keep_and_glue(session: Session, out_dir: str) -> None:
     """The journal and plan copied into the run folder; the values ``tmnb run`` reads back."""
-    from tmnb.glue import glue
+    from tmnb.report.glue import glue
 
     outcome = session.rollout.outcome()
     kept = session.keep(out_dir)

@@ -20,9 +20,9 @@ from typing import Any, Literal
 
 from tmnb import __version__
 from tmnb.errors import InputError, RunError
-from tmnb.glue import read_glued
-from tmnb.params import check_choice, declared_parameters, typed_parameters
 from tmnb.redact import secret_in
+from tmnb.report.glue import read_glued
+from tmnb.report.params import check_choice, declared_parameters, typed_parameters
 
 #: "pending": the run stopped cleanly at a gate nobody approved (a rollout in execute mode)
 Status = Literal["ok", "failed", "alert", "pending"]
@@ -163,7 +163,7 @@ def run(
     show_code: bool = False,
 ) -> RunResult:
     """Execute ``notebook`` with parameters typed against its ``parameters`` cell."""
-    from tmnb.report import render_html
+    from tmnb.report.html import render_html
 
     src = Path(notebook)
     if not src.is_file():
