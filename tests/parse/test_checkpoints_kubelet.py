@@ -15,8 +15,8 @@ from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.parse.gojson import fold, string_checksum
 from tmnb.parse.state_files import (
-    MemoryBlock,
-    MemoryTable,
+    CheckpointMemoryBlock,
+    CheckpointMemoryTable,
     parse_cpu_manager_state,
     parse_device_checkpoint,
     parse_memory_manager_state,
@@ -215,10 +215,10 @@ MEM_LEGACY = (
 
 def _restored_static(state) -> None:
     assert state.policy_name == "static"
-    assert state.entries == {"pod": {"container1": (MemoryBlock((0,), "memory", 512),)}}
+    assert state.entries == {"pod": {"container1": (CheckpointMemoryBlock((0,), "memory", 512),)}}
     node0 = state.machine_state[0]
     assert node0.memory_map == {
-        "memory": MemoryTable(total=2048, system_reserved=512, allocatable=1536, reserved=512, free=1024)
+        "memory": CheckpointMemoryTable(total=2048, system_reserved=512, allocatable=1536, reserved=512, free=1024)
     }
     assert (node0.number_of_assignments, node0.cells) == (0, ())
 
@@ -272,5 +272,5 @@ def test_memory_v2_pod_entries() -> None:
         ' "checksum": 1278640530}'
     )
     assert state.version == "v2"
-    assert state.pod_entries == {"pod": (MemoryBlock((0,), "memory", 512),)}
+    assert state.pod_entries == {"pod": (CheckpointMemoryBlock((0,), "memory", 512),)}
     _restored_static(state)

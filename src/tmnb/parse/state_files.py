@@ -110,7 +110,7 @@ class CpuManagerState:
 
 
 @dataclass(frozen=True)
-class MemoryTable:
+class CheckpointMemoryTable:
     total: int
     system_reserved: int
     allocatable: int
@@ -121,12 +121,12 @@ class MemoryTable:
 @dataclass(frozen=True)
 class NumaMemoryState:
     number_of_assignments: int
-    memory_map: dict[str, MemoryTable]
+    memory_map: dict[str, CheckpointMemoryTable]
     cells: tuple[int, ...]
 
 
 @dataclass(frozen=True)
-class MemoryBlock:
+class CheckpointMemoryBlock:
     numa_affinity: tuple[int, ...]
     type: str
     size: int
@@ -136,10 +136,10 @@ class MemoryBlock:
 class MemoryManagerState:
     policy_name: str
     machine_state: dict[int, NumaMemoryState]
-    entries: dict[str, dict[str, tuple[MemoryBlock, ...]]]
+    entries: dict[str, dict[str, tuple[CheckpointMemoryBlock, ...]]]
     checksum: int
     #: Pod-level memory blocks by pod UID (``PodLevelResourceManagers``; v2 and v3 only).
-    pod_entries: dict[str, tuple[MemoryBlock, ...]] = field(default_factory=dict)
+    pod_entries: dict[str, tuple[CheckpointMemoryBlock, ...]] = field(default_factory=dict)
     version: Literal["v1", "v2", "v3"] = "v1"
     #: The verified checksum of the v3 ``data`` payload.
     data_checksum: int | None = None
@@ -317,23 +317,23 @@ def parse_cpu_manager_state(text: str | bytes, *, source: str = "cpu_manager_sta
 # memory_manager_state
 
 
-def _memory_table(doc: GoStruct) -> MemoryTable:
+def _memory_table(doc: GoStruct) -> CheckpointMemoryTable:
     keys = ("total", "systemReserved", "allocatable", "reserved", "free")
-    return MemoryTable(*(doc.uint64(k) for k in keys))
+    return CheckpointMemoryTable(*(doc.uint64(k) for k in keys))
 
 
-def _memory_block(doc: GoStruct) -> MemoryBlock:
+def _memory_block(doc: GoStruct) -> CheckpointMemoryBlock:
     if not doc.has("numaAffinity"):
         raise InputError("missing key 'numaAffinity'; expected a list of NUMA ids", source=doc.source, where=doc.where)
     type_, _ = doc.string("type")
-    return MemoryBlock(
+    return CheckpointMemoryBlock(
         numa_affinity=doc.int_list("numaAffinity", lo=0, hi=_MAX_NUMA_ID, what="a NUMA node id"),
         type=type_,
         size=doc.uint64("size"),
     )
 
 
-def _blocks(value: Any, source: str, where: str) -> tuple[MemoryBlock, ...]:
+def _blocks(value: Any, source: str, where: str) -> tuple[CheckpointMemoryBlock, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
@@ -362,7 +362,10 @@ def _numa_state(doc: GoStruct) -> NumaMemoryState:
 def _memory_fields(
     doc: GoStruct,
 ) -> tuple[
-    str, dict[int, NumaMemoryState], dict[str, dict[str, tuple[MemoryBlock, ...]]], dict[str, tuple[MemoryBlock, ...]]
+    str,
+    dict[int, NumaMemoryState],
+    dict[str, dict[str, tuple[CheckpointMemoryBlock, ...]]],
+    dict[str, tuple[CheckpointMemoryBlock, ...]],
 ]:
     policy, _ = doc.string("policyName")
     machine: dict[int, NumaMemoryState] = {}
@@ -373,7 +376,7 @@ def _memory_fields(
         if not node_key.isdigit() or len(node_key) > 4 or int(node_key) > _MAX_NUMA_ID:
             raise InputError(f"expected a NUMA node id as key, got {node_key[:20]!r}", source=doc.source, where=where)
         machine[int(node_key)] = _numa_state(GoStruct(state, source=doc.source, where=where))
-    entries: dict[str, dict[str, tuple[MemoryBlock, ...]]] = {}
+    entries: dict[str, dict[str, tuple[CheckpointMemoryBlock, ...]]] = {}
     raw, entries_where = doc.mapping("entries")
     for pod, containers in raw.items():
         members = GoStruct(containers or {}, source=doc.source, where=f"{entries_where}.{pod}")
@@ -381,7 +384,7 @@ def _memory_fields(
             name: _blocks(blocks, doc.source, f"{members.where}.{name}")
             for name, blocks in dict(containers or {}).items()
         }
-    pods: dict[str, tuple[MemoryBlock, ...]] = {}
+    pods: dict[str, tuple[CheckpointMemoryBlock, ...]] = {}
     raw_pods, pods_where = doc.mapping("podEntries")
     for pod, entry in raw_pods.items():
         entry_doc = GoStruct(entry or {}, source=doc.source, where=f"{pods_where}.{pod}")
