@@ -16,7 +16,7 @@ from typing import Any
 
 KEEP_INPUT_TAGS = {"injected-parameters", "show-input"}
 #: nbconvert's lab template minus the scripts it would fetch from a CDN (see the template).
-TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = Path(__file__).parents[1] / "templates"
 
 
 def _tag_hidden_inputs(nb: Any) -> None:
