@@ -289,10 +289,12 @@ class MemoryStaticPolicy:
         if self._violates_groups(bits):
             raise _err("preferred hint violates NUMA node allocation")
         blocks = []
+        numa = tuple(bits)
+        reusable = self.reusable.get(pod.uid, {}).get(best.affinity or 0, {})
         for res in sorted(requested, key=lambda r: (r != MEMORY, r)):
             size = requested[res]
-            blocks.append(ModelMemoryBlock(tuple(bits), size, res))
-            reuse = self.reusable.get(pod.uid, {}).get(best.affinity or 0, {}).get(res, 0)
+            blocks.append(ModelMemoryBlock(numa, size, res))
+            reuse = reusable.get(res, 0)
             self._reserve(bits, res, 0 if reuse >= size else size - reuse)
         self._update_reusable(pod, container, blocks)
         self.blocks[key] = blocks
