@@ -167,10 +167,19 @@ def _not_enough(requested: int, available: int) -> CPUAllocationError:
 
 
 def take_packed(topo: CPUTopology, available: int, num_cpus: int) -> int:
-    """``takeByTopologyNUMAPacked``: returns the CPU mask taken."""
-    acc = _Accumulator(topo, available, num_cpus)
-    if acc.satisfied():
+    """``takeByTopologyNUMAPacked``: returns the CPU mask taken. The pick depends on nothing but the
+    free mask and the count, so it is remembered per topology (failures are not)."""
+    if num_cpus < 1:
         return 0
+    key = (available, num_cpus)
+    picked = topo.pick_memo.get(key)
+    if picked is None:
+        picked = topo.pick_memo.put(key, _take_packed(topo, available, num_cpus))
+    return picked
+
+
+def _take_packed(topo: CPUTopology, available: int, num_cpus: int) -> int:
+    acc = _Accumulator(topo, available, num_cpus)
     if acc.failed():
         raise _not_enough(num_cpus, available.bit_count())
     if acc.numa_first:

@@ -26,7 +26,19 @@ def generate_cpu_hints(
     topo: CPUTopology, options: CPUManagerOptions, available: int, reusable: int, request: int
 ) -> list[TopologyHint]:
     """``generateCPUTopologyHints``: one hint per NUMA mask (IterateBitMasks order) that can hold the
-    request; preferred when as narrow as the narrowest mask whose *total* CPUs could hold it."""
+    request; preferred when as narrow as the narrowest mask whose *total* CPUs could hold it.
+    Remembered per topology by free mask: a fleet of one machine shape asks the same questions."""
+    key = (available, reusable, request, options.align_by_socket)
+    hints = topo.hint_memo.get(key)
+    if hints is None:
+        hints = _cpu_hints(topo, options, available, reusable, request)
+        topo.hint_memo.put(key, hints, len(hints) + 1)
+    return list(hints)
+
+
+def _cpu_hints(
+    topo: CPUTopology, options: CPUManagerOptions, available: int, reusable: int, request: int
+) -> tuple[TopologyHint, ...]:
     nodes = topo.numa_nodes()
     reusable_numa = 0
     for cpu in cpus_of(reusable):
@@ -40,10 +52,10 @@ def generate_cpu_hints(
     found = [m for m in masks if not reusable_numa & ~m and free[m] + (stray if m & 1 else 0) >= need]
     preferred, other = hint_objects(tuple(nodes))
     if not options.align_by_socket:
-        return [preferred[m] if m.bit_count() == min_size else other[m] for m in found]
-    return [
+        return tuple(preferred[m] if m.bit_count() == min_size else other[m] for m in found)
+    return tuple(
         preferred[m] if m.bit_count() == min_size or _socket_aligned(topo, m, min_size) else other[m] for m in found
-    ]
+    )
 
 
 def _socket_aligned(topo: CPUTopology, mask: int, min_size: int) -> bool:
@@ -261,13 +273,12 @@ class CPUStaticPolicy:
 
     def _aligned(self, numa_mask: int, allocatable: int) -> int:
         topo = self.topology
-        nodes = bits_of(numa_mask)
         if self.options.align_by_socket:
             out = 0
-            for socket in topo.sockets_in_numa_nodes(nodes):
+            for socket in topo.sockets_in_numa_nodes(bits_of(numa_mask)):
                 out |= allocatable & topo.socket_mask[socket]
             return out
-        return allocatable & topo.cpus_in_numa_nodes(nodes)
+        return allocatable & topo.cpus_in_numa_mask(numa_mask)
 
     def remove_container(self, pod_uid: str, container: str) -> None:
         """``RemoveContainer``: release CPUs not shared with a sibling container."""

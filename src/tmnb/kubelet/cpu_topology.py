@@ -15,6 +15,11 @@ from typing import Any
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet.bitmask import subset_sums
+from tmnb.kubelet.hints import TopologyHint
+from tmnb.kubelet.memo import Memo
+
+#: Weight budget of each topology's memos: hints for the hint memo, one per pick for the other.
+MEMO_BUDGET = 1 << 18
 
 
 def cpus_of(mask: int) -> list[int]:
@@ -34,7 +39,9 @@ def mask_of_cpus(cpus: Iterable[int]) -> int:
     return mask
 
 
+@lru_cache(maxsize=4096)
 def to_cpuset(mask: int) -> CPUSet:
+    """The CPUSet of a mask, shared (it is immutable): every admitted container reports one."""
     return CPUSet(cpus_of(mask))
 
 
@@ -61,6 +68,10 @@ class CPUTopology:
     cores_in_numa: Mapping[int, tuple[int, ...]] = field(init=False)
     sockets_in_numa: Mapping[int, tuple[int, ...]] = field(init=False)
     numas_in_socket: Mapping[int, tuple[int, ...]] = field(init=False)
+    #: pure results on this topology, shared by every node of this shape (``of`` shares the topology):
+    #: CPU hints by (free mask, reusable mask, request, align-by-socket), packed picks by (free mask, count)
+    hint_memo: Memo[tuple[TopologyHint, ...]] = field(init=False, repr=False, compare=False)
+    pick_memo: Memo[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         info: dict[int, CPUInfo] = {}
@@ -92,6 +103,8 @@ class CPUTopology:
         object.__setattr__(self, "cores_in_numa", inside(numas, cores))
         object.__setattr__(self, "sockets_in_numa", inside(numas, sockets))
         object.__setattr__(self, "numas_in_socket", inside(sockets, numas))
+        object.__setattr__(self, "hint_memo", Memo(MEMO_BUDGET))
+        object.__setattr__(self, "pick_memo", Memo(MEMO_BUDGET))
 
     def smallest_takeable(self, level: str) -> int:
         """Smallest whole group of a level ("numa", "socket", "core") the allocator could ever take;

@@ -16,6 +16,7 @@ from tmnb.errors import InputError
 from tmnb.kubelet.bitmask import iterate_masks, mask_of
 from tmnb.kubelet.errors import AdmissionError
 from tmnb.kubelet.hints import TopologyHint
+from tmnb.kubelet.memo import Memo
 from tmnb.kubelet.pod import Container, Pod, pod_level_request, value
 
 
@@ -28,7 +29,11 @@ class Device:
     healthy: bool = True
 
     def numa_mask(self) -> int:
-        return mask_of(n for n in (self.numa or ()) if 0 <= n <= 63)
+        """The mask of its NUMA nodes (ids beyond 0-63 ignored), made once: every hint and pick asks."""
+        mask: int | None = self.__dict__.get("_numa_mask")
+        if mask is None:
+            mask = self.__dict__["_numa_mask"] = mask_of(n for n in (self.numa or ()) if 0 <= n <= 63)
+        return mask
 
 
 def generate_device_hints(
@@ -39,17 +44,37 @@ def generate_device_hints(
     request: int,
 ) -> list[TopologyHint]:
     """``generateDeviceTopologyHints`` over the machine NUMA nodes that host this resource's devices
-    (all machine nodes if none does)."""
+    (all machine nodes if none does). Only the devices' NUMA masks matter, so the answer is
+    remembered by them, for every node in the process."""
     machine = set(numa_nodes)
     hosting = sorted({n for d in devices.values() for n in (d.numa or ()) if n in machine})
-    nodes = hosting or sorted(machine)
-    device_masks = [d.numa_mask() for d in devices.values()]
+    nodes = tuple(hosting or sorted(machine))
+    device_masks = tuple(sorted(d.numa_mask() for d in devices.values()))
     reusable_masks = []
     for dev_id in reusable:
         dev = devices.get(dev_id)
         if dev is not None and dev.numa is not None:
             reusable_masks.append(dev.numa_mask())
-    available_masks = [devices[d].numa_mask() for d in available if d in devices]
+    available_masks = sorted(devices[d].numa_mask() for d in available if d in devices)
+    key = (nodes, device_masks, tuple(sorted(reusable_masks)), tuple(available_masks), request)
+    hints = _DEVICE_HINTS.get(key)
+    if hints is None:
+        hints = _device_hints(*key)
+        _DEVICE_HINTS.put(key, hints, len(hints) + 1)
+    return list(hints)
+
+
+#: ``generate_device_hints`` answers by NUMA nodes, device masks and request.
+_DEVICE_HINTS: Memo[tuple[TopologyHint, ...]] = Memo(1 << 18)
+
+
+def _device_hints(
+    nodes: tuple[int, ...],
+    device_masks: tuple[int, ...],
+    reusable_masks: tuple[int, ...],
+    available_masks: tuple[int, ...],
+    request: int,
+) -> tuple[TopologyHint, ...]:
     min_size = len(nodes)
     found: list[int] = []
     for mask in iterate_masks(nodes):
@@ -60,7 +85,7 @@ def generate_device_hints(
         matching = len(reusable_masks) + sum(1 for m in available_masks if m & mask)
         if matching >= request:
             found.append(mask)
-    return [TopologyHint(mask, mask.bit_count() == min_size) for mask in found]
+    return tuple(TopologyHint(mask, mask.bit_count() == min_size) for mask in found)
 
 
 class DeviceManager:
@@ -152,6 +177,8 @@ class DeviceManager:
             granted[resource] = self._allocate_one(
                 pod, container, resource, required, reuse.get(resource, set()), affinity
             )
+        if not granted:
+            return granted
         restartable_or_app = not pod.is_init(container.name) or any(
             c.restartable for c in pod.init_containers if c.name == container.name
         )

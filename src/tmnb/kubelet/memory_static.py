@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.bitmask import bits_of, is_narrower, iterate_masks, mask_of, subset_sums
 from tmnb.kubelet.errors import AdmissionError
 from tmnb.kubelet.hints import TopologyHint, hint_objects
+from tmnb.kubelet.memo import Memo
 from tmnb.kubelet.pod import GUARANTEED, Container, Pod, pod_level_request
 
 MEMORY = "memory"
@@ -130,6 +130,9 @@ def _holding(
 
 _ZERO = ModelMemoryTable(0, 0, 0)
 
+#: ``calculate_hints`` answers by state, request and reusable memory, for every node in the process.
+_HINT_MEMO: Memo[dict[str, list[TopologyHint]]] = Memo(1 << 18)
+
 
 def _table(state: Mapping[int, NUMANodeState], node: int, resource: str) -> ModelMemoryTable:
     return state[node].memory.get(resource, _ZERO)
@@ -178,7 +181,6 @@ class MemoryStaticPolicy:
             self.state[node] = NUMANodeState(tables, [node])
         self.blocks: dict[tuple[str, str], list[ModelMemoryBlock]] = {}
         self.reusable: dict[str, dict[int, dict[str, int]]] = {}
-        self._hint_cache: dict[Any, dict[str, list[TopologyHint]]] = {}
 
     # ------------------------------------------------------------------ requests
     @staticmethod
@@ -187,9 +189,10 @@ class MemoryStaticPolicy:
         for res, q in container.requests.items():
             if not is_memory_resource(res):
                 continue
-            if q != int(q):
+            whole = int(q)
+            if q != whole:
                 raise InputError(f"container {container.name!r}: {res} request {q} is not a whole number of bytes")
-            out[res] = int(q)
+            out[res] = whole
         return out
 
     def pod_requested(self, pod: Pod) -> dict[str, int]:
@@ -238,22 +241,21 @@ class MemoryStaticPolicy:
     def _hints(
         self, requested: Mapping[str, int], reusable: Mapping[int, Mapping[str, int]]
     ) -> dict[str, list[TopologyHint]]:
-        """``calculate_hints`` on the current state, remembered until the state changes: the Topology
-        Manager's hint request and the Allocate that follows it (or Allocate's default and extended
-        hint) see the same state, and on 16 NUMA nodes each pass walks 65,535 masks."""
-        key = (
-            tuple(
-                (n, st.assignments, tuple(st.cells), tuple((r, t.allocatable, t.free) for r, t in st.memory.items()))
-                for n, st in self.state.items()
-            ),
-            tuple(requested.items()),
-            tuple((m, tuple(v.items())) for m, v in reusable.items()),
+        """``calculate_hints`` on the current state, remembered by everything it reads: the Topology
+        Manager's hint request and the Allocate that follows it see the same state, and the nodes
+        of a fleet pass through the same states; on 16 NUMA nodes each pass walks 65,535 masks."""
+        nodes = tuple(
+            [
+                (n, s.assignments > 0, tuple(s.cells), tuple([(r, t.allocatable, t.free) for r, t in s.memory.items()]))
+                for n, s in self.state.items()
+            ]
         )
-        if key not in self._hint_cache:
-            if len(self._hint_cache) >= 32:
-                self._hint_cache.clear()
-            self._hint_cache[key] = calculate_hints(self.state, requested, reusable)
-        return self._hint_cache[key]
+        key = (nodes, tuple(requested.items()), tuple([(m, tuple(v.items())) for m, v in reusable.items()]))
+        hints = _HINT_MEMO.get(key)
+        if hints is None:
+            hints = calculate_hints(self.state, requested, reusable)
+            _HINT_MEMO.put(key, hints, sum(map(len, hints.values())) + 1)
+        return hints
 
     # ------------------------------------------------------------------ allocation
     def allocate(self, pod: Pod, container: Container, affinity: TopologyHint) -> list[ModelMemoryBlock]:
@@ -283,14 +285,16 @@ class MemoryStaticPolicy:
             if not extended.preferred and best.preferred:
                 raise _err("failed to find the extended preferred hint")
             best = extended
-        if self._violates_groups(best.affinity or 0):
-            raise _err("preferred hint violates NUMA node allocation")
         bits = bits_of(best.affinity or 0)
+        if self._violates_groups(bits):
+            raise _err("preferred hint violates NUMA node allocation")
         blocks = []
+        numa = tuple(bits)
+        reusable = self.reusable.get(pod.uid, {}).get(best.affinity or 0, {})
         for res in sorted(requested, key=lambda r: (r != MEMORY, r)):
             size = requested[res]
-            blocks.append(ModelMemoryBlock(tuple(bits), size, res))
-            reuse = self.reusable.get(pod.uid, {}).get(best.affinity or 0, {}).get(res, 0)
+            blocks.append(ModelMemoryBlock(numa, size, res))
+            reuse = reusable.get(res, 0)
             self._reserve(bits, res, 0 if reuse >= size else size - reuse)
         self._update_reusable(pod, container, blocks)
         self.blocks[key] = blocks
@@ -299,10 +303,12 @@ class MemoryStaticPolicy:
 
     def _satisfies(self, mask: int | None, requested: Mapping[str, int]) -> bool:
         bits = bits_of(mask or 0)
-        return all(sum(_table(self.state, n, r).free for n in bits) >= size for r, size in requested.items())
+        for resource, size in requested.items():
+            if sum(_table(self.state, n, resource).free for n in bits) < size:
+                return False
+        return True
 
-    def _violates_groups(self, mask: int) -> bool:
-        bits = bits_of(mask)
+    def _violates_groups(self, bits: list[int]) -> bool:
         if len(bits) == 1:
             return False
         return any(
@@ -328,16 +334,17 @@ class MemoryStaticPolicy:
     def _update_reusable(self, pod: Pod, container: Container, blocks: list[ModelMemoryBlock]) -> None:
         for uid in [u for u in self.reusable if u != pod.uid]:
             del self.reusable[uid]
-        regular_init = any(c.name == container.name and not c.restartable for c in pod.init_containers)
-        if regular_init:
+        if pod.init_containers and any(c.name == container.name and not c.restartable for c in pod.init_containers):
             pool = self.reusable.setdefault(pod.uid, {})
             for b in blocks:
                 per = pool.setdefault(mask_of(b.numa), {})
                 per[b.type] = max(per.get(b.type, 0), b.size)
             return
-        pool = self.reusable.get(pod.uid, {})
+        reusable = self.reusable.get(pod.uid)
+        if not reusable:
+            return
         for b in blocks:
-            held = pool.get(mask_of(b.numa))
+            held = reusable.get(mask_of(b.numa))
             if held and held.get(b.type):
                 held[b.type] = 0 if b.size >= held[b.type] else held[b.type] - b.size
 

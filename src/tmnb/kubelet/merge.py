@@ -30,9 +30,13 @@ class NUMAInfo:
     nodes: tuple[int, ...]
     distances: Mapping[int, Sequence[int]] | None = None
     default_mask: int = field(init=False)
+    #: everything above as one hashable value, for memos of merges on this machine
+    key: tuple[object, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "default_mask", mask_of(self.nodes))
+        rows = None if self.distances is None else tuple((n, tuple(r)) for n, r in self.distances.items())
+        object.__setattr__(self, "key", (self.nodes, rows))
 
     def average_distance(self, mask: int) -> float:
         """Mean of distance[i][j] over all ordered pairs in the mask, diagonal included, summed in the
@@ -94,9 +98,17 @@ def preferred_candidates(lists: Sequence[HintList], default_mask: int) -> set[in
     common: set[int] | None = None
     seen: set[int] = set()
     for hints in lists:
-        masks = {h.affinity for h in hints if h.preferred and h.affinity is not None}
+        masks: set[int] = set()
+        can_stay_nil = False
+        for affinity, preferred in hints:
+            if not preferred:
+                continue
+            if affinity is None:
+                can_stay_nil = True
+            else:
+                masks.add(affinity)
         seen |= masks
-        if not any(h.preferred and h.affinity is None for h in hints):
+        if not can_stay_nil:
             common = masks if common is None else common & masks
     if common is None:  # every list can stay nil: any preferred mask alone, or all nil (the default)
         out = {default_mask & m for m in seen}

@@ -13,7 +13,8 @@ from typing import ClassVar, Protocol
 
 from tmnb.errors import ConfigRejected
 from tmnb.kubelet.hints import ProviderHints, TopologyHint
-from tmnb.kubelet.merge import NUMAInfo, filter_provider_hints, filter_single_numa, merge_lists
+from tmnb.kubelet.memo import Memo
+from tmnb.kubelet.merge import HintList, NUMAInfo, filter_provider_hints, filter_single_numa, merge_lists
 from tmnb.kubelet.names import BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE, TOPOLOGY_NONE
 from tmnb.kubelet.options import TopologyManagerOptions
 
@@ -45,6 +46,23 @@ class NonePolicy:
         return TopologyHint(None, False), True
 
 
+#: Merge answers by policy, machine and hint lists, for every node in the process: a fleet of a few
+#: machine shapes and pod sizes asks the same merges over and over.
+_MERGED: Memo[tuple[TopologyHint, bool]] = Memo(1 << 18)
+
+
+def _remembered(
+    policy: BestEffortPolicy | SingleNUMANodePolicy, providers: Sequence[ProviderHints]
+) -> tuple[TopologyHint, bool]:
+    """``policy.merge_filtered`` of the providers' hint lists, each answer computed once."""
+    lists = filter_provider_hints(providers)
+    key = (policy.name, policy.numa.key, policy.options.prefer_closest_numa, tuple(map(tuple, lists)))
+    merged = _MERGED.get(key)
+    if merged is None:
+        merged = _MERGED.put(key, policy.merge_filtered(lists), sum(map(len, lists)) + 1)
+    return merged
+
+
 @dataclass(frozen=True)
 class BestEffortPolicy:
     """``best-effort``: the narrowest (optionally closest) merged hint, admitted whatever it is."""
@@ -58,7 +76,9 @@ class BestEffortPolicy:
         return True
 
     def merge(self, providers: Sequence[ProviderHints]) -> tuple[TopologyHint, bool]:
-        lists = filter_provider_hints(providers)
+        return _remembered(self, providers)
+
+    def merge_filtered(self, lists: Sequence[HintList]) -> tuple[TopologyHint, bool]:
         best = merge_lists(lists, self.numa, prefer_closest=self.options.prefer_closest_numa)
         return best, self.can_admit(best)
 
@@ -84,8 +104,10 @@ class SingleNUMANodePolicy:
     aligns_single_numa: ClassVar[bool] = True
 
     def merge(self, providers: Sequence[ProviderHints]) -> tuple[TopologyHint, bool]:
-        lists = filter_single_numa(filter_provider_hints(providers))
-        best = merge_lists(lists, self.numa, prefer_closest=False)
+        return _remembered(self, providers)
+
+    def merge_filtered(self, lists: Sequence[HintList]) -> tuple[TopologyHint, bool]:
+        best = merge_lists(filter_single_numa(lists), self.numa, prefer_closest=False)
         if best.affinity == self.numa.default_mask:
             best = TopologyHint(None, best.preferred)
         return best, best.preferred

@@ -70,12 +70,16 @@ def _cached(value: str | int | float) -> Decimal | None:
         return None
 
 
+#: What a quantity may be given as; a tuple, since ``str | int | float`` is built again at each use.
+_QUANTITY_TYPES = (str, int, float)
+
+
 def quantity(value: Any, where: str) -> Decimal:
     """Parse a Kubernetes quantity ("500m", "2Gi", 2); errors name the field. Parsed values are
     cached: a fleet repeats the same few quantity strings hundreds of thousands of times."""
     if isinstance(value, Decimal):
         return value
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
+    if isinstance(value, bool) or not isinstance(value, _QUANTITY_TYPES):
         raise InputError(f"expected a Kubernetes quantity such as '2', '500m' or '1Gi', got {value!r}", where=where)
     parsed = _cached(value)
     if parsed is None:

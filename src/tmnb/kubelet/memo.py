@@ -1,0 +1,36 @@
+"""A bounded memo for the pure steps of admission (hints and CPU picks from a free mask).
+
+A fleet what-if replays thousands of nodes of a few machine shapes under pods of a few sizes, so
+the same free-CPU masks and memory states come up again and again, across nodes as well as within
+one. Each entry has a weight (its hint count, say); once the weights reach the budget the memo
+starts afresh, so a replay on 16 NUMA nodes (65,535 hints a list) cannot grow it without bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+
+
+class Memo(Generic[V]):
+    """Key -> value, forgotten all at once when the weights of the entries reach ``budget``."""
+
+    __slots__ = ("_items", "_used", "budget")
+
+    def __init__(self, budget: int) -> None:
+        self._items: dict[Hashable, V] = {}
+        self._used = 0
+        self.budget = budget
+
+    def get(self, key: Hashable) -> V | None:
+        return self._items.get(key)
+
+    def put(self, key: Hashable, value: V, weight: int = 1) -> V:
+        if self._used + weight > self.budget:
+            self._items.clear()
+            self._used = 0
+        self._items[key] = value
+        self._used += weight
+        return value
