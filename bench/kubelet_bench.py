@@ -142,7 +142,7 @@ def main() -> None:
     fleet = per_node * args.fleet_nodes
     print(
         f"fleet {args.fleet_nodes} nodes x {args.pods_per_node} Guaranteed pods on {args.workers} workers: "
-        f"{fleet:.1f} s ({label}; {admitted}/{total} pods admitted in the sample; target < 10 s)"
+        f"{fleet:.1f} s ({label}; {admitted}/{total} pods admitted in the sample; goal < 5 s on 2 cores)"
     )
 
 
