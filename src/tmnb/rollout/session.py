@@ -284,24 +284,51 @@ def prepare(
     return Session(snapshot, readiness, plan, rollout, folder, ctx, spec, executor)
 
 
-def open_session(
-    *,
-    drain_timeout: float = 300.0,
-    ready_timeout: float = 180.0,
-    auto_rollback: bool = True,
-    allow_emptydir: bool = False,
-    test_namespace: str = "default",
-    test_image: str = "busybox:1.37",
-    **params: Any,
-) -> Session:
-    """``prepare`` from the notebook's parameters (timeouts, rollback, emptyDir, test pod folded into
-    ``Options``)."""
-    options = Options(
-        drain_timeout=drain_timeout,
-        ready_timeout=ready_timeout,
-        auto_rollback=auto_rollback,
-        allow_emptydir=allow_emptydir,
-        test_pod_namespace=test_namespace,
-        test_pod_image=test_image,
+#: What 04-rollout's ``options`` may set, with its defaults: how the change is carried out and what
+#: it tolerates (the same knobs ``tmnb rollout`` takes as flags).
+NOTEBOOK_OPTIONS: dict[str, Any] = {
+    "drain_timeout": 300.0,
+    "ready_timeout": 180.0,
+    "auto_rollback": True,
+    "allow_emptydir": False,
+    "override": [],
+    "test_namespace": "default",
+    "test_image": "busybox:1.37",
+    "node_files": "",
+    "soak": {},
+}
+
+
+def _option(name: str, value: Any) -> Any:
+    """``value`` if it has the type of the option's default (timeouts: a positive number)."""
+    default = NOTEBOOK_OPTIONS[name]
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        kind = "a positive number of seconds" if isinstance(default, float) else type(default).__name__
+        raise InputError(f"expected {kind}, got {value!r}", where=f"parameter options.{name}")
+    return value
+
+
+def open_session(*, options: Mapping[str, Any] | None = None, **params: Any) -> Session:
+    """``prepare`` from 04-rollout's parameters; ``options`` (``NOTEBOOK_OPTIONS``) checked by name
+    and type, the step knobs folded into ``Options``."""
+    given = dict(options or {})
+    unknown = sorted(set(given) - set(NOTEBOOK_OPTIONS))
+    if unknown:
+        known = ", ".join(NOTEBOOK_OPTIONS)
+        raise InputError(f"unknown option {unknown[0]!r}: expected one of {known}", where="parameter options")
+    o = {name: _option(name, given.get(name, default)) for name, default in NOTEBOOK_OPTIONS.items()}
+    steps = Options(
+        drain_timeout=float(o["drain_timeout"]),
+        ready_timeout=float(o["ready_timeout"]),
+        auto_rollback=o["auto_rollback"],
+        allow_emptydir=o["allow_emptydir"],
+        test_pod_namespace=o["test_namespace"],
+        test_pod_image=o["test_image"],
     )
-    return prepare(options=options, **params)
+    return prepare(options=steps, override=o["override"], node_files=o["node_files"], soak=o["soak"], **params)
