@@ -156,3 +156,13 @@ def test_configz_on_top_keeps_the_disk_view_and_shows_drift():
     assert matrix.loc["a", "topologyManagerScope"] == "pod ≠disk"
     table = inventory.overrides(snap).set_index("setting")
     assert table.loc["topologyManagerPolicy", "overrides"] == "file (/c.yaml) said restricted"
+
+
+def test_structured_settings_read_as_the_kubelet_flags_write_them():
+    from tmnb.sources.sample import load_sample
+
+    matrix = inventory.settings_matrix(load_sample())
+    assert matrix.loc["tel-epyc-01", "reservedMemory"].startswith("NUMA 0: memory=1524Mi; NUMA 1: memory=1Gi")
+    assert matrix.loc["gen-icx-01", "kubeReserved"] == "cpu=500m,ephemeral-storage=1Gi,memory=1Gi"
+    assert matrix.loc["lat-icx-01", "cpuManagerPolicyOptions"] == "full-pcpus-only=true"
+    assert not matrix.stack().astype(str).str.contains(r"[{}\[\]]").any()  # no JSON or Python reprs

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,11 +33,21 @@ GIB = 1 << 30
 
 
 def _render(value: Any) -> str:
+    """A setting as the kubelet's flags write it: ``cpu=500m,memory=1Gi``; a reservedMemory entry as
+    ``NUMA 0: memory=1Gi``; lists joined by ``; ``."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
-    return json.dumps(value, sort_keys=True, separators=(", ", ": "))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Mapping):
+        if set(value) == {"numaNode", "limits"} and isinstance(value["limits"], Mapping):
+            return f"NUMA {value['numaNode']}: {_render(value['limits'])}"
+        return ",".join(f"{k}={_render(v)}" for k, v in sorted(value.items()))
+    if isinstance(value, list | tuple):
+        return "; ".join(_render(v) for v in value)
+    return json.dumps(value)
 
 
 def _version(text: str | None, where: str) -> KubeVersion | None:
