@@ -24,7 +24,6 @@ from tmnb.snapshot import Snapshot
 from tmnb.sources.resolve import SAMPLES
 
 AUTO = "auto"
-SAMPLE_PAIR = SAMPLES
 
 
 @dataclass(frozen=True)
@@ -37,17 +36,19 @@ class Inputs:
 
 
 def inputs(
-    before: str, after: str, old: Snapshot, new: Snapshot, *, journal: str, metrics_file: str, prometheus_url: str,
+    before: str,
+    after: str,
+    old: Snapshot,
+    new: Snapshot,
+    *,
+    journal: str,
+    metrics_file: str,
+    prometheus_url: str,
     out_dir: str,
-) -> Inputs:  # fmt: skip
+) -> Inputs:
     """Resolve ``auto``: the sample pair's files, written into ``out_dir``, or nothing."""
-    sample = (before, after) == SAMPLE_PAIR
-    if not sample:
-        return Inputs(
-            "" if journal == AUTO else journal,
-            "" if metrics_file == AUTO else metrics_file,
-            "",
-        )
+    if (before, after) != SAMPLES:
+        return Inputs("" if journal == AUTO else journal, "" if metrics_file == AUTO else metrics_file, "")
     from tmnb.sources.sample import metrics as sample_metrics
 
     folder = Path(out_dir)

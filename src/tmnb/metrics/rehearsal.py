@@ -45,6 +45,7 @@ class Workload:
     throttled: float  # fraction of CFS periods throttled while the container has a CFS quota
     latency: tuple[float, float] | None  # median request latency in seconds
     quota: tuple[bool, bool] = (True, False)  # CFS quota before, after (1.33+ drops it for exclusive CPUs)
+    pod_nodes: tuple[tuple[str, str], ...] = ()  # (pod, node) where a pod runs elsewhere than ``node``
 
 
 def histogram_p99(median: float) -> float:
@@ -112,6 +113,7 @@ def workloads(
             tuple(p.name for p in new[(ns, owner, container)]),
             *role,
             quota,
+            tuple((p.name, p.node or "") for p in (*old[(ns, owner, container)], *new[(ns, owner, container)])),
         )
         for (ns, owner, container), role in zip(keys, roles, strict=False)
     )
@@ -198,7 +200,8 @@ def _draw(timeline: Timeline, loads: Sequence[Workload], seed: int) -> list[_Ser
 
 
 def _labels(w: Workload, pod: str, **extra: str) -> str:
-    pairs = {"container": w.container, "namespace": w.namespace, "node": w.node, "pod": pod, **extra}
+    node = dict(w.pod_nodes).get(pod, w.node)
+    pairs = {"container": w.container, "namespace": w.namespace, "node": node, "pod": pod, **extra}
     return ",".join(f'{k}="{v}"' for k, v in pairs.items())
 
 
@@ -212,18 +215,21 @@ def _openmetrics_lines(series: Sequence[_Series]) -> Iterator[str]:
         yield f"# TYPE {family} counter"
         for s in series:
             times = s.times if field == "usage" else s.cfs_times
+            labels = _labels(s.workload, s.pod)
             for at, v in zip(times, getattr(s, field), strict=True):
-                yield f"{family}_total{{{_labels(s.workload, s.pod)}}} {v:.3f} {at:.0f}"
+                yield f"{family}_total{{{labels}}} {v:.3f} {at:.0f}"
     yield f"# TYPE {HISTOGRAM} histogram"
     bounds = [f"{b:g}" for b in BUCKETS] + ["+Inf"]
     for s in series:
         if s.buckets is None or s.sums is None:
             continue
+        labels = _labels(s.workload, s.pod)
+        per_bucket = [_labels(s.workload, s.pod, le=le) for le in bounds]
         for i, at in enumerate(s.times):
-            for le, v in zip(bounds, s.buckets[i], strict=True):
-                yield f"{HISTOGRAM}_bucket{{{_labels(s.workload, s.pod, le=le)}}} {v} {at:.0f}"
-            yield f"{HISTOGRAM}_count{{{_labels(s.workload, s.pod)}}} {s.buckets[i][-1]} {at:.0f}"
-            yield f"{HISTOGRAM}_sum{{{_labels(s.workload, s.pod)}}} {s.sums[i]:.3f} {at:.0f}"
+            for bucket, v in zip(per_bucket, s.buckets[i], strict=True):
+                yield f"{HISTOGRAM}_bucket{{{bucket}}} {v} {at:.0f}"
+            yield f"{HISTOGRAM}_count{{{labels}}} {s.buckets[i][-1]} {at:.0f}"
+            yield f"{HISTOGRAM}_sum{{{labels}}} {s.sums[i]:.3f} {at:.0f}"
     yield "# EOF"
 
 
