@@ -76,7 +76,13 @@ def test_whatif_refused_config(snap_file, capsys):
             "tmnb: error: --node-root needs --pods",
         ),
         (["snapshot", "--source", "elsewhere", "--out", "x.json"], "tmnb: error: source: unknown source 'elsewhere'"),
-        (["run", "missing.ipynb"], "tmnb: error: missing.ipynb: notebook not found"),
+        (
+            ["run", "missing.ipynb"],
+            "tmnb: error: missing.ipynb: notebook not found: expected a .ipynb file or one of the notebooks "
+            "(01-inventory, 02-numa-occupancy, 03-readiness, 04-rollout, 05-compare, 06-postmortem)",
+        ),
+        (["run", "5-compare"], "tmnb: error: 5-compare: notebook not found"),
+        (["run", "elsewhere/05-compare"], "tmnb: error: elsewhere/05-compare: notebook not found"),
         (["whatif", "--snapshot", "sample", "--set", "topologyManagerPolcy=x"], "tmnb: error: --set."),
         (
             ["whatif", "--node-root", "no-such-dir", "--pods", "p.json", "--set", "topologyManagerPolicy=restricted"],

@@ -526,7 +526,7 @@ def test_regression_lines_and_the_top_of_the_report():
     assert maybe.startswith("latency_p99 container=api: +") and "95% CI +" in maybe
     shown = stats.readable(table)
     assert list(shown["verdict"]) == ["regression", "possible regression"]
-    assert shown["change of the median"][0].startswith("+3") and shown["95 % interval"][0].count(" %") == 2
+    assert shown["Δ median"][0].startswith("+3") and shown["95 % CI"][0].endswith(" %") and "…" in shown["95 % CI"][0]
     assert not shown.isin(["nan", "None"]).any().any() and "e-" not in shown.to_csv()
 
 

@@ -128,3 +128,26 @@ def test_a_file_of_raw_samples_uses_all_of_them(tmp_path):
     (row,) = stats.compare(got.frame, group_by=["namespace", "container"]).itertuples()
     assert (row.n_before, row.n_after) == (360, 360)
     assert row.verdict == "no significant change" and row.ci_low_pct < 1 < row.ci_high_pct
+
+
+# --- the table a person reads ------------------------------------------------------------------------
+
+
+def test_the_readable_table_puts_regressions_first_and_folds_signals_flat_at_zero():
+    """Throttling of containers without a CFS quota is 0 throughout: one row for all such groups,
+    under the regression, not one "0 → 0" row per workload above it."""
+    quiet = [synthetic.workload(0, seed=s, container=f"z{s}", query="cpu_throttling") for s in (1, 2)]
+    quiet = [frame.assign(value=0.0) for frame in quiet]
+    hurt = synthetic.workload(THRESHOLD + 20, seed=3, container="web")
+    calm = synthetic.workload(0, seed=4, container="api", query="cpu_usage")
+    table = stats.compare(pd.concat([*quiet, calm, hurt], ignore_index=True), group_by=["container"])
+    assert (table["query"] == "cpu_throttling").sum() == 2  # the machine-readable table keeps every row
+    shown = stats.readable(table)
+    assert shown["verdict"].tolist() == ["regression", "no significant change", "no significant change"]
+    assert shown["signal"].tolist() == ["latency_p99", "cpu_usage", "cpu_throttling"]  # folded rows last
+    flat = shown.iloc[2]
+    assert (flat["signal"], flat["group"], flat["median"]) == ("cpu_throttling", "2 groups", "0 → 0")
+    assert "container=z1" in flat["notes"] and "container=z2" in flat["notes"]
+    assert shown.iloc[0]["median"].count("→") == 1 and "seconds" not in shown.iloc[0]["median"]
+    assert shown.iloc[0]["unit"] == "seconds"
+    assert stats.readable(table.iloc[0:0]).empty

@@ -12,7 +12,7 @@ from conftest import ROOT
 from notebook_factory import write_notebook
 from tmnb.cli import main
 from tmnb.errors import InputError, RunError
-from tmnb.report.runner import run
+from tmnb.report.runner import NOTEBOOKS, find_notebook, run
 
 pytestmark = pytest.mark.notebook
 
@@ -201,3 +201,15 @@ def test_a_wrong_snapshot_source_fails_before_any_kernel_starts(tmp_path, param,
     with pytest.raises(InputError, match=re.escape(expected)):
         run(ROOT / "notebooks" / "05-compare.ipynb", [(param, value)], out=tmp_path / "run")
     assert not (tmp_path / "run").exists()  # nothing ran, nothing written
+
+
+@pytest.mark.parametrize("name", ["05-compare", "05", "compare", "05-compare.ipynb"])
+def test_a_repository_notebook_is_found_by_name_number_or_topic(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # not the checkout: the name is not a path from here
+    assert find_notebook(name) == NOTEBOOKS / "05-compare.ipynb"
+
+
+def test_a_path_wins_over_a_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_notebook(tmp_path / "compare", "x = 1")
+    assert find_notebook("compare").resolve() == tmp_path / "compare"

@@ -27,9 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from tmnb.errors import InputError
-from tmnb.report.runner import RunResult, run
+from tmnb.report.runner import NOTEBOOKS, RunResult, run
 
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 #: The change the demo rehearses on the canary (the readiness report's default target).
 DEMO_CHANGE = {"topologyManagerPolicy": "single-numa-node"}
 

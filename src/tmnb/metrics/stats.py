@@ -301,32 +301,80 @@ def _figure(value: float) -> str:
     return str(np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="-"))
 
 
-def _pair(row: Any, name: str, unit: str) -> str:
+def _pair(row: Any, name: str) -> str:
     before, after = _figure(getattr(row, f"{name}_before")), _figure(getattr(row, f"{name}_after"))
-    return f"{before}{unit} → {after}{unit}" if before or after else ""
+    return f"{before} → {after}" if before or after else ""
+
+
+#: Worst first: what to act on, then what the data could not tell, then the quiet rows.
+VERDICT_ORDER = (
+    "regression",
+    "possible regression",
+    "improvement",
+    "possible improvement",
+    "insufficient data",
+    "no significant change",
+)
+_SUMMARIES = [f"{name}_{side}" for name in ("median", "p95", "p99") for side in ("before", "after")]
+
+
+def _flat_at_zero(table: pd.DataFrame) -> pd.Series:
+    """Rows with nothing to read: no significant change, median, p95 and p99 all 0 in both windows
+    (a throttling signal of containers without a CFS quota, for one)."""
+    zero = table[_SUMMARIES].fillna(1).eq(0).all(axis=1)
+    return zero & (table["verdict"] == "no significant change")
 
 
 def readable(table: pd.DataFrame) -> pd.DataFrame:
-    """The statistics as a person reads them: values with their unit, the change with its interval."""
+    """The statistics as a person reads them, worst verdict first: values in the row's unit, the
+    change with its interval; a signal that is 0 throughout in several groups is one row."""
+    if table.empty:
+        return pd.DataFrame()
+    flat = _flat_at_zero(table)
     rows = []
-    for r in table.itertuples():
-        unit = f" {r.unit}" if r.unit else ""
-        change = "" if np.isnan(r.change_pct) else f"{r.change_pct:+.1f} %"
-        interval = "" if np.isnan(r.ci_low_pct) else f"{r.ci_low_pct:+.1f} % … {r.ci_high_pct:+.1f} %"
+    for r in table[~flat].itertuples():
         rows.append(
             {
                 "verdict": r.verdict,
                 "signal": r.query,
                 "group": r.group,
+                "unit": r.unit,
                 "samples": f"{r.n_before} → {r.n_after}",
-                "median": _pair(r, "median", unit),
-                "p95": _pair(r, "p95", unit),
-                "p99": _pair(r, "p99", unit),
-                "change of the median": change,
-                "95 % interval": interval,
-                "p-value": _figure(r.p_value),
+                "median": _pair(r, "median"),
+                "p95": _pair(r, "p95"),
+                "p99": _pair(r, "p99"),
+                "Δ median": "" if np.isnan(r.change_pct) else f"{r.change_pct:+.1f} %",
+                "95 % CI": "" if np.isnan(r.ci_low_pct) else f"{r.ci_low_pct:+.1f} … {r.ci_high_pct:+.1f} %",
+                "p": _figure(r.p_value),
                 "block": "" if np.isnan(r.block_s) else f"{_figure(r.block_s)} s",
                 "notes": r.notes,
+                "_flat": False,
             }
         )
-    return pd.DataFrame(rows)
+    for query, part in table[flat].groupby("query", sort=True):
+        groups = part["group"].tolist()
+        rows.append(
+            {
+                "verdict": "no significant change",
+                "signal": query,
+                "group": groups[0] if len(groups) == 1 else f"{len(groups)} groups",
+                "unit": part["unit"].iloc[0],
+                "samples": f"{part['n_before'].sum()} → {part['n_after'].sum()}",
+                "median": "0 → 0",
+                "p95": "0 → 0",
+                "p99": "0 → 0",
+                "notes": "median, p95 and p99 are 0 in both windows" + _in_each(groups),
+                "_flat": True,
+            }
+        )
+    out = pd.DataFrame(rows)
+    out["_rank"] = out["verdict"].map({v: i for i, v in enumerate(VERDICT_ORDER)}).fillna(len(VERDICT_ORDER))
+    out = out.sort_values(["_rank", "_flat", "signal", "group"], kind="stable").drop(columns=["_rank", "_flat"])
+    return out.fillna("").reset_index(drop=True)
+
+
+def _in_each(groups: list[str], shown: int = 8) -> str:
+    if len(groups) == 1:
+        return ""
+    more = f" and {len(groups) - shown} more" if len(groups) > shown else ""
+    return f" in each of: {'; '.join(groups[:shown])}{more}"

@@ -24,6 +24,9 @@ from tmnb.redact import secret_in
 from tmnb.report.glue import read_glued
 from tmnb.report.params import check_choice, declared_parameters, typed_parameters
 
+#: The repository's notebooks (a source checkout); ``run`` also finds them by name.
+NOTEBOOKS = Path(__file__).resolve().parents[3] / "notebooks"
+
 #: "pending": the run stopped cleanly at a gate nobody approved (a rollout in execute mode)
 Status = Literal["ok", "failed", "alert", "pending"]
 
@@ -152,6 +155,21 @@ def _check_sources(typed: dict[str, Any]) -> None:
                 raise type(exc)(exc.message, source=exc.source, where=f"parameter {name}") from None
 
 
+def find_notebook(notebook: str | Path) -> Path:
+    """A path as given, else one of the repository's notebooks by its name, number or topic
+    (``notebooks/05-compare.ipynb``, ``05-compare``, ``05``, ``compare``)."""
+    src = Path(notebook)
+    if src.is_file():
+        return src
+    known = sorted(NOTEBOOKS.glob("*.ipynb"))
+    word = src.name.removesuffix(".ipynb")
+    matches = [nb for nb in known if word in (nb.stem, *nb.stem.split("-", 1))]
+    if len(matches) == 1 and src.parent == Path():
+        return matches[0]
+    names = ", ".join(nb.stem for nb in known) or f"none: {NOTEBOOKS} is missing"
+    raise InputError(f"notebook not found: expected a .ipynb file or one of the notebooks ({names})", source=str(src))
+
+
 def run(
     notebook: str | Path,
     raw_params: list[tuple[str, str]] | None = None,
@@ -165,9 +183,7 @@ def run(
     """Execute ``notebook`` with parameters typed against its ``parameters`` cell."""
     from tmnb.report.html import render_html
 
-    src = Path(notebook)
-    if not src.is_file():
-        raise InputError("notebook not found", source=str(src))
+    src = find_notebook(notebook)
     declared = declared_parameters(src)
     typed = typed_parameters(src, raw_params or [])
     for name, value in (params or {}).items():
