@@ -166,15 +166,29 @@ def _init() -> None:
         _initialised = True
 
 
-#: Cells wrap; prose columns get a bounded width (breaking long tokens too), and the footer's
-#: filter boxes and the headers (long camelCase setting names) shrink with their column, so a wide
-#: table still fits the page instead of hiding its last, most explanatory columns off the right edge.
+#: Cells wrap; prose columns get a bounded width (breaking long tokens too), names (a node, a
+#: policy: one short word) never break, the footer's filter boxes shrink with their column, and the
+#: headers break between the words of a camelCase setting name, so a wide table still fits the page
+#: instead of hiding its last, most explanatory columns off the right edge.
 _CSS = (
     ".tmnb-table td{white-space:normal;overflow-wrap:break-word;vertical-align:top}"
     ".tmnb-table td.tmnb-text{overflow-wrap:anywhere;min-width:12em;max-width:32em}"
+    ".tmnb-table td.tmnb-name{white-space:nowrap}"
     ".tmnb-table tfoot input{width:100%;min-width:2em;box-sizing:border-box}"
-    ".tmnb-table thead th{white-space:normal;overflow-wrap:anywhere}"
+    ".tmnb-table thead th{white-space:normal;overflow-wrap:normal}"
 )
+#: A column whose cells are all single words no longer than this holds names: kept on one line.
+NAME = 20
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def _header(column: str) -> str:
+    """A header as displayed: a zero-width space between camelCase words, where it may break."""
+    return _CAMEL.sub("\u200b", str(column))
+
+
+def _is_name_column(cells: pd.Series) -> bool:
+    return bool(cells.map(lambda c: len(c) <= NAME and not any(ch.isspace() for ch in c)).all())
 
 
 def show(
@@ -200,13 +214,14 @@ def show(
 
     long = len(table) > SHORT
     prose = [i for i, c in enumerate(table.columns) if table[c].map(len).max() > TEXT]
+    names = [i for i, c in enumerate(table.columns) if i not in prose and _is_name_column(table[c])]
     layout = (
         {"topStart": "pageLength", "topEnd": "search", "bottomStart": "info", "bottomEnd": "paging"}
         if long
         else {"topStart": None, "topEnd": None, "bottomStart": "info", "bottomEnd": None}
     )
     itable(
-        table,
+        table.rename(columns=_header),
         maxBytes=0,
         maxColumns=0,
         showIndex=False,
@@ -217,7 +232,11 @@ def show(
         order=[],
         classes="display compact cell-border tmnb-table",
         style="table-layout:auto;width:100%;margin:0;caption-side:bottom",
-        columnDefs=[{"className": "dt-left", "targets": "_all"}, {"className": "tmnb-text", "targets": prose}],
+        columnDefs=[
+            {"className": "dt-left", "targets": "_all"},
+            {"className": "tmnb-text", "targets": prose},
+            {"className": "tmnb-name", "targets": names},
+        ],
         css=_CSS,
         caption=caption or None,
         column_filters="footer" if long else False,

@@ -61,6 +61,19 @@ def test_identical_nodes_share_one_shape():
     assert "SMT2" in two.iloc[0]["shape"] and "SMT1" in layout[layout["nodes"] == 1].iloc[0]["shape"]
 
 
+def test_many_equal_zones_read_as_a_run():
+    """A GB200 exposes each GPU's memory as a CPU-less NUMA node: 34 zones, 32 of them without CPUs."""
+    from tmnb.sources.sample import load_sample
+
+    layout = inventory.numa_layout(load_sample())
+    gb200 = layout[layout["node_names"] == "gb200-01"]
+    assert len(gb200) == 34
+    assert "CPUs per zone 72/72/0×32," in gb200.iloc[0]["shape"]
+    assert len(gb200.iloc[0]["distances"].split()) < 34 and "×" in gb200.iloc[0]["distances"]
+    assert inventory.runs([1, 1, 2, 2, 2, 3], "/") == "1/1/2×3/3"
+    assert inventory.runs([], " ") == ""
+
+
 def test_devices_by_numa_and_without_topology():
     devs = [Device(resource="nvidia.com/gpu", id=f"GPU-{i}", numa=[i // 2]) for i in range(4)]
     devs.append(Device(resource="example.com/fpga", id="fpga0", numa=None))
@@ -163,6 +176,6 @@ def test_structured_settings_read_as_the_kubelet_flags_write_them():
 
     matrix = inventory.settings_matrix(load_sample())
     assert matrix.loc["tel-epyc-01", "reservedMemory"].startswith("NUMA 0: memory=1524Mi; NUMA 1: memory=1Gi")
-    assert matrix.loc["gen-icx-01", "kubeReserved"] == "cpu=500m,ephemeral-storage=1Gi,memory=1Gi"
+    assert matrix.loc["gen-icx-01", "kubeReserved"] == "cpu=500m, ephemeral-storage=1Gi, memory=1Gi"
     assert matrix.loc["lat-icx-01", "cpuManagerPolicyOptions"] == "full-pcpus-only=true"
     assert not matrix.stack().astype(str).str.contains(r"[{}\[\]]").any()  # no JSON or Python reprs

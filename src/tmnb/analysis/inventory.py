@@ -3,9 +3,10 @@ Guaranteed pods and the pre-change checklist, all computed from one Snapshot."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +34,8 @@ GIB = 1 << 30
 
 
 def _render(value: Any) -> str:
-    """A setting as the kubelet's flags write it: ``cpu=500m,memory=1Gi``; a reservedMemory entry as
+    """A setting as the kubelet's flags take it: ``cpu=500m, memory=1Gi`` (its map flags trim the
+    space after a comma, which lets a narrow cell wrap there); a reservedMemory entry as
     ``NUMA 0: memory=1Gi``; lists joined by ``; ``."""
     if value is None:
         return ""
@@ -44,7 +46,7 @@ def _render(value: Any) -> str:
     if isinstance(value, Mapping):
         if set(value) == {"numaNode", "limits"} and isinstance(value["limits"], Mapping):
             return f"NUMA {value['numaNode']}: {_render(value['limits'])}"
-        return ",".join(f"{k}={_render(v)}" for k, v in sorted(value.items()))
+        return ", ".join(f"{k}={_render(v)}" for k, v in sorted(value.items()))
     if isinstance(value, list | tuple):
         return "; ".join(_render(v) for v in value)
     return json.dumps(value)
@@ -161,6 +163,16 @@ def settings_matrix(snapshot: Snapshot) -> pd.DataFrame:
     return table.pivot(index="node", columns="setting", values="shown").reindex(columns=list(KEY_SETTINGS))
 
 
+def runs(values: Sequence[int], sep: str, least: int = 3) -> str:
+    """Values joined by ``sep``, a run of ``least`` or more equal ones as ``value×count``: a GB200's
+    34 zones read ``72/72/0×32``, not thirty-two zeros."""
+    parts = []
+    for value, group in itertools.groupby(values):
+        count = len(list(group))
+        parts.extend([f"{value}×{count}"] if count >= least else [str(value)] * count)
+    return sep.join(parts)
+
+
 @dataclass(frozen=True)
 class Shape:
     """Hardware shape: what must match for two nodes to behave the same under the kubelet."""
@@ -176,7 +188,7 @@ class Shape:
     @property
     def label(self) -> str:
         devs = ", ".join(f"{n}x {r}" for r, n in self.devices_per_zone)
-        zones = "/".join(str(c) for c in self.cpus_per_zone)
+        zones = runs(self.cpus_per_zone, "/")
         text = (
             f"{self.sockets}S {self.numa_nodes}N {self.cpus}T (SMT{self.threads_per_core}) "
             f"CPUs per zone {zones}, {sum(self.gib_per_zone)} GiB"
@@ -217,7 +229,7 @@ def numa_layout(snapshot: Snapshot) -> pd.DataFrame:
                     "cpus": zone.cpus,
                     "memory_gib": round(zone.memory_total / GIB, 1),
                     "hugepages": ", ".join(f"{h.total}x{h.size}" for h in zone.hugepages if h.total) or "",
-                    "distances": " ".join(str(d) for d in zone.distance_row()),
+                    "distances": runs(zone.distance_row(), " "),
                 }
             )
     return pd.DataFrame(rows)
