@@ -213,3 +213,14 @@ def test_a_path_wins_over_a_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_notebook(tmp_path / "compare", "x = 1")
     assert find_notebook("compare").resolve() == tmp_path / "compare"
+
+
+def test_a_live_default_without_any_kubeconfig_is_refused_before_the_kernel(tmp_path, monkeypatch, capsys):
+    """04 reads the live cluster by default: on a machine with no kubeconfig, say so in one line (exit 2)
+    instead of a failed run with a partial notebook."""
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert main(["run", "04-rollout", "--out", str(tmp_path / "run")]) == 2
+    assert "tmnb: error: parameter source: no kubeconfig" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

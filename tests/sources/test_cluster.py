@@ -257,3 +257,22 @@ def test_open_snapshot_live_and_cli(tmp_path, capsys):
     assert "cannot load kube context nope" in capsys.readouterr().err
     assert main(["snapshot", "--source", "sample", "--context", "prod-east", "--out", str(out)]) == 2
     assert "tmnb: error: --source: --context applies to --source live only" in capsys.readouterr().err
+
+
+def test_no_kubeconfig_anywhere_says_what_to_do(tmp_path, monkeypatch, capsys):
+    """A first run on a laptop without a cluster: the message names the ways out, not a loader's error."""
+    from kubernetes import config
+
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", "~/.kube/config")
+    with pytest.raises(CollectError, match=r"no kubeconfig: \$KUBECONFIG is unset.*source sample"):
+        connect()
+    assert main(["snapshot", "--source", "live", "--out", str(tmp_path / "s.json")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("tmnb: error: no kubeconfig")
+    (tmp_path / ".kube").mkdir()
+    (tmp_path / ".kube" / "config").write_text("root:x:0:0\n")  # there is one, and it is bad: the loader's words
+    with pytest.raises(CollectError, match="cannot load kube context"):
+        connect()

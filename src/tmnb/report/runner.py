@@ -7,6 +7,7 @@ all three into one failed status, marks the kept partial notebook, and still ren
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import logging
@@ -142,17 +143,28 @@ def _sha256(path: Path) -> str:
 SOURCE_PARAMETERS = ("source", "before", "after")
 
 
-def _check_sources(typed: dict[str, Any]) -> None:
-    """What the arguments alone reveal (an unknown word, a missing snapshot file) fails at once, exit 2."""
-    from tmnb.sources.resolve import check_source
+def _check_sources(typed: dict[str, Any], declared: dict[str, dict[str, Any]]) -> None:
+    """What the arguments alone reveal (an unknown word, a missing snapshot file, a live source
+    without any kubeconfig, given or by default) fails at once, exit 2."""
+    from tmnb.sources.resolve import LIVE, check_source, kubeconfig_missing
 
     for name in SOURCE_PARAMETERS:
-        value = typed.get(name)
+        value = typed[name] if name in typed else _default(declared.get(name))
         if isinstance(value, str):
             try:
                 check_source(value)
             except InputError as exc:
                 raise type(exc)(exc.message, source=exc.source, where=f"parameter {name}") from None
+            missing = kubeconfig_missing() if value == LIVE else None
+            if missing:
+                raise InputError(missing, where=f"parameter {name}")
+
+
+def _default(declared: dict[str, Any] | None) -> Any:
+    try:
+        return ast.literal_eval(declared["default"]) if declared else None
+    except (ValueError, SyntaxError):
+        return None
 
 
 def find_notebook(notebook: str | Path) -> Path:
@@ -191,7 +203,7 @@ def run(
             raise InputError(f"unknown parameter {name!r}", source=str(src))
         check_choice(name, value, declared[name], source=str(src))
         typed[name] = value
-    _check_sources(typed)
+    _check_sources(typed, declared)
     for name, value in typed.items():
         if secret_in(name, value):
             raise InputError(

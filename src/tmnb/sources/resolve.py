@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from tmnb.snapshot import Snapshot
 
 NODE_ROOT = "node-root:"
+LIVE = "live"
 SAMPLES = ("sample", "sample-after")
 
 
@@ -102,7 +103,7 @@ SNAPSHOT_FILE = SourceKind(None, "the path of a snapshot file (.json or .json.gz
 SOURCES: tuple[SourceKind, ...] = (
     SourceKind("sample", "the embedded fleet", lambda s: s == "sample", _read_sample),
     SourceKind("sample-after", "the same fleet after a rollout", lambda s: s == "sample-after", _read_sample_after),
-    SourceKind("live", "the cluster of a kube context", lambda s: s == "live", _read_live,
+    SourceKind(LIVE, "the cluster of a kube context", lambda s: s == LIVE, _read_live,
                ("context", "kubeconfig", "node_files")),
     SourceKind(f"{NODE_ROOT}DIR", "a copy of one node's files", lambda s: s.startswith(NODE_ROOT), _read_node_root,
                ("node_name",)),
@@ -132,6 +133,21 @@ def check_source(source: str) -> None:
     if Path(source).suffix not in {".json", ".gz"}:
         raise InputError(f"unknown source {source!r}: expected {SOURCES_HELP}", where="source")
     raise SnapshotError(f"cannot read snapshot: {os.strerror(errno.ENOENT)}", source=source)
+
+
+def kubeconfig_missing(kubeconfig: str | None = None) -> str | None:
+    """Why a live source cannot even try, or None: no kubeconfig given, $KUBECONFIG unset, no
+    ~/.kube/config (where the official client looks) and no pod's service account. A kubeconfig
+    that is named but bad is left to the client's loader, which says what is wrong with it."""
+    if kubeconfig or os.environ.get("KUBECONFIG") or os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return None
+    if os.path.exists(os.path.expanduser("~/.kube/config")):
+        return None
+    return (
+        "no kubeconfig: $KUBECONFIG is unset, ~/.kube/config does not exist and this is not a pod; point "
+        "KUBECONFIG at the cluster's kubeconfig, or read a snapshot instead of live (source sample, or a "
+        "file written by tmnb snapshot)"
+    )
 
 
 def check_options(source: str, given: Mapping[str, object], *, flags: bool = False) -> None:

@@ -21,6 +21,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from tmnb.errors import CollectError
 from tmnb.sources.cluster.retry import Backoff, describe, status_of
+from tmnb.sources.resolve import kubeconfig_missing
 
 NRT = ("topology.node.k8s.io", "v1alpha2", "noderesourcetopologies")
 PAGE_SIZE = 500
@@ -97,6 +98,9 @@ def connect(
     in-cluster service account when there is no kubeconfig and we run in a pod. Returns the
     context *name* (never credentials) for the snapshot's source."""
     cfg = client.Configuration()
+    missing = kubeconfig_missing(kubeconfig)
+    if missing:
+        raise CollectError(missing)
     try:
         config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
         _, active = config.list_kube_config_contexts(config_file=kubeconfig)
