@@ -133,6 +133,19 @@ def test_kubeadm_managed_edit_warns_about_the_configmap() -> None:
     assert any("kubelet-config ConfigMap" in w for w in plan.nodes[0].warnings)
 
 
+def test_a_warning_every_planned_node_carries_is_said_once() -> None:
+    import pandas as pd
+
+    from tmnb.rollout.runbook import shared_warning
+
+    plan = _plan(_fleet(kubeadm_managed=True), {"topologyManagerPolicy": "restricted"})
+    table, common = shared_warning(pd.DataFrame(plan.rows()).fillna(""))
+    assert "kubelet-config ConfigMap" in common and "warnings" not in table and len(table) == 5
+    mixed = pd.DataFrame(plan.rows()).fillna("")
+    mixed.loc[0, "warnings"] = "another"
+    assert shared_warning(mixed) == (mixed, "")  # not shared: every row keeps its own
+
+
 def test_plan_json_round_trip() -> None:
     plan = _plan(_fleet(), {"topologyManagerPolicy": "restricted"}, waves=2)
     again = RolloutPlan.from_json(json.loads(json.dumps(plan.to_json())))

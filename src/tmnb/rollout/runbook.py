@@ -63,6 +63,18 @@ def verdict(session: Session) -> Any:
     return display(answer(session, session.rollout.outcome()), display_id=True)
 
 
+def shared_warning(table: Any) -> tuple[Any, str]:
+    """A warning that every planned node carries (kubeadm's, on a kubeadm fleet) is said once
+    above the plan, not on each row; the table loses the column then."""
+    if "warnings" not in table:
+        return table, ""
+    planned = table[table["gate"] != "excluded"]
+    common = set(planned["warnings"])
+    if len(planned) < 2 or len(common) != 1 or "" in common:
+        return table, ""
+    return table.drop(columns="warnings"), common.pop()
+
+
 def show_plan(session: Session, out_dir: str) -> None:
     plan = session.plan
     gates = ", ".join(f"{g} ({len(plan.in_gate(g))} node(s))" for g in plan.gates) or "none"
@@ -73,7 +85,10 @@ def show_plan(session: Session, out_dir: str) -> None:
     )
     from tmnb.tables import show
 
-    show(session.plan_table(), "plan", out_dir, empty="No node selected: nothing to plan.")
+    table, common = shared_warning(session.plan_table())
+    if common:
+        _markdown(f"**Every planned node**: {common}")
+    show(table, "plan", out_dir, empty="No node selected: nothing to plan.")
     diffs = session.diffs()
     if diffs:
         print("Files that will be written:\n")
