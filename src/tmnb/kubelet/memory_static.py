@@ -138,6 +138,11 @@ def _table(state: Mapping[int, NUMANodeState], node: int, resource: str) -> Mode
     return state[node].memory.get(resource, _ZERO)
 
 
+def _block_order(resource: str) -> tuple[bool, str]:
+    """Allocate's order of a container's blocks: memory first, then hugepages by name."""
+    return resource != MEMORY, resource
+
+
 def _best(hints: list[TopologyHint]) -> TopologyHint:
     best = TopologyHint(None, False)
     for hint in hints:
@@ -181,10 +186,25 @@ class MemoryStaticPolicy:
             self.state[node] = NUMANodeState(tables, [node])
         self.blocks: dict[tuple[str, str], list[ModelMemoryBlock]] = {}
         self.reusable: dict[str, dict[int, dict[str, int]]] = {}
+        #: what ``_hints`` reads of ``state``, made again only after ``_reserve`` or
+        #: ``remove_container`` change it (the only writers of the state)
+        self._state_key: tuple[object, ...] | None = None
 
     # ------------------------------------------------------------------ requests
     @staticmethod
     def requested(container: Container) -> dict[str, int]:
+        return dict(MemoryStaticPolicy._requested(container))
+
+    @staticmethod
+    def _requested(container: Container) -> Mapping[str, int]:
+        """``requested``, made once per container and shared (read only): hints and Allocate both ask."""
+        out: dict[str, int] | None = container.__dict__.get("_memory_requested")
+        if out is None:
+            out = container.__dict__["_memory_requested"] = MemoryStaticPolicy._parse_requested(container)
+        return out
+
+    @staticmethod
+    def _parse_requested(container: Container) -> dict[str, int]:
         out = {}
         for res, q in container.requests.items():
             if not is_memory_resource(res):
@@ -196,10 +216,10 @@ class MemoryStaticPolicy:
         return out
 
     def pod_requested(self, pod: Pod) -> dict[str, int]:
-        resources = {r for c in pod.containers for r in self.requested(c)}
+        resources = {r for c in pod.containers for r in self._requested(c)}
 
         def request_of(resource: str) -> Callable[[Container], int | None]:
-            return lambda c: self.requested(c).get(resource, 0)
+            return lambda c: self._requested(c).get(resource, 0)
 
         return {r: pod_level_request(pod, request_of(r)) for r in resources}
 
@@ -222,7 +242,7 @@ class MemoryStaticPolicy:
     def get_topology_hints(self, pod: Pod, container: Container) -> dict[str, list[TopologyHint]] | None:
         if not self._eligible(pod):
             return None
-        requested = self.requested(container)
+        requested = self._requested(container)
         blocks = self.blocks.get((pod.uid, container.name))
         if blocks is not None:
             return self._regenerate(blocks, requested)
@@ -244,13 +264,21 @@ class MemoryStaticPolicy:
         """``calculate_hints`` on the current state, remembered by everything it reads: the Topology
         Manager's hint request and the Allocate that follows it see the same state, and the nodes
         of a fleet pass through the same states; on 16 NUMA nodes each pass walks 65,535 masks."""
-        nodes = tuple(
-            [
-                (n, s.assignments > 0, tuple(s.cells), tuple([(r, t.allocatable, t.free) for r, t in s.memory.items()]))
-                for n, s in self.state.items()
-            ]
-        )
-        key = (nodes, tuple(requested.items()), tuple([(m, tuple(v.items())) for m, v in reusable.items()]))
+        nodes = self._state_key
+        if nodes is None:
+            nodes = self._state_key = tuple(
+                [
+                    (
+                        n,
+                        s.assignments > 0,
+                        tuple(s.cells),
+                        tuple([(r, t.allocatable, t.free) for r, t in s.memory.items()]),
+                    )
+                    for n, s in self.state.items()
+                ]
+            )
+        held = tuple([(m, tuple(v.items())) for m, v in reusable.items()]) if reusable else ()
+        key = (nodes, tuple(requested.items()), held)
         hints = _HINT_MEMO.get(key)
         if hints is None:
             hints = calculate_hints(self.state, requested, reusable)
@@ -265,7 +293,7 @@ class MemoryStaticPolicy:
         if key in self.blocks:
             self._update_reusable(pod, container, self.blocks[key])
             return self.blocks[key]
-        requested = self.requested(container)
+        requested = self._requested(container)
         best = affinity
         if best.affinity is None:
             hints = self._hints(requested, self.reusable.get(pod.uid, {}))
@@ -291,7 +319,7 @@ class MemoryStaticPolicy:
         blocks = []
         numa = tuple(bits)
         reusable = self.reusable.get(pod.uid, {}).get(best.affinity or 0, {})
-        for res in sorted(requested, key=lambda r: (r != MEMORY, r)):
+        for res in sorted(requested, key=_block_order) if len(requested) > 1 else requested:
             size = requested[res]
             blocks.append(ModelMemoryBlock(numa, size, res))
             reuse = reusable.get(res, 0)
@@ -302,9 +330,11 @@ class MemoryStaticPolicy:
         return blocks
 
     def _satisfies(self, mask: int | None, requested: Mapping[str, int]) -> bool:
-        bits = bits_of(mask or 0)
+        if not requested:
+            return True
+        nodes = [self.state[n].memory for n in bits_of(mask or 0)]
         for resource, size in requested.items():
-            if sum(_table(self.state, n, resource).free for n in bits) < size:
+            if sum([node.get(resource, _ZERO).free for node in nodes]) < size:
                 return False
         return True
 
@@ -317,6 +347,7 @@ class MemoryStaticPolicy:
         )
 
     def _reserve(self, bits: list[int], resource: str, size: int) -> None:
+        self._state_key = None
         for node in bits:
             st = self.state[node]
             st.assignments += 1
@@ -350,6 +381,8 @@ class MemoryStaticPolicy:
 
     def _shrink_init_blocks(self, pod: Pod, container: Container, blocks: list[ModelMemoryBlock]) -> None:
         """Account reused init-container memory so the pod's blocks add up to what it really holds."""
+        if not pod.init_containers:
+            return
         for block in blocks:
             remaining = block.size
             for init in pod.init_containers:
@@ -371,6 +404,8 @@ class MemoryStaticPolicy:
 
     def remove_container(self, pod_uid: str, container: str) -> None:
         blocks = self.blocks.pop((pod_uid, container), None)
+        if blocks:
+            self._state_key = None
         for b in blocks or ():
             released = b.size
             for node in b.numa:

@@ -99,6 +99,11 @@ class Pod:
             object.__setattr__(self, "pod_requests", _resources(self.pod_requests, "spec.resources.requests"))
         if self.pod_limits is not None:
             object.__setattr__(self, "pod_limits", _resources(self.pod_limits, "spec.resources.limits"))
+        # Every manager walks the containers and asks for the QoS class several times per pod, so
+        # both are made once here (the pod is frozen, and nothing they read can change).
+        object.__setattr__(self, "_all", everyone)
+        object.__setattr__(self, "_pod_level", bool(self.pod_requests) or bool(self.pod_limits))
+        object.__setattr__(self, "_qos", self.qos_class or compute_qos(self))
 
     @property
     def key(self) -> str:
@@ -106,20 +111,21 @@ class Pod:
 
     @property
     def has_pod_level_resources(self) -> bool:
-        return bool(self.pod_requests) or bool(self.pod_limits)
+        pod_level: bool = self._pod_level  # type: ignore[attr-defined]
+        return pod_level
 
     def all_containers(self) -> tuple[Container, ...]:
-        return (*self.init_containers, *self.containers)
+        """Init containers, then app containers (one tuple, made at construction)."""
+        everyone: tuple[Container, ...] = self._all  # type: ignore[attr-defined]
+        return everyone
 
     def is_init(self, name: str) -> bool:
-        return any(c.name == name for c in self.init_containers)
+        return bool(self.init_containers) and any(c.name == name for c in self.init_containers)
 
     def qos(self) -> str:
-        """``GetPodQOS``: the status field if set, else computed like ``ComputePodQOS``, once (every
-        manager asks for every container; ``cached_property`` would take a lock each first time)."""
-        qos: str | None = self.__dict__.get("_qos")
-        if qos is None:
-            qos = self.__dict__["_qos"] = self.qos_class or compute_qos(self)
+        """``GetPodQOS``: the status field if set, else computed like ``ComputePodQOS``, at
+        construction (every manager asks for every container)."""
+        qos: str = self._qos  # type: ignore[attr-defined]
         return qos
 
     @classmethod
