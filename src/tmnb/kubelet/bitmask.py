@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from itertools import combinations
+from itertools import combinations, compress, count
 
 from tmnb.errors import InputError
 
@@ -52,12 +52,45 @@ def iterate_masks(bits: Iterable[int]) -> tuple[int, ...]:
     return _iterate(tuple(bits))
 
 
-def subset_sums(nodes: Iterable[int], values: Mapping[int, int]) -> dict[int, int]:
+#: ``subset_sums``' answer: a list indexed by mask when the nodes are 0..k-1, else a dict by mask.
+SubsetSums = list[int] | dict[int, int]
+
+
+def subset_sums(nodes: Iterable[int], values: Mapping[int, int]) -> SubsetSums:
     """Every mask over ``nodes`` (and 0) mapped to the sum of ``values`` over its nodes, built by
     doubling: the masks with node n are those without it plus n, so 2^16 masks cost one addition
-    each, in a comprehension, instead of a walk over each mask's nodes."""
-    sums = {0: 0}
+    each, in a comprehension, instead of a walk over each mask's nodes. When the nodes are 0..k-1
+    (as on every machine seen so far) the doubling visits the masks in the order 0, 1, 2, ...,
+    2^k-1, so the sums stay a list indexed by mask: building a 65,536-entry dict costs ten times
+    the additions. Read it with ``sums[mask]`` and ``masks_reaching``."""
+    nodes = tuple(nodes)
+    totals = [0]
     for node in nodes:
-        bit, value = 1 << node, values[node]
-        sums.update({mask | bit: total + value for mask, total in list(sums.items())})
-    return sums
+        value = values[node]
+        totals += [total + value for total in totals]
+    if nodes == tuple(range(len(nodes))):
+        return totals
+    return dict(zip(_doubling_masks(nodes), totals, strict=True))
+
+
+@lru_cache(maxsize=256)
+def _doubling_masks(nodes: tuple[int, ...]) -> tuple[int, ...]:
+    masks = [0]
+    for node in nodes:
+        bit = 1 << node
+        masks += [mask | bit for mask in masks]
+    return tuple(masks)
+
+
+def masks_reaching(sums: SubsetSums, size: int) -> set[int]:
+    """The masks whose sum is at least ``size``."""
+    if isinstance(sums, list):
+        return set(compress(count(), map(size.__le__, sums)))
+    return {m for m, v in sums.items() if v >= size}
+
+
+def has_mask(sums: SubsetSums, mask: int) -> bool:
+    """Whether ``mask`` is one of the masks ``sums`` covers (a subset of its nodes, or 0)."""
+    if isinstance(sums, list):
+        return 0 <= mask < len(sums)
+    return mask in sums

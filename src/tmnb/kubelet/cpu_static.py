@@ -49,10 +49,13 @@ def _cpu_hints(
     free = subset_sums(nodes, {n: (available & topo.numa_mask[n]).bit_count() for n in nodes})
     min_size = topo.narrowest_mask_size(request)
     need = request - reusable.bit_count()
-    found = [m for m in masks if not reusable_numa & ~m and free[m] + (stray if m & 1 else 0) >= need]
+    if reusable_numa or stray:
+        found = [m for m in masks if not reusable_numa & ~m and free[m] + (stray if m & 1 else 0) >= need]
+    else:
+        found = [m for m in masks if free[m] >= need]
     preferred, other = hint_objects(tuple(nodes))
     if not options.align_by_socket:
-        return tuple(preferred[m] if m.bit_count() == min_size else other[m] for m in found)
+        return tuple([preferred[m] if m.bit_count() == min_size else other[m] for m in found])
     return tuple(
         preferred[m] if m.bit_count() == min_size or _socket_aligned(topo, m, min_size) else other[m] for m in found
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.bitmask import subset_sums
+from tmnb.kubelet.bitmask import masks_reaching, subset_sums
 from tmnb.kubelet.hints import TopologyHint
 from tmnb.kubelet.memo import Memo
 
@@ -178,9 +178,7 @@ class CPUTopology:
         if request not in cache:
             nodes = self.numa_nodes()
             totals = subset_sums(nodes, {n: self.numa_mask[n].bit_count() for n in nodes})
-            cache[request] = min(
-                (m.bit_count() for m, total in totals.items() if m and total >= request), default=len(nodes)
-            )
+            cache[request] = min((m.bit_count() for m in masks_reaching(totals, request) if m), default=len(nodes))
         return cache[request]
 
     def cpus_in_numa_nodes(self, nodes: Iterable[int]) -> int:

@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.bitmask import bits_of, is_narrower, iterate_masks, mask_of, subset_sums
+from tmnb.kubelet.bitmask import (
+    SubsetSums,
+    bits_of,
+    has_mask,
+    is_narrower,
+    iterate_masks,
+    mask_of,
+    masks_reaching,
+    subset_sums,
+)
 from tmnb.kubelet.errors import AdmissionError
 from tmnb.kubelet.hints import TopologyHint, hint_objects
 from tmnb.kubelet.memo import Memo
@@ -84,16 +93,19 @@ def calculate_hints(
     ]
     # A node already in a multi-node group cannot serve alone, and a node with allocations may only
     # be used again within exactly its own group.
-    found = [
-        m
-        for m in candidates
-        if m in can_hold
-        and (
-            not m & grouped
-            if m.bit_count() == 1
-            else not m & busy_alone and (not busy_groups or all(not m & bit or m == g for bit, g in busy_groups))
-        )
-    ]
+    busy_grouped = mask_of(n for n in nodes if state[n].assignments > 0 and len(state[n].cells) > 1)
+    found = [m for m in candidates if m in can_hold]
+    if grouped or busy_alone or busy_groups:
+        found = [
+            m
+            for m in found
+            if (
+                not m & grouped
+                if m.bit_count() == 1
+                else not m & busy_alone
+                and (not m & busy_grouped or all(not m & bit or m == g for bit, g in busy_groups))
+            )
+        ]
     if not found:
         return {}
     preferred, other = hint_objects(nodes)
@@ -114,7 +126,7 @@ def _could_hold(
 
 
 def _holding(
-    sums: Mapping[str, Mapping[int, int]],
+    sums: Mapping[str, SubsetSums],
     wanted: Sequence[tuple[str, int]],
     extra: Mapping[int, Mapping[str, int]],
 ) -> set[int]:
@@ -122,8 +134,8 @@ def _holding(
     out: set[int] | None = None
     for resource, size in wanted:
         by_mask = sums[resource]
-        ok = {m for m, v in by_mask.items() if v >= size}
-        ok |= {m for m, e in extra.items() if m in by_mask and by_mask[m] + e.get(resource, 0) >= size}
+        ok = masks_reaching(by_mask, size)
+        ok |= {m for m, e in extra.items() if has_mask(by_mask, m) and by_mask[m] + e.get(resource, 0) >= size}
         out = ok if out is None else out & ok
     return out or set()
 
