@@ -43,7 +43,12 @@ def is_narrower(a: int, b: int) -> bool:
 
 @lru_cache(maxsize=256)
 def _iterate(bits: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(mask_of(combo) for size in range(1, len(bits) + 1) for combo in combinations(bits, size))
+    mask_of(bits)  # refuses a bad node id as the first combination holding it would
+    if len(set(bits)) != len(bits):
+        return tuple(mask_of(combo) for size in range(1, len(bits) + 1) for combo in combinations(bits, size))
+    # distinct bits: a combination's mask is the sum of its single-bit masks
+    singles = [1 << bit for bit in bits]
+    return tuple(sum(combo) for size in range(1, len(bits) + 1) for combo in combinations(singles, size))
 
 
 def iterate_masks(bits: Iterable[int]) -> tuple[int, ...]:
@@ -67,7 +72,7 @@ def subset_sums(nodes: Iterable[int], values: Mapping[int, int]) -> SubsetSums:
     totals = [0]
     for node in nodes:
         value = values[node]
-        totals += [total + value for total in totals]
+        totals += list(map(value.__add__, totals))  # total + value for each total so far
     if nodes == tuple(range(len(nodes))):
         return totals
     return dict(zip(_doubling_masks(nodes), totals, strict=True))

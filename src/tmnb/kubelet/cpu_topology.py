@@ -178,7 +178,9 @@ class CPUTopology:
         if request not in cache:
             nodes = self.numa_nodes()
             totals = subset_sums(nodes, {n: self.numa_mask[n].bit_count() for n in nodes})
-            cache[request] = min((m.bit_count() for m in masks_reaching(totals, request) if m), default=len(nodes))
+            reaching = masks_reaching(totals, request)
+            reaching.discard(0)
+            cache[request] = min(map(int.bit_count, reaching), default=len(nodes))
         return cache[request]
 
     def cpus_in_numa_nodes(self, nodes: Iterable[int]) -> int:

@@ -8,23 +8,24 @@ nothing fits, the hint map is *empty* (not an empty list), which the Topology Ma
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import compress
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.bitmask import (
     SubsetSums,
     bits_of,
     has_mask,
-    is_narrower,
     iterate_masks,
     mask_of,
     masks_reaching,
     subset_sums,
 )
 from tmnb.kubelet.errors import AdmissionError
-from tmnb.kubelet.hints import TopologyHint, hint_objects
+from tmnb.kubelet.hints import TopologyHint, sized_hints
 from tmnb.kubelet.memo import Memo
 from tmnb.kubelet.pod import GUARANTEED, Container, Pod, pod_level_request
 
@@ -85,7 +86,6 @@ def calculate_hints(
     capacity = tuple((r, tuple(_table(state, n, r).allocatable for n in nodes)) for r, _ in wanted)
     candidates, min_size = _could_hold(nodes, capacity, wanted)
     free = {r: subset_sums(nodes, {n: _table(state, n, r).free for n in nodes}) for r, _ in wanted}
-    can_hold = _holding(free, wanted, reusable)
     grouped = mask_of(n for n in nodes if len(state[n].cells) > 1)
     busy_alone = mask_of(n for n in nodes if state[n].assignments > 0 and len(state[n].cells) == 1)
     busy_groups = [
@@ -94,22 +94,23 @@ def calculate_hints(
     # A node already in a multi-node group cannot serve alone, and a node with allocations may only
     # be used again within exactly its own group.
     busy_grouped = mask_of(n for n in nodes if state[n].assignments > 0 and len(state[n].cells) > 1)
-    found = [m for m in candidates if m in can_hold]
+    if reusable or not wanted:
+        can_hold = _holding(free, wanted, reusable)
+        found = list(filter(can_hold.__contains__, candidates))
+    else:  # _holding's test without reusable memory, made on the candidates alone (in C)
+        found = candidates
+        for r, size in wanted:
+            found = list(compress(found, map(size.__le__, map(free[r].__getitem__, found))))
     if grouped or busy_alone or busy_groups:
-        found = [
+        singles = bisect_right(found, 1, key=int.bit_count)  # IterateBitMasks order: single nodes first
+        found = [m for m in found[:singles] if not m & grouped] + [
             m
-            for m in found
-            if (
-                not m & grouped
-                if m.bit_count() == 1
-                else not m & busy_alone
-                and (not m & busy_grouped or all(not m & bit or m == g for bit, g in busy_groups))
-            )
+            for m in found[singles:]
+            if not m & busy_alone and (not m & busy_grouped or all(not m & bit or m == g for bit, g in busy_groups))
         ]
     if not found:
         return {}
-    preferred, other = hint_objects(nodes)
-    hints = [preferred[m] if m.bit_count() == min_size else other[m] for m in found]
+    hints = sized_hints(nodes, found, min_size)
     return {r: hints for r in requested}  # one list for every resource, as each gets the same hints
 
 
@@ -121,8 +122,8 @@ def _could_hold(
     fewest nodes among them. Allocatable never changes after start, so this is cached per request."""
     totals = {r: subset_sums(nodes, dict(zip(nodes, values, strict=True))) for r, values in capacity}
     could = _holding(totals, list(wanted), {})
-    candidates = [m for m in iterate_masks(nodes) if m in could]
-    return candidates, min((m.bit_count() for m in candidates), default=len(nodes))
+    candidates = list(filter(could.__contains__, iterate_masks(nodes)))
+    return candidates, candidates[0].bit_count() if candidates else len(nodes)  # the first is the narrowest
 
 
 def _holding(
@@ -156,14 +157,24 @@ def _block_order(resource: str) -> tuple[bool, str]:
 
 
 def _best(hints: list[TopologyHint]) -> TopologyHint:
+    """The preferred, then narrowest hint (``is_narrower`` inline: 65,535 hints on 16 NUMA nodes)."""
     best = TopologyHint(None, False)
+    best_mask, best_preferred = best
     for hint in hints:
+        mask, preferred = hint
         if (
-            best.affinity is None
-            or (hint.preferred and not best.preferred)
-            or (hint.preferred == best.preferred and is_narrower(hint.affinity, best.affinity))  # type: ignore[arg-type]
+            best_mask is None
+            or (preferred and not best_preferred)
+            or (
+                preferred == best_preferred
+                and (
+                    mask < best_mask  # type: ignore[operator]
+                    if mask.bit_count() == best_mask.bit_count()  # type: ignore[union-attr]
+                    else mask.bit_count() < best_mask.bit_count()  # type: ignore[union-attr]
+                )
+            )
         ):
-            best = hint
+            best, best_mask, best_preferred = hint, mask, preferred
     return best
 
 
