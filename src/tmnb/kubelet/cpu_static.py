@@ -267,7 +267,9 @@ class CPUStaticPolicy:
             if affinity.affinity is not None:
                 aligned = self._aligned(affinity.affinity, allocatable)
                 result = self._take(aligned, min(count, aligned.bit_count()))
-            result |= self._take(allocatable & ~result, count - result.bit_count())
+            remaining = count - result.bit_count()
+            if remaining:  # nothing left: _take would hand back no CPUs (its option checks already ran)
+                result |= self._take(allocatable & ~result, remaining)
         except CPUAllocationError as err:
             raise AdmissionError(str(err)) from None
         self.default &= ~result

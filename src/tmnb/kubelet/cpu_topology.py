@@ -118,10 +118,18 @@ class CPUTopology:
         return cache[level]
 
     @staticmethod
-    @lru_cache(maxsize=64)
     def of(cpus: tuple[CPUInfo, ...]) -> CPUTopology:
-        """Shared instance per CPU list: fleets repeat a few machine shapes thousands of times."""
-        return CPUTopology(cpus)
+        """Shared instance per CPU list: fleets repeat a few machine shapes thousands of times. The
+        very tuple seen last time is recognised by identity first: hashing a machine's CPUs calls
+        each CPUInfo's ``__hash__``, for every node of a fleet that shares one machine object."""
+        seen = _BY_IDENTITY.get(id(cpus))
+        if seen is not None and seen[0] is cpus:
+            return seen[1]
+        topology = _shared_topology(cpus)
+        if len(_BY_IDENTITY) >= 64:
+            _BY_IDENTITY.clear()
+        _BY_IDENTITY[id(cpus)] = (cpus, topology)  # the tuple is kept, so its id is not reused
+        return topology
 
     @classmethod
     def from_json(cls, rows: Sequence[Mapping[str, Any]], where: str = "cpus") -> CPUTopology:
@@ -208,3 +216,11 @@ class CPUTopology:
             if m & cpu_mask:
                 out |= m
         return out
+
+
+@lru_cache(maxsize=64)
+def _shared_topology(cpus: tuple[CPUInfo, ...]) -> CPUTopology:
+    return CPUTopology(cpus)
+
+
+_BY_IDENTITY: dict[int, tuple[tuple[CPUInfo, ...], CPUTopology]] = {}
