@@ -209,9 +209,10 @@ class MemoryStaticPolicy:
             self.state[node] = NUMANodeState(tables, [node])
         self.blocks: dict[tuple[str, str], list[ModelMemoryBlock]] = {}
         self.reusable: dict[str, dict[int, dict[str, int]]] = {}
-        #: what ``_hints`` reads of ``state``, made again only after ``_reserve`` or
-        #: ``remove_container`` change it (the only writers of the state)
+        #: what ``_hints`` reads of ``state``, whole and per node, made again only for what
+        #: ``_reserve`` or ``remove_container`` change (the only writers of the state)
         self._state_key: tuple[object, ...] | None = None
+        self._node_keys: dict[int, tuple[object, ...]] = {}
 
     # ------------------------------------------------------------------ requests
     @staticmethod
@@ -289,17 +290,19 @@ class MemoryStaticPolicy:
         of a fleet pass through the same states; on 16 NUMA nodes each pass walks 65,535 masks."""
         nodes = self._state_key
         if nodes is None:
-            nodes = self._state_key = tuple(
-                [
-                    (
+            known = self._node_keys
+            parts = []
+            for n, s in self.state.items():
+                part = known.get(n)
+                if part is None:
+                    part = known[n] = (
                         n,
                         s.assignments > 0,
                         tuple(s.cells),
                         tuple([(r, t.allocatable, t.free) for r, t in s.memory.items()]),
                     )
-                    for n, s in self.state.items()
-                ]
-            )
+                parts.append(part)
+            nodes = self._state_key = tuple(parts)
         held = tuple([(m, tuple(v.items())) for m, v in reusable.items()]) if reusable else ()
         key = (nodes, tuple(requested.items()), held)
         hints = _HINT_MEMO.get(key)
@@ -372,6 +375,7 @@ class MemoryStaticPolicy:
     def _reserve(self, bits: list[int], resource: str, size: int) -> None:
         self._state_key = None
         for node in bits:
+            self._node_keys.pop(node, None)
             st = self.state[node]
             st.assignments += 1
             st.cells = list(bits)
@@ -432,6 +436,7 @@ class MemoryStaticPolicy:
         for b in blocks or ():
             released = b.size
             for node in b.numa:
+                self._node_keys.pop(node, None)
                 st = self.state[node]
                 st.assignments -= 1
                 if st.assignments == 0:
