@@ -79,10 +79,21 @@ class CPUTopology:
         sockets: dict[int, int] = {}
         numas: dict[int, int] = {}
         for c in self.cpus:
-            for name in ("cpu", "core", "socket", "numa"):
-                value = getattr(c, name)
-                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                    raise InputError(f"cpu {c.cpu!r}: {name} must be a non-negative integer, got {value!r}")
+            cpu, core, socket, numa = c.cpu, c.core, c.socket, c.numa
+            if not (
+                type(cpu) is int
+                and type(core) is int
+                and type(socket) is int
+                and type(numa) is int
+                and cpu >= 0
+                and core >= 0
+                and socket >= 0
+                and numa >= 0
+            ):  # the plain case checked at once; anything else field by field, for the message
+                for name in ("cpu", "core", "socket", "numa"):
+                    value = getattr(c, name)
+                    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                        raise InputError(f"cpu {c.cpu!r}: {name} must be a non-negative integer, got {value!r}")
             if c.cpu in info:
                 raise InputError(f"cpu {c.cpu} is listed twice")
             info[c.cpu] = c
