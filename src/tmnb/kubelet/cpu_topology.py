@@ -71,6 +71,8 @@ class CPUTopology:
     #: pure results on this topology, shared by every node of this shape (``of`` shares the topology):
     #: CPU hints by (free mask, reusable mask, request, align-by-socket), packed picks by (free mask, count)
     hint_memo: Memo[tuple[TopologyHint, ...]] = field(init=False, repr=False, compare=False)
+    #: CPU mask by NUMA mask, for ``cpus_in_numa_mask``
+    _numa_mask_cpus: dict[int, int] = field(init=False, repr=False, compare=False)
     pick_memo: Memo[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -114,6 +116,7 @@ class CPUTopology:
         object.__setattr__(self, "cores_in_numa", inside(numas, cores))
         object.__setattr__(self, "sockets_in_numa", inside(numas, sockets))
         object.__setattr__(self, "numas_in_socket", inside(sockets, numas))
+        object.__setattr__(self, "_numa_mask_cpus", {})
         object.__setattr__(self, "hint_memo", Memo(MEMO_BUDGET))
         object.__setattr__(self, "pick_memo", Memo(MEMO_BUDGET))
 
@@ -184,10 +187,11 @@ class CPUTopology:
 
     def cpus_in_numa_mask(self, numa_mask: int) -> int:
         """CPU mask of the NUMA nodes in a NUMA mask (cached: hint generation asks for every mask)."""
-        cache: dict[int, int] = self.__dict__.setdefault("_numa_mask_cpus", {})
-        cpus = cache.get(numa_mask)
+        cpus = self._numa_mask_cpus.get(numa_mask)
         if cpus is None:
-            cpus = cache[numa_mask] = self.cpus_in_numa_nodes(n for n in self.numa_mask if numa_mask >> n & 1)
+            cpus = self._numa_mask_cpus[numa_mask] = self.cpus_in_numa_nodes(
+                n for n in self.numa_mask if numa_mask >> n & 1
+            )
         return cpus
 
     def narrowest_mask_size(self, request: int) -> int:

@@ -352,7 +352,8 @@ class MemoryStaticPolicy:
             self._reserve(bits, res, 0 if reuse >= size else size - reuse)
         self._update_reusable(pod, container, blocks)
         self.blocks[key] = blocks
-        self._shrink_init_blocks(pod, container, blocks)
+        if pod.init_containers:
+            self._shrink_init_blocks(pod, container, blocks)
         return blocks
 
     def _satisfies(self, mask: int | None, requested: Mapping[str, int]) -> bool:
@@ -408,8 +409,6 @@ class MemoryStaticPolicy:
 
     def _shrink_init_blocks(self, pod: Pod, container: Container, blocks: list[ModelMemoryBlock]) -> None:
         """Account reused init-container memory so the pod's blocks add up to what it really holds."""
-        if not pod.init_containers:
-            return
         for block in blocks:
             remaining = block.size
             for init in pod.init_containers:
