@@ -65,7 +65,7 @@ def subset_sums(nodes: Iterable[int], values: Mapping[int, int]) -> SubsetSums:
     """Every mask over ``nodes`` (and 0) mapped to the sum of ``values`` over its nodes, built by
     doubling: the masks with node n are those without it plus n, so 2^16 masks cost one addition
     each, in a comprehension, instead of a walk over each mask's nodes. When the nodes are 0..k-1
-    (as on every machine seen so far) the doubling visits the masks in the order 0, 1, 2, ...,
+    (as on nearly every machine) the doubling visits the masks in the order 0, 1, 2, ...,
     2^k-1, so the sums stay a list indexed by mask: building a 65,536-entry dict costs ten times
     the additions. Read it with ``sums[mask]`` and ``masks_reaching``."""
     nodes = tuple(nodes)
