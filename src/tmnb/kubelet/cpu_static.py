@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from decimal import Decimal
 from functools import lru_cache
+from itertools import compress
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.bitmask import bits_of, iterate_masks, subset_sums
 from tmnb.kubelet.cpu_assign import take_distributed, take_packed
 from tmnb.kubelet.cpu_topology import CPUTopology, cpus_of, to_cpuset
 from tmnb.kubelet.errors import AdmissionError, CPUAllocationError, SMTAlignmentError
-from tmnb.kubelet.hints import TopologyHint, hint_objects
+from tmnb.kubelet.hints import TopologyHint, hint_objects, sized_hints
 from tmnb.kubelet.names import CPU_STATIC, SINGLE_NUMA_NODE, TOPOLOGY_NONE
 from tmnb.kubelet.options import CPUManagerOptions
 from tmnb.kubelet.pod import GUARANTEED, Container, Pod, milli_value, pod_level_request, value
@@ -49,10 +50,13 @@ def _cpu_hints(
     free = subset_sums(nodes, {n: (available & topo.numa_mask[n]).bit_count() for n in nodes})
     min_size = topo.narrowest_mask_size(request)
     need = request - reusable.bit_count()
-    found = [m for m in masks if not reusable_numa & ~m and free[m] + (stray if m & 1 else 0) >= need]
-    preferred, other = hint_objects(tuple(nodes))
+    if reusable_numa or stray:
+        found = [m for m in masks if not reusable_numa & ~m and free[m] + (stray if m & 1 else 0) >= need]
+    else:  # the same test without the two terms that are zero, in C: free[m] >= need for m in masks
+        found = list(compress(masks, map(need.__le__, map(free.__getitem__, masks))))
     if not options.align_by_socket:
-        return tuple(preferred[m] if m.bit_count() == min_size else other[m] for m in found)
+        return tuple(sized_hints(tuple(nodes), found, min_size))
+    preferred, other = hint_objects(tuple(nodes))
     return tuple(
         preferred[m] if m.bit_count() == min_size or _socket_aligned(topo, m, min_size) else other[m] for m in found
     )
@@ -263,7 +267,9 @@ class CPUStaticPolicy:
             if affinity.affinity is not None:
                 aligned = self._aligned(affinity.affinity, allocatable)
                 result = self._take(aligned, min(count, aligned.bit_count()))
-            result |= self._take(allocatable & ~result, count - result.bit_count())
+            remaining = count - result.bit_count()
+            if remaining:  # nothing left: _take would hand back no CPUs (its option checks already ran)
+                result |= self._take(allocatable & ~result, remaining)
         except CPUAllocationError as err:
             raise AdmissionError(str(err)) from None
         self.default &= ~result

@@ -14,7 +14,7 @@ from typing import Any
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.bitmask import subset_sums
+from tmnb.kubelet.bitmask import masks_reaching, subset_sums
 from tmnb.kubelet.hints import TopologyHint
 from tmnb.kubelet.memo import Memo
 
@@ -71,6 +71,8 @@ class CPUTopology:
     #: pure results on this topology, shared by every node of this shape (``of`` shares the topology):
     #: CPU hints by (free mask, reusable mask, request, align-by-socket), packed picks by (free mask, count)
     hint_memo: Memo[tuple[TopologyHint, ...]] = field(init=False, repr=False, compare=False)
+    #: CPU mask by NUMA mask, for ``cpus_in_numa_mask``
+    _numa_mask_cpus: dict[int, int] = field(init=False, repr=False, compare=False)
     pick_memo: Memo[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -79,10 +81,21 @@ class CPUTopology:
         sockets: dict[int, int] = {}
         numas: dict[int, int] = {}
         for c in self.cpus:
-            for name in ("cpu", "core", "socket", "numa"):
-                value = getattr(c, name)
-                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                    raise InputError(f"cpu {c.cpu!r}: {name} must be a non-negative integer, got {value!r}")
+            cpu, core, socket, numa = c.cpu, c.core, c.socket, c.numa
+            if not (
+                type(cpu) is int
+                and type(core) is int
+                and type(socket) is int
+                and type(numa) is int
+                and cpu >= 0
+                and core >= 0
+                and socket >= 0
+                and numa >= 0
+            ):  # the plain case checked at once; anything else field by field, for the message
+                for name in ("cpu", "core", "socket", "numa"):
+                    value = getattr(c, name)
+                    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                        raise InputError(f"cpu {c.cpu!r}: {name} must be a non-negative integer, got {value!r}")
             if c.cpu in info:
                 raise InputError(f"cpu {c.cpu} is listed twice")
             info[c.cpu] = c
@@ -103,6 +116,7 @@ class CPUTopology:
         object.__setattr__(self, "cores_in_numa", inside(numas, cores))
         object.__setattr__(self, "sockets_in_numa", inside(numas, sockets))
         object.__setattr__(self, "numas_in_socket", inside(sockets, numas))
+        object.__setattr__(self, "_numa_mask_cpus", {})
         object.__setattr__(self, "hint_memo", Memo(MEMO_BUDGET))
         object.__setattr__(self, "pick_memo", Memo(MEMO_BUDGET))
 
@@ -118,10 +132,18 @@ class CPUTopology:
         return cache[level]
 
     @staticmethod
-    @lru_cache(maxsize=64)
     def of(cpus: tuple[CPUInfo, ...]) -> CPUTopology:
-        """Shared instance per CPU list: fleets repeat a few machine shapes thousands of times."""
-        return CPUTopology(cpus)
+        """Shared instance per CPU list: fleets repeat a few machine shapes thousands of times. The
+        very tuple seen last time is recognised by identity first: hashing a machine's CPUs calls
+        each CPUInfo's ``__hash__``, for every node of a fleet that shares one machine object."""
+        seen = _BY_IDENTITY.get(id(cpus))
+        if seen is not None and seen[0] is cpus:
+            return seen[1]
+        topology = _shared_topology(cpus)
+        if len(_BY_IDENTITY) >= 64:
+            _BY_IDENTITY.clear()
+        _BY_IDENTITY[id(cpus)] = (cpus, topology)  # the tuple is kept, so its id is not reused
+        return topology
 
     @classmethod
     def from_json(cls, rows: Sequence[Mapping[str, Any]], where: str = "cpus") -> CPUTopology:
@@ -165,10 +187,11 @@ class CPUTopology:
 
     def cpus_in_numa_mask(self, numa_mask: int) -> int:
         """CPU mask of the NUMA nodes in a NUMA mask (cached: hint generation asks for every mask)."""
-        cache: dict[int, int] = self.__dict__.setdefault("_numa_mask_cpus", {})
-        cpus = cache.get(numa_mask)
+        cpus = self._numa_mask_cpus.get(numa_mask)
         if cpus is None:
-            cpus = cache[numa_mask] = self.cpus_in_numa_nodes(n for n in self.numa_mask if numa_mask >> n & 1)
+            cpus = self._numa_mask_cpus[numa_mask] = self.cpus_in_numa_nodes(
+                n for n in self.numa_mask if numa_mask >> n & 1
+            )
         return cpus
 
     def narrowest_mask_size(self, request: int) -> int:
@@ -178,9 +201,9 @@ class CPUTopology:
         if request not in cache:
             nodes = self.numa_nodes()
             totals = subset_sums(nodes, {n: self.numa_mask[n].bit_count() for n in nodes})
-            cache[request] = min(
-                (m.bit_count() for m, total in totals.items() if m and total >= request), default=len(nodes)
-            )
+            reaching = masks_reaching(totals, request)
+            reaching.discard(0)
+            cache[request] = min(map(int.bit_count, reaching), default=len(nodes))
         return cache[request]
 
     def cpus_in_numa_nodes(self, nodes: Iterable[int]) -> int:
@@ -208,3 +231,11 @@ class CPUTopology:
             if m & cpu_mask:
                 out |= m
         return out
+
+
+@lru_cache(maxsize=64)
+def _shared_topology(cpus: tuple[CPUInfo, ...]) -> CPUTopology:
+    return CPUTopology(cpus)
+
+
+_BY_IDENTITY: dict[int, tuple[tuple[CPUInfo, ...], CPUTopology]] = {}

@@ -107,6 +107,7 @@ class DeviceManager:
             self.devices[resource] = by_id
         self.allocated: dict[tuple[str, str, str], tuple[str, ...]] = {}
         self.to_reuse: dict[str, dict[str, set[str]]] = {}
+        self._resources = frozenset(self.devices)
 
     # ------------------------------------------------------------------ state
     def start(self, allocations: Mapping[tuple[str, str, str], Sequence[str]]) -> None:
@@ -125,7 +126,17 @@ class DeviceManager:
 
     # ------------------------------------------------------------------ requests
     def container_requests(self, container: Container) -> dict[str, int]:
-        return {r: value(q) for r, q in container.limits.items() if r in self.devices}
+        return dict(self._requests(container))
+
+    def _requests(self, container: Container) -> Mapping[str, int]:
+        """``container_requests``, kept on the container (read only) for managers of the same
+        resources: hints and Allocate both ask, and a fleet's pods meet many such managers."""
+        seen: tuple[frozenset[str], dict[str, int]] | None = container.__dict__.get("_device_requests")
+        if seen is not None and seen[0] == self._resources:
+            return seen[1]
+        requests = {r: value(q) for r, q in container.limits.items() if r in self.devices}
+        container.__dict__["_device_requests"] = (self._resources, requests)
+        return requests
 
     def pod_requests(self, pod: Pod) -> dict[str, int]:
         resources = {r for c in pod.all_containers() for r in c.limits if r in self.devices}
@@ -152,7 +163,7 @@ class DeviceManager:
 
     def get_topology_hints(self, pod: Pod, container: Container) -> dict[str, list[TopologyHint] | None]:
         out = {}
-        for resource, requested in self.container_requests(container).items():
+        for resource, requested in self._requests(container).items():
             allocated = self.allocated.get((pod.uid, container.name, resource), ())
             reusable = self.to_reuse.get(pod.uid, {}).get(resource, set())
             out[resource] = self._hints(resource, requested, allocated, reusable)
@@ -173,7 +184,7 @@ class DeviceManager:
         for uid in [u for u in self.to_reuse if u != pod.uid]:
             del self.to_reuse[uid]
         granted: dict[str, tuple[str, ...]] = {}
-        for resource, required in self.container_requests(container).items():
+        for resource, required in self._requests(container).items():
             granted[resource] = self._allocate_one(
                 pod, container, resource, required, reuse.get(resource, set()), affinity
             )

@@ -8,14 +8,24 @@ nothing fits, the hint map is *empty* (not an empty list), which the Topology Ma
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import compress
 
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.bitmask import bits_of, is_narrower, iterate_masks, mask_of, subset_sums
+from tmnb.kubelet.bitmask import (
+    SubsetSums,
+    bits_of,
+    has_mask,
+    iterate_masks,
+    mask_of,
+    masks_reaching,
+    subset_sums,
+)
 from tmnb.kubelet.errors import AdmissionError
-from tmnb.kubelet.hints import TopologyHint, hint_objects
+from tmnb.kubelet.hints import TopologyHint, sized_hints
 from tmnb.kubelet.memo import Memo
 from tmnb.kubelet.pod import GUARANTEED, Container, Pod, pod_level_request
 
@@ -76,7 +86,6 @@ def calculate_hints(
     capacity = tuple((r, tuple(_table(state, n, r).allocatable for n in nodes)) for r, _ in wanted)
     candidates, min_size = _could_hold(nodes, capacity, wanted)
     free = {r: subset_sums(nodes, {n: _table(state, n, r).free for n in nodes}) for r, _ in wanted}
-    can_hold = _holding(free, wanted, reusable)
     grouped = mask_of(n for n in nodes if len(state[n].cells) > 1)
     busy_alone = mask_of(n for n in nodes if state[n].assignments > 0 and len(state[n].cells) == 1)
     busy_groups = [
@@ -84,20 +93,24 @@ def calculate_hints(
     ]
     # A node already in a multi-node group cannot serve alone, and a node with allocations may only
     # be used again within exactly its own group.
-    found = [
-        m
-        for m in candidates
-        if m in can_hold
-        and (
-            not m & grouped
-            if m.bit_count() == 1
-            else not m & busy_alone and (not busy_groups or all(not m & bit or m == g for bit, g in busy_groups))
-        )
-    ]
+    busy_grouped = mask_of(n for n in nodes if state[n].assignments > 0 and len(state[n].cells) > 1)
+    if reusable or not wanted:
+        can_hold = _holding(free, wanted, reusable)
+        found = list(filter(can_hold.__contains__, candidates))
+    else:  # _holding's test without reusable memory, made on the candidates alone (in C)
+        found = candidates
+        for r, size in wanted:
+            found = list(compress(found, map(size.__le__, map(free[r].__getitem__, found))))
+    if grouped or busy_alone or busy_groups:
+        singles = bisect_right(found, 1, key=int.bit_count)  # IterateBitMasks order: single nodes first
+        found = [m for m in found[:singles] if not m & grouped] + [
+            m
+            for m in found[singles:]
+            if not m & busy_alone and (not m & busy_grouped or all(not m & bit or m == g for bit, g in busy_groups))
+        ]
     if not found:
         return {}
-    preferred, other = hint_objects(nodes)
-    hints = [preferred[m] if m.bit_count() == min_size else other[m] for m in found]
+    hints = sized_hints(nodes, found, min_size)
     return {r: hints for r in requested}  # one list for every resource, as each gets the same hints
 
 
@@ -109,12 +122,12 @@ def _could_hold(
     fewest nodes among them. Allocatable never changes after start, so this is cached per request."""
     totals = {r: subset_sums(nodes, dict(zip(nodes, values, strict=True))) for r, values in capacity}
     could = _holding(totals, list(wanted), {})
-    candidates = [m for m in iterate_masks(nodes) if m in could]
-    return candidates, min((m.bit_count() for m in candidates), default=len(nodes))
+    candidates = list(filter(could.__contains__, iterate_masks(nodes)))
+    return candidates, candidates[0].bit_count() if candidates else len(nodes)  # the first is the narrowest
 
 
 def _holding(
-    sums: Mapping[str, Mapping[int, int]],
+    sums: Mapping[str, SubsetSums],
     wanted: Sequence[tuple[str, int]],
     extra: Mapping[int, Mapping[str, int]],
 ) -> set[int]:
@@ -122,8 +135,8 @@ def _holding(
     out: set[int] | None = None
     for resource, size in wanted:
         by_mask = sums[resource]
-        ok = {m for m, v in by_mask.items() if v >= size}
-        ok |= {m for m, e in extra.items() if m in by_mask and by_mask[m] + e.get(resource, 0) >= size}
+        ok = masks_reaching(by_mask, size)
+        ok |= {m for m, e in extra.items() if has_mask(by_mask, m) and by_mask[m] + e.get(resource, 0) >= size}
         out = ok if out is None else out & ok
     return out or set()
 
@@ -138,15 +151,30 @@ def _table(state: Mapping[int, NUMANodeState], node: int, resource: str) -> Mode
     return state[node].memory.get(resource, _ZERO)
 
 
+def _block_order(resource: str) -> tuple[bool, str]:
+    """Allocate's order of a container's blocks: memory first, then hugepages by name."""
+    return resource != MEMORY, resource
+
+
 def _best(hints: list[TopologyHint]) -> TopologyHint:
+    """The preferred, then narrowest hint (``is_narrower`` inline: 65,535 hints on 16 NUMA nodes)."""
     best = TopologyHint(None, False)
+    best_mask, best_preferred = best
     for hint in hints:
+        mask, preferred = hint
         if (
-            best.affinity is None
-            or (hint.preferred and not best.preferred)
-            or (hint.preferred == best.preferred and is_narrower(hint.affinity, best.affinity))  # type: ignore[arg-type]
+            best_mask is None
+            or (preferred and not best_preferred)
+            or (
+                preferred == best_preferred
+                and (
+                    mask < best_mask  # type: ignore[operator]
+                    if mask.bit_count() == best_mask.bit_count()  # type: ignore[union-attr]
+                    else mask.bit_count() < best_mask.bit_count()  # type: ignore[union-attr]
+                )
+            )
         ):
-            best = hint
+            best, best_mask, best_preferred = hint, mask, preferred
     return best
 
 
@@ -181,10 +209,26 @@ class MemoryStaticPolicy:
             self.state[node] = NUMANodeState(tables, [node])
         self.blocks: dict[tuple[str, str], list[ModelMemoryBlock]] = {}
         self.reusable: dict[str, dict[int, dict[str, int]]] = {}
+        #: what ``_hints`` reads of ``state``, whole and per node, made again only for what
+        #: ``_reserve`` or ``remove_container`` change (the only writers of the state)
+        self._state_key: tuple[object, ...] | None = None
+        self._node_keys: dict[int, tuple[object, ...]] = {}
 
     # ------------------------------------------------------------------ requests
     @staticmethod
     def requested(container: Container) -> dict[str, int]:
+        return dict(MemoryStaticPolicy._requested(container))
+
+    @staticmethod
+    def _requested(container: Container) -> Mapping[str, int]:
+        """``requested``, made once per container and shared (read only): hints and Allocate both ask."""
+        out: dict[str, int] | None = container.__dict__.get("_memory_requested")
+        if out is None:
+            out = container.__dict__["_memory_requested"] = MemoryStaticPolicy._parse_requested(container)
+        return out
+
+    @staticmethod
+    def _parse_requested(container: Container) -> dict[str, int]:
         out = {}
         for res, q in container.requests.items():
             if not is_memory_resource(res):
@@ -196,10 +240,10 @@ class MemoryStaticPolicy:
         return out
 
     def pod_requested(self, pod: Pod) -> dict[str, int]:
-        resources = {r for c in pod.containers for r in self.requested(c)}
+        resources = {r for c in pod.containers for r in self._requested(c)}
 
         def request_of(resource: str) -> Callable[[Container], int | None]:
-            return lambda c: self.requested(c).get(resource, 0)
+            return lambda c: self._requested(c).get(resource, 0)
 
         return {r: pod_level_request(pod, request_of(r)) for r in resources}
 
@@ -222,7 +266,7 @@ class MemoryStaticPolicy:
     def get_topology_hints(self, pod: Pod, container: Container) -> dict[str, list[TopologyHint]] | None:
         if not self._eligible(pod):
             return None
-        requested = self.requested(container)
+        requested = self._requested(container)
         blocks = self.blocks.get((pod.uid, container.name))
         if blocks is not None:
             return self._regenerate(blocks, requested)
@@ -244,13 +288,23 @@ class MemoryStaticPolicy:
         """``calculate_hints`` on the current state, remembered by everything it reads: the Topology
         Manager's hint request and the Allocate that follows it see the same state, and the nodes
         of a fleet pass through the same states; on 16 NUMA nodes each pass walks 65,535 masks."""
-        nodes = tuple(
-            [
-                (n, s.assignments > 0, tuple(s.cells), tuple([(r, t.allocatable, t.free) for r, t in s.memory.items()]))
-                for n, s in self.state.items()
-            ]
-        )
-        key = (nodes, tuple(requested.items()), tuple([(m, tuple(v.items())) for m, v in reusable.items()]))
+        nodes = self._state_key
+        if nodes is None:
+            known = self._node_keys
+            parts = []
+            for n, s in self.state.items():
+                part = known.get(n)
+                if part is None:
+                    part = known[n] = (
+                        n,
+                        s.assignments > 0,
+                        tuple(s.cells),
+                        tuple([(r, t.allocatable, t.free) for r, t in s.memory.items()]),
+                    )
+                parts.append(part)
+            nodes = self._state_key = tuple(parts)
+        held = tuple([(m, tuple(v.items())) for m, v in reusable.items()]) if reusable else ()
+        key = (nodes, tuple(requested.items()), held)
         hints = _HINT_MEMO.get(key)
         if hints is None:
             hints = calculate_hints(self.state, requested, reusable)
@@ -265,7 +319,7 @@ class MemoryStaticPolicy:
         if key in self.blocks:
             self._update_reusable(pod, container, self.blocks[key])
             return self.blocks[key]
-        requested = self.requested(container)
+        requested = self._requested(container)
         best = affinity
         if best.affinity is None:
             hints = self._hints(requested, self.reusable.get(pod.uid, {}))
@@ -291,20 +345,23 @@ class MemoryStaticPolicy:
         blocks = []
         numa = tuple(bits)
         reusable = self.reusable.get(pod.uid, {}).get(best.affinity or 0, {})
-        for res in sorted(requested, key=lambda r: (r != MEMORY, r)):
+        for res in sorted(requested, key=_block_order) if len(requested) > 1 else requested:
             size = requested[res]
             blocks.append(ModelMemoryBlock(numa, size, res))
             reuse = reusable.get(res, 0)
             self._reserve(bits, res, 0 if reuse >= size else size - reuse)
         self._update_reusable(pod, container, blocks)
         self.blocks[key] = blocks
-        self._shrink_init_blocks(pod, container, blocks)
+        if pod.init_containers:
+            self._shrink_init_blocks(pod, container, blocks)
         return blocks
 
     def _satisfies(self, mask: int | None, requested: Mapping[str, int]) -> bool:
-        bits = bits_of(mask or 0)
+        if not requested:
+            return True
+        nodes = [self.state[n].memory for n in bits_of(mask or 0)]
         for resource, size in requested.items():
-            if sum(_table(self.state, n, resource).free for n in bits) < size:
+            if sum([node.get(resource, _ZERO).free for node in nodes]) < size:
                 return False
         return True
 
@@ -317,7 +374,9 @@ class MemoryStaticPolicy:
         )
 
     def _reserve(self, bits: list[int], resource: str, size: int) -> None:
+        self._state_key = None
         for node in bits:
+            self._node_keys.pop(node, None)
             st = self.state[node]
             st.assignments += 1
             st.cells = list(bits)
@@ -371,9 +430,12 @@ class MemoryStaticPolicy:
 
     def remove_container(self, pod_uid: str, container: str) -> None:
         blocks = self.blocks.pop((pod_uid, container), None)
+        if blocks:
+            self._state_key = None
         for b in blocks or ():
             released = b.size
             for node in b.numa:
+                self._node_keys.pop(node, None)
                 st = self.state[node]
                 st.assignments -= 1
                 if st.assignments == 0:

@@ -331,27 +331,23 @@ class NodeSimulator:
                 del self.devices.allocated[key]
 
     def _result(self, pod: Pod, result: AdmitResult) -> PodResult:
+        allocations = result.allocations if result.admit else {}
+        affinity = result.affinity
         containers = []
         for c in pod.all_containers():
-            got = result.allocations.get(c.name) if result.admit else None
-            devices, cpus, memory = got if got else ({}, 0, [])
+            got = allocations.get(c.name)
+            devices, cpus, memory = got if got else (None, 0, None)
             containers.append(
                 ContainerResult(
-                    name=c.name,
-                    affinity=result.affinity.get(c.name),
-                    cpuset=to_cpuset(cpus or 0),
-                    memory=tuple(memory or ()),
-                    devices=dict(devices or {}),
+                    c.name,
+                    affinity.get(c.name),
+                    to_cpuset(cpus or 0),
+                    tuple(memory) if memory else (),
+                    dict(devices) if devices else {},
                 )
             )
         return PodResult(
-            uid=pod.uid,
-            namespace=pod.namespace,
-            name=pod.name,
-            admitted=result.admit,
-            reason=result.reason,
-            message=result.message,
-            containers=tuple(containers),
+            pod.uid, pod.namespace, pod.name, result.admit, result.reason, result.message, tuple(containers)
         )
 
     def free_cpus(self) -> CPUSet:

@@ -41,11 +41,23 @@ def _resources(raw: Any, where: str) -> dict[str, Decimal]:
         raise InputError("expected a mapping of resource name to quantity", where=where)
     out = {}
     for name, value in raw.items():
-        try:
-            out[str(name)] = quantity(value, "")
-        except InputError as err:
-            raise InputError(err.message, where=f"{where}.{name}") from None
+        q = _PARSED.get(value) if type(value) is str else None
+        if q is None:
+            try:
+                q = quantity(value, "")
+            except InputError as err:
+                raise InputError(err.message, where=f"{where}.{name}") from None
+            if type(value) is str and len(_PARSED) < _PARSED_MAX:
+                _PARSED[value] = q
+        out[str(name)] = q
     return out
+
+
+#: Quantity strings already parsed by ``_resources`` (Decimals are immutable, so they are shared): a
+#: fleet spells the same few quantities for every container, and a dict lookup is a third of the
+#: cost of the checked parse.
+_PARSED: dict[str, Decimal] = {}
+_PARSED_MAX = 4096
 
 
 @dataclass(frozen=True)
@@ -84,21 +96,29 @@ class Pod:
     pod_limits: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "containers", tuple(self.containers))
-        object.__setattr__(self, "init_containers", tuple(self.init_containers))
+        if type(self.containers) is not tuple:
+            object.__setattr__(self, "containers", tuple(self.containers))
+        if type(self.init_containers) is not tuple:
+            object.__setattr__(self, "init_containers", tuple(self.init_containers))
         everyone = (*self.init_containers, *self.containers)
         for c in everyone:
             if not isinstance(c, Container):
                 raise InputError(f"pod {self.name!r}: containers must be Container objects, got {type(c).__name__}")
-        names = [c.name for c in everyone]
-        if len(set(names)) != len(names):
-            raise InputError(f"pod {self.name!r}: container names must be unique, got {names}")
+        if len(everyone) > 1:
+            names = [c.name for c in everyone]
+            if len(set(names)) != len(names):
+                raise InputError(f"pod {self.name!r}: container names must be unique, got {names}")
         if self.qos_class not in (None, "", GUARANTEED, BURSTABLE, BEST_EFFORT):
             raise InputError(f"pod {self.name!r}: qosClass must be Guaranteed, Burstable or BestEffort")
         if self.pod_requests is not None:
             object.__setattr__(self, "pod_requests", _resources(self.pod_requests, "spec.resources.requests"))
         if self.pod_limits is not None:
             object.__setattr__(self, "pod_limits", _resources(self.pod_limits, "spec.resources.limits"))
+        # Every manager walks the containers and asks for the QoS class several times per pod, so
+        # both are made once here (the pod is frozen, and nothing they read can change).
+        object.__setattr__(self, "_all", everyone)
+        object.__setattr__(self, "_pod_level", bool(self.pod_requests) or bool(self.pod_limits))
+        object.__setattr__(self, "_qos", self.qos_class or compute_qos(self))
 
     @property
     def key(self) -> str:
@@ -106,20 +126,21 @@ class Pod:
 
     @property
     def has_pod_level_resources(self) -> bool:
-        return bool(self.pod_requests) or bool(self.pod_limits)
+        pod_level: bool = self._pod_level  # type: ignore[attr-defined]
+        return pod_level
 
     def all_containers(self) -> tuple[Container, ...]:
-        return (*self.init_containers, *self.containers)
+        """Init containers, then app containers (one tuple, made at construction)."""
+        everyone: tuple[Container, ...] = self._all  # type: ignore[attr-defined]
+        return everyone
 
     def is_init(self, name: str) -> bool:
-        return any(c.name == name for c in self.init_containers)
+        return bool(self.init_containers) and any(c.name == name for c in self.init_containers)
 
     def qos(self) -> str:
-        """``GetPodQOS``: the status field if set, else computed like ``ComputePodQOS``, once (every
-        manager asks for every container; ``cached_property`` would take a lock each first time)."""
-        qos: str | None = self.__dict__.get("_qos")
-        if qos is None:
-            qos = self.__dict__["_qos"] = self.qos_class or compute_qos(self)
+        """``GetPodQOS``: the status field if set, else computed like ``ComputePodQOS``, at
+        construction (every manager asks for every container)."""
+        qos: str = self._qos  # type: ignore[attr-defined]
         return qos
 
     @classmethod

@@ -88,7 +88,7 @@ def admit_pod(policy: TopologyPolicy, scope: str, providers: Sequence[HintProvid
             if not admit:
                 return _rejected(result)
             result.affinity[c.name] = hint
-            _allocate(providers, pod, c, hint, result)
+            result.allocations[c.name] = [p.allocate(pod, c, hint) for p in providers]  # _allocate, inline
         return result
     except AdmissionError as err:
         return _failed(result, err)
