@@ -94,6 +94,11 @@ class Pod:
     qos_class: str | None = None
     pod_requests: Mapping[str, Any] | None = None
     pod_limits: Mapping[str, Any] | None = None
+    # Every manager walks the containers and asks for the QoS class several times per pod, so
+    # both are made once at construction (the pod is frozen, and nothing they read can change).
+    _all: tuple[Container, ...] = field(init=False, repr=False, compare=False)
+    _pod_level: bool = field(init=False, repr=False, compare=False)
+    _qos: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if type(self.containers) is not tuple:
@@ -114,8 +119,6 @@ class Pod:
             object.__setattr__(self, "pod_requests", _resources(self.pod_requests, "spec.resources.requests"))
         if self.pod_limits is not None:
             object.__setattr__(self, "pod_limits", _resources(self.pod_limits, "spec.resources.limits"))
-        # Every manager walks the containers and asks for the QoS class several times per pod, so
-        # both are made once here (the pod is frozen, and nothing they read can change).
         object.__setattr__(self, "_all", everyone)
         object.__setattr__(self, "_pod_level", bool(self.pod_requests) or bool(self.pod_limits))
         object.__setattr__(self, "_qos", self.qos_class or compute_qos(self))
@@ -126,13 +129,11 @@ class Pod:
 
     @property
     def has_pod_level_resources(self) -> bool:
-        pod_level: bool = self._pod_level  # type: ignore[attr-defined]
-        return pod_level
+        return self._pod_level
 
     def all_containers(self) -> tuple[Container, ...]:
         """Init containers, then app containers (one tuple, made at construction)."""
-        everyone: tuple[Container, ...] = self._all  # type: ignore[attr-defined]
-        return everyone
+        return self._all
 
     def is_init(self, name: str) -> bool:
         return bool(self.init_containers) and any(c.name == name for c in self.init_containers)
@@ -140,8 +141,7 @@ class Pod:
     def qos(self) -> str:
         """``GetPodQOS``: the status field if set, else computed like ``ComputePodQOS``, at
         construction (every manager asks for every container)."""
-        qos: str = self._qos  # type: ignore[attr-defined]
-        return qos
+        return self._qos
 
     @classmethod
     def from_pod_dict(cls, obj: Mapping[str, Any], *, where: str = "pod") -> Pod:
