@@ -100,3 +100,34 @@ def test_the_account_names_what_the_timeline_could_not_read(evidence: Path, tmp_
     (row,) = kubelet_log.summary(open_evidence(tmp_path / "odd")).to_dict("records")
     assert (row["lines"], row["named"], row["unreadable"]) == (2, 0, 2)
     assert timeline.build(open_evidence(tmp_path / "odd"))["kind"].tolist() == ["snapshot"]  # counted, not fatal
+
+
+def test_a_record_many_nodes_logged_together_is_one_table_row():
+    """The fleet's kubelets starting in the same second: one row naming them; two nodes stay two rows."""
+    t = pd.Timestamp("2026-12-02T09:00:00Z")
+    start = {"time": t, "kind": "kubelet_start", "what": "Started kubelet.service", "detail": ""}
+    frame = pd.DataFrame(
+        [{**start, "node": f"n{i}"} for i in range(10)]
+        + [{**start, "node": f"m{i}", "time": t + pd.Timedelta(seconds=5)} for i in range(2)]
+        + [{"time": t + pd.Timedelta(seconds=1), "node": "", "kind": "snapshot", "what": "captured", "detail": "a"}],
+        columns=timeline.COLUMNS,
+    )
+    table = timeline.folded(frame)
+    assert len(table) == 4 and table["time"].is_monotonic_increasing
+    assert table.loc[0, "node"] == "10 nodes: n0, n1, n2, n3, n4, n5, n6, n7 and 2 more"
+    assert sorted(table["node"][2:]) == ["m0", "m1"]
+    assert timeline.folded(frame.iloc[0:0]).empty
+
+
+def test_kubelet_values_read_as_klog_wrote_them():
+    """klog writes a map as JSON: the detail shows it so, not as Python's dict repr."""
+    from tmnb.parse.klog import parse_kubelet_log
+    from tmnb.sandbox.journal import klog
+
+    line = klog("w1", 42, "I", "topology_manager.go:138", "Creating topology manager with policy per scope",
+                topologyPolicyName="restricted", topologyPolicyOptions={"prefer-closest-numa-nodes": "true"},
+                enabled=True)  # fmt: skip
+    (record,) = parse_kubelet_log([line]).records
+    detail = kubelet_log._detail(record)
+    assert 'topologyPolicyOptions={"prefer-closest-numa-nodes":"true"}' in detail
+    assert "topologyPolicyName=restricted" in detail and "enabled=true" in detail and "'" not in detail

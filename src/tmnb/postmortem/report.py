@@ -119,7 +119,7 @@ def what_happened(found: Evidence, out_dir: str) -> None:
     frame = timeline.build(found)
     plots.show(swimlane(frame, timeline.change_window(found)), out_dir, "timeline")
     show(
-        frame.rename(columns={"time": "time (UTC)"}),
+        timeline.folded(frame).rename(columns={"time": "time (UTC)"}),
         "timeline",
         out_dir,
         empty="Nothing was recorded: the evidence holds no events, journal records or kubelet log records.",

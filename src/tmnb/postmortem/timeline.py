@@ -83,6 +83,25 @@ def build(evidence: Evidence, *, all_hints: bool = False) -> pd.DataFrame:
     return frame.sort_values(["time", "node"], kind="stable", ignore_index=True)
 
 
+def folded(frame: pd.DataFrame, least: int = 3, shown: int = 8) -> pd.DataFrame:
+    """The timeline as a table reads it: one record that ``least`` or more nodes logged at the same
+    moment with the same words (a fleet's kubelets starting together) is one row naming the nodes."""
+    if frame.empty:
+        return frame
+    same = ["time", "kind", "what", "detail"]
+    rows = []
+    for _, part in frame.groupby(same, sort=False, dropna=False):
+        nodes = sorted(set(part["node"]) - {""})
+        if len(nodes) < least or len(nodes) != len(part):
+            rows.append(part)
+            continue
+        more = f" and {len(nodes) - shown} more" if len(nodes) > shown else ""
+        label = f"{len(nodes)} nodes: {', '.join(nodes[:shown])}{more}"
+        rows.append(part.iloc[:1].assign(node=label))
+    out = pd.concat(rows, ignore_index=True)
+    return out.sort_values("time", kind="stable", ignore_index=True)
+
+
 def change_window(evidence: Evidence) -> tuple[pd.Timestamp, pd.Timestamp] | None:
     times = [t for t in (utc_time(r.get("time")) for r in evidence.journal) if t is not None]
     return (min(times), max(times)) if times else None
