@@ -361,6 +361,8 @@ def test_notebook_defaults_compare_the_sample_pair_with_its_metrics(tmp_path):
     assert stats[("latency_p99", "namespace=analytics container=executor")]["verdict"] == "no significant change"
     assert {f"{s}-over-time.png" for s in ("cpu_usage", "latency_p99")} <= set(glued["figures"])
     assert {"latency_p99-distribution.png", "alignment-changes.png"} <= set(glued["figures"])
+    assert not any(f.startswith("cpu_throttling") for f in glued["figures"])  # 0 throughout: a sentence
+    assert "cpu_throttling: 0 in every sample of both windows" in result.html.read_text()
     assert result.status == "alert" and f"latency_p99 {vllm}" in result.message
     assert "embedded sample pair" in result.html.read_text()
 

@@ -145,9 +145,17 @@ def alignment_changes(table: pd.DataFrame) -> Figure:
 
 
 def show_signals(got: Collected, span: Windows | None, group_by: Sequence[str], out_dir: str | Path) -> list[Path]:
-    """Each signal with data: its time series, then its before/after distributions, saved and shown."""
+    """Each signal with data: its time series, then its before/after distributions, saved and shown.
+    A signal that is 0 in every sample (throttling without CFS quotas) gets a sentence, not two
+    empty figures."""
+    from IPython.display import Markdown, display
+
     paths = []
     for s in got.with_data():
+        values = got.frame.loc[got.frame["query"] == s.name, "value"]
+        if len(values) and (values.fillna(0) == 0).all():
+            display(Markdown(f"_{s.name}: 0 in every sample of both windows; no figure._"))
+            continue
         fig = timeseries(got.frame, s.name, span, group_by=group_by, unit=s.unit)
         paths.append(show(fig, out_dir, f"{s.name}-over-time"))
         paths.append(
