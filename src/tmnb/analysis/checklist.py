@@ -92,9 +92,10 @@ def stored_versioned(path: Path | None, snapshot: Snapshot) -> Check:
         reloaded = load(path)
     except SnapshotError as exc:
         return "missing", f"written snapshot does not load back: {exc}"
-    if digest(reloaded) != digest(snapshot):
+    stored = digest(reloaded)
+    if stored != digest(snapshot):
         return "partial", f"{path.name} differs from the inventory in memory"
-    return "done", f"{path.name} ({reloaded.schema}), sha256 {digest(reloaded)[:16]}… in its manifest"
+    return "done", f"{path.name} ({reloaded.schema}), sha256 {stored[:16]}… in its manifest"
 
 
 CHECKS: tuple[tuple[str, Callable[[Snapshot], Check]], ...] = (

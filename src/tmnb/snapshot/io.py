@@ -176,12 +176,17 @@ def _verify_manifest(path: Path, data: dict[str, Any]) -> None:
         )
 
 
-def save(snapshot: Snapshot, path: str | Path, *, indent: int | None = 1) -> dict[str, Any]:
-    """Write the snapshot (gzip when the name ends in .gz) and its manifest; return the manifest."""
+def save(snapshot: Snapshot, path: str | Path) -> dict[str, Any]:
+    """Write the snapshot (gzip when the name ends in .gz) and its manifest; return the manifest.
+
+    A plain .json file is indented for a person who opens it; a .gz one is compact, because
+    indenting makes ``json`` use its Python encoder (10 s instead of 1 s at 3,000 nodes) and
+    nobody reads a gzip file in an editor."""
     path = Path(path)
     data = to_dict(snapshot)
-    text = json.dumps(data, indent=indent, ensure_ascii=False, sort_keys=False).encode() + b"\n"
-    body = gzip.compress(text, mtime=0) if path.suffix == ".gz" else text
+    packed = path.suffix == ".gz"
+    text = json.dumps(data, indent=None if packed else 1, ensure_ascii=False, sort_keys=False).encode() + b"\n"
+    body = gzip.compress(text, compresslevel=6, mtime=0) if packed else text
     tmp = path.with_name(path.name + ".tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,8 @@ read from the node (NUMA memory, hugepages) are integers in bytes or pages.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Final, Literal, cast
 
 from pydantic import AfterValidator, ConfigDict, Field, model_validator
 from pydantic.dataclasses import dataclass
@@ -332,11 +333,24 @@ class Snapshot:
 
     def node(self, name: str) -> Node:
         """The node called ``name``; an ``InputError`` naming it (and the known ones) when absent."""
-        for node in self.nodes:
-            if node.name == name:
-                return node
+        found = self._index("_nodes_by_name", self.nodes, lambda n: n.name).get(name)
+        if found:
+            return cast(Node, found[0])
         known = ", ".join(n.name for n in self.nodes[:5]) + (", …" if len(self.nodes) > 5 else "")
         raise InputError(f"no node named {name!r} in this snapshot (nodes: {known or 'none'})", where="nodes")
 
     def pods_on(self, node: str) -> list[Pod]:
-        return [p for p in self.pods if p.node == node]
+        """The pods bound to ``node``, in snapshot order."""
+        return cast(list[Pod], list(self._index("_pods_by_node", self.pods, lambda p: p.node).get(node, ())))
+
+    def _index(self, slot: str, items: list[Any], key: Callable[[Any], Any]) -> dict[Any, list[Any]]:
+        """``items`` grouped by ``key``, made once per list: reports ask per node, and a scan of every
+        pod for each of 5,000 nodes is minutes. A list replaced or grown since is indexed again."""
+        cached = self.__dict__.get(slot)
+        if cached is None or cached[0] is not items or cached[1] != len(items):
+            groups: dict[Any, list[Any]] = {}
+            for item in items:
+                groups.setdefault(key(item), []).append(item)
+            cached = (items, len(items), groups)
+            object.__setattr__(self, slot, cached)
+        return cast(dict[Any, list[Any]], cached[2])

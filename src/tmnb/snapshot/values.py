@@ -28,8 +28,33 @@ def non_negative_quantity(text: str) -> str:
     return text
 
 
+def _all_in_range(data: Any) -> bool:
+    """Whether every value is a string, bool, null or in-range number: the walk without JSON paths,
+    which cost most of a large snapshot's load when built for every value."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is str or kind is bool or value is None:
+            continue
+        if kind is dict:
+            stack.extend(value.values())
+        elif kind is list:
+            stack.extend(value)
+        elif kind is int:
+            if not -INT64_MAX - 1 <= value <= INT64_MAX:
+                return False
+        elif kind is not float or not math.isfinite(value):
+            return False  # an oversized number, infinity, or a type the precise walk judges
+    return True
+
+
 def find_out_of_range(data: Any, path: str = "$") -> tuple[str, str] | None:
     """The first number no 64-bit field can hold (or NaN/infinity), as (JSON path, description)."""
+    return None if _all_in_range(data) else _first_out_of_range(data, path)
+
+
+def _first_out_of_range(data: Any, path: str) -> tuple[str, str] | None:
     stack: list[tuple[str, Any]] = [(path, data)]
     while stack:
         where, value = stack.pop()

@@ -1,0 +1,22 @@
+"""The out-of-range walk: its fast pass without paths agrees with the precise one."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tmnb.parse.numbers import INT64_MAX
+from tmnb.snapshot.values import _all_in_range, _first_out_of_range
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.text(max_size=4)
+    | st.integers(-2 * INT64_MAX, 2 * INT64_MAX)
+    | st.floats(allow_nan=True, allow_infinity=True),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_the_fast_pass_agrees_with_the_precise_walk(doc):
+    assert _all_in_range(doc) == (_first_out_of_range(doc, "$") is None)
