@@ -1,7 +1,7 @@
 import pytest
 
 from factories import node, pod, settings, snapshot
-from tmnb.analysis.readiness import assess, rejected_first, results, summary
+from tmnb.analysis.readiness import assess, lint_by_rule, rejected_first, results, summary
 from tmnb.errors import InputError
 from tmnb.snapshot import KubeletInfo
 
@@ -124,3 +124,17 @@ def test_assess_builds_each_nodes_plan_once(monkeypatch):
     report = assess(snapshot, {"topologyManagerPolicy": "restricted"})
     assert sorted(calls) == sorted(n.name for n in snapshot.nodes)
     assert set(report.plans) == {n.name for n in snapshot.nodes}
+
+
+def test_lint_by_rule_names_each_pitfall_once_with_its_nodes():
+    """The sample: kubeadm's warning on many nodes is one row counting them, the blocker first."""
+    from tmnb.sources.sample import load_sample
+
+    report = assess(load_sample(), {"topologyManagerPolicy": "single-numa-node"})
+    table = lint_by_rule(report.lint)
+    assert table["rule"].is_unique and table["nodes"].sum() == len(report.lint)
+    assert table.iloc[0]["severity"] == "blocker"
+    kubeadm = table[table["rule"] == "kubeadm-overwrites"].iloc[0]
+    assert kubeadm["nodes"] == (report.lint["rule"] == "kubeadm-overwrites").sum() > 5
+    assert kubeadm["for example"].endswith(f"and {kubeadm['nodes'] - 5} more")
+    assert lint_by_rule(report.lint.iloc[0:0]).empty

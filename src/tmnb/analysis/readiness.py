@@ -235,6 +235,30 @@ def results(report: Readiness, snapshot_path: object) -> dict[str, Any]:
     return values
 
 
+def lint_by_rule(lint_table: pd.DataFrame, shown: int = 5) -> pd.DataFrame:
+    """Each rule once, most severe first, with how many nodes it fires on and some of them: the
+    findings table has a row per node, which at a fleet's size hides which pitfalls there are."""
+    if lint_table.empty:
+        return lint_table
+    rows = []
+    for (rule, severity), part in lint_table.groupby(["rule", "severity"], sort=False):
+        nodes = list(dict.fromkeys(part["node"]))
+        more = f" and {len(nodes) - shown} more" if len(nodes) > shown else ""
+        first = part.iloc[0]
+        varies = part["explanation"].nunique() > 1
+        rows.append(
+            {
+                "severity": severity,
+                "rule": rule,
+                "nodes": len(nodes),
+                "for example": ", ".join(nodes[:shown]) + more,
+                "explanation": first["explanation"] + (f" (on {first['node']}; it differs per node)" if varies else ""),
+                "remedy": first["remedy"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def rejected_first(pods: pd.DataFrame) -> pd.DataFrame:
     if pods.empty:
         return pods
