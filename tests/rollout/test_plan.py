@@ -164,3 +164,21 @@ def test_unknown_nodes_and_canaries_are_named() -> None:
         _plan(snap, {"topologyManagerPolicy": "restricted"}, nodes=["w1", "ghost"])
     with pytest.raises(InputError, match="canary 'w9'"):
         _plan(snap, {"topologyManagerPolicy": "restricted"}, canary="w9")
+
+
+@pytest.mark.parametrize("mode", ["drain", "restart"])
+def test_each_nodes_prediction_is_its_drain_replay(mode: str) -> None:
+    """The plan reuses the readiness replay when that replayed in drain mode; either way each
+    node's prediction is what a drain replay of its pods gives."""
+    from tmnb.analysis.whatif import replay_node
+    from tmnb.sources.sample import load_sample
+
+    snap, target = load_sample(), {"topologyManagerPolicy": "best-effort"}
+    report = assess(snap, target, mode=mode)
+    plan = build_plan(snap, report, change_id="c1")
+    assert plan.nodes
+    for change in plan.nodes:
+        node = snap.node(change.node)
+        replay = replay_node(node, snap.pods_on(node.name), target, mode="drain", plan=report.plans[node.name])
+        admitted = sum(r.admitted for r in replay.results)
+        assert change.prediction == {"admitted": admitted, "rejected": len(replay.results) - admitted}

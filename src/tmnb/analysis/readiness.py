@@ -162,6 +162,8 @@ class Readiness:
     canary: pd.DataFrame
     #: each node's plan, built once and shared by lint, what-if, the plan table and the rollout
     plans: dict[str, NodePlan]
+    #: how the what-if re-admitted the pods ("drain": from empty state; "restart")
+    mode: str = "drain"
 
     @property
     def alert(self) -> str:
@@ -215,6 +217,7 @@ def assess(
         plan=plan,
         canary=recommend_canary(snapshot, table, changing, pool_label),
         plans=plans,
+        mode=mode,
     )
 
 

@@ -351,6 +351,24 @@ def _restart_rejections(node: Node, snapshot: Snapshot, target: Mapping[str, Any
     return sum(not r.admitted for r in replay.results)
 
 
+def _drained_prediction(
+    node: Node, snapshot: Snapshot, readiness: Any, replayed: dict[str, Any] | None
+) -> dict[str, int]:
+    """Admitted and rejected pods when the node's pods are re-admitted after a drain: the readiness
+    replay's counts when it replayed in drain mode (the same plan), else a replay of its own."""
+    if readiness.mode == "drain" and replayed is not None:
+        rejected = int(replayed["rejected"])
+        return {"admitted": int(replayed["pods replayed"]) - rejected, "rejected": rejected}
+    from tmnb.analysis.whatif import replay_node
+
+    target = readiness.target
+    drained = replay_node(node, snapshot.pods_on(node.name), target, mode="drain", plan=readiness.plans[node.name])
+    return {
+        "admitted": sum(r.admitted for r in drained.results),
+        "rejected": sum(not r.admitted for r in drained.results),
+    }
+
+
 def build_plan(
     snapshot: Snapshot,
     readiness: Any,
@@ -368,7 +386,6 @@ def build_plan(
     """The ordered plan for ``readiness.target`` (a ``tmnb.analysis.readiness.Readiness`` of the same
     snapshot). ``read(node, path)`` returns a node file's bytes (an executor's read) for exact diffs."""
     from tmnb.analysis.occupancy import pool_of
-    from tmnb.analysis.whatif import replay_node
 
     validate_change_id(change_id)
     if apply not in ("auto", "edit", "drop-in"):
@@ -421,11 +438,7 @@ def build_plan(
         states = state_files_for(plan)
         restart_rejects = 0 if states else _restart_rejections(node, snapshot, target, plan)
         needs_drain, why = _drain(plan, states, restart_rejects, drain)
-        drained = replay_node(node, snapshot.pods_on(node.name), target, mode="drain", plan=plan)
-        prediction = {
-            "admitted": sum(r.admitted for r in drained.results),
-            "rejected": sum(not r.admitted for r in drained.results),
-        }
+        prediction = _drained_prediction(node, snapshot, readiness, refusals.get(node.name))
         change = NodeChange(
             node.name, "", pool_of(node), changes, files, states, needs_drain, why, warnings, prediction
         )
