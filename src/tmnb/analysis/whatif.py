@@ -23,6 +23,7 @@ from tmnb.kubelet.node import NodeModel, NodeSimulator, PodResult
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.parse.quantity import parse_quantity
+from tmnb.progress import disabled
 from tmnb.replay import Mode, NodePlan, config_refusal, model_for, model_pod, plan_for, plans_for
 from tmnb.snapshot import Node, Pod, Snapshot
 
@@ -170,7 +171,7 @@ def whatif(
     sizes = common_sizes(snapshot) if with_headroom else None
     plans = plans if plans is not None else plans_for(snapshot.nodes, target)
     pod_rows, node_rows = [], []
-    bar = tqdm(snapshot.nodes, desc="what-if", unit="node", delay=2, disable=None if progress is None else not progress)
+    bar = tqdm(snapshot.nodes, desc="what-if", unit="node", delay=2, disable=disabled(progress))
     for node in bar:
         replay = replay_node(node, snapshot.pods_on(node.name), target, mode=mode, sizes=sizes, plan=plans[node.name])
         rows = [_row(node.name, r) for r in replay.results]

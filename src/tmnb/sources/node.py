@@ -27,6 +27,7 @@ from tmnb.errors import CollectError, InputError
 from tmnb.parse.cgroup import parse_kube_cgroup_path
 from tmnb.parse.files import read_text
 from tmnb.parse.lscpu import parse_lscpu_summary
+from tmnb.progress import disabled
 from tmnb.snapshot import Allocation, Issue, Node, Pod, Setting
 from tmnb.sources.node_journal import journal_excerpt, read_meta
 from tmnb.sources.node_root import read_node_root
@@ -108,10 +109,9 @@ def collect_nodes(
             )
 
     names = list(names)
-    disable = None if progress is None else not progress
     with (
         ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="tmnb-node") as pool,
-        tqdm(total=len(names), desc="node collector", unit="node", disable=disable) as bar,
+        tqdm(total=len(names), desc="node collector", unit="node", disable=disabled(progress)) as bar,
     ):
         futures = {pool.submit(one, name): name for name in names}
         results = {}

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from tqdm.auto import tqdm
 
 from tmnb.errors import InputError
+from tmnb.progress import disabled
 from tmnb.snapshot import Cluster, Issue, Node, NrtZone, Pod, Setting, Snapshot, SnapshotSource
 from tmnb.sources.cluster.api import NRT, ClusterApi, connect, explain
 from tmnb.sources.cluster.convert import (
@@ -78,7 +79,7 @@ def collect_cluster(
         lists = {key: list_pool.submit(call, api) for key, call in LISTS.items()}
         configz = {pool.submit(_configz, api, node): node.name for node in nodes}
         results: dict[str, dict[str, Setting] | Issue] = {}
-        bar = tqdm(total=len(nodes), desc="kubelet /configz", unit="node", disable=_disable(progress))
+        bar = tqdm(total=len(nodes), desc="kubelet /configz", unit="node", disable=disabled(progress))
         with bar:
             for future in as_completed(configz):
                 results[configz[future]] = future.result()
@@ -108,10 +109,6 @@ def collect_cluster(
         events=events,
         disruption_budgets=[pdb_from_api(o) for o in raw["pdbs"] or ()],
     )
-
-
-def _disable(progress: bool | None) -> bool | None:
-    return None if progress is None else not progress
 
 
 def _nrt(api: ClusterApi) -> list[dict[str, Any]]:
