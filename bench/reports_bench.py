@@ -3,8 +3,8 @@ take on a generated fleet, timed in one process (prints figures).
 
     .venv/bin/python bench/reports_bench.py [--nodes 3000] [--notebooks]
 
-``--notebooks`` also runs 01, 02 and 03 with ``tmnb run`` on the same snapshot (wall time and peak
-RSS of each run, kernel start and HTML included). Measured at 3,000 nodes / 65,000 pods on 2 cores:
+``--notebooks`` also runs 01, 02 and 03 with ``tmnb run`` on the same snapshot (wall time, and the
+largest RSS of any run so far; kernel start and HTML included). Measured at 3,000 nodes / 65,000 pods on 2 cores:
 ``readiness.assess`` took 134 s while ``Snapshot.pods_on`` scanned every pod per node, now 15 s;
 03-readiness runs in 44 s (was 129 s), 01-inventory in 44 s (was 65 s).
 """
@@ -51,6 +51,8 @@ def notebook(name: str, snapshot: Path, folder: Path) -> None:
     )
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     took = time.perf_counter() - start
+    if done.returncode not in (0, 3):  # 3: the report raised its alerts
+        print(done.stderr.strip(), file=sys.stderr)
     print(f"tmnb run {name:<19} {took:7.1f} s  exit {done.returncode}  largest child RSS {peak:.0f} MiB")
 
 

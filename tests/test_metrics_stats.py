@@ -151,3 +151,5 @@ def test_the_readable_table_puts_regressions_first_and_folds_signals_flat_at_zer
     assert shown.iloc[0]["median"].count("→") == 1 and "seconds" not in shown.iloc[0]["median"]
     assert shown.iloc[0]["unit"] == "seconds"
     assert stats.readable(table.iloc[0:0]).empty
+    only_flat = stats.readable(table[table["query"] == "cpu_throttling"])
+    assert list(only_flat.columns) == list(shown.columns) and len(only_flat) == 1  # one CSV schema

@@ -111,7 +111,7 @@ def test_a_record_many_nodes_logged_together_is_one_table_row():
         + [{**start, "node": f"m{i}", "time": t + pd.Timedelta(seconds=5)} for i in range(2)]
         + [{"time": t + pd.Timedelta(seconds=1), "node": "", "kind": "snapshot", "what": "captured", "detail": "a"}],
         columns=timeline.COLUMNS,
-    )
+    ).sort_values(["time", "node"], ignore_index=True)  # as build() orders it
     table = timeline.folded(frame)
     assert len(table) == 4 and table["time"].is_monotonic_increasing
     assert table.loc[0, "node"] == "10 nodes: n0, n1, n2, n3, n4, n5, n6, n7 and 2 more"

@@ -272,6 +272,12 @@ def test_no_kubeconfig_anywhere_says_what_to_do(tmp_path, monkeypatch, capsys):
     assert main(["snapshot", "--source", "live", "--out", str(tmp_path / "s.json")]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("tmnb: error: no kubeconfig")
+    with pytest.raises(CollectError, match=r"kubeconfig .*/gone does not exist"):
+        connect(kubeconfig=str(tmp_path / "gone"))
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'a'}:{tmp_path / 'b'}")
+    with pytest.raises(CollectError, match=r"\$KUBECONFIG names .*/a, .*/b, and none of it exists"):
+        connect()
+    monkeypatch.delenv("KUBECONFIG")
     (tmp_path / ".kube").mkdir()
     (tmp_path / ".kube" / "config").write_text("root:x:0:0\n")  # there is one, and it is bad: the loader's words
     with pytest.raises(CollectError, match="cannot load kube context"):

@@ -19,7 +19,7 @@ from tmnb.analysis.lint import SEVERITY_ORDER, Finding, Severity, at_or_above, l
 from tmnb.analysis.occupancy import pool_of
 from tmnb.analysis.whatif import whatif
 from tmnb.errors import InputError
-from tmnb.replay import NodePlan, plans_for, show_value
+from tmnb.replay import Mode, NodePlan, plans_for, show_value
 from tmnb.settings.target import check_target_fields
 from tmnb.snapshot import Snapshot
 from tmnb.verdict import Verdict
@@ -163,7 +163,7 @@ class Readiness:
     #: each node's plan, built once and shared by lint, what-if, the plan table and the rollout
     plans: dict[str, NodePlan]
     #: how the what-if re-admitted the pods ("drain": from empty state; "restart")
-    mode: str = "drain"
+    mode: Mode
 
     @property
     def alert(self) -> str:
@@ -217,7 +217,7 @@ def assess(
         plan=plan,
         canary=recommend_canary(snapshot, table, changing, pool_label),
         plans=plans,
-        mode=mode,
+        mode=mode,  # type: ignore[arg-type]
     )
 
 

@@ -306,7 +306,7 @@ def _pair(row: Any, name: str) -> str:
     return f"{before} → {after}" if before or after else ""
 
 
-#: Worst first: what to act on, then what the data could not tell, then the quiet rows.
+#: Worst first: what to act on, the improvements, what the data could not tell, then the quiet rows.
 VERDICT_ORDER = (
     "regression",
     "possible regression",
@@ -315,6 +315,11 @@ VERDICT_ORDER = (
     "insufficient data",
     "no significant change",
 )
+#: The readable table's columns, whatever its rows (its CSV keeps one schema).
+READABLE_COLUMNS = [
+    "verdict", "signal", "group", "unit", "samples", "median", "p95", "p99",
+    "Δ median", "95 % CI", "p", "block", "notes",
+]  # fmt: skip
 _SUMMARIES = [f"{name}_{side}" for name in ("median", "p95", "p99") for side in ("before", "after")]
 
 
@@ -367,10 +372,10 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
                 "_flat": True,
             }
         )
-    out = pd.DataFrame(rows)
+    out = pd.DataFrame(rows).reindex(columns=[*READABLE_COLUMNS, "_flat"])
     out["_rank"] = out["verdict"].map({v: i for i, v in enumerate(VERDICT_ORDER)}).fillna(len(VERDICT_ORDER))
     out = out.sort_values(["_rank", "_flat", "signal", "group"], kind="stable").drop(columns=["_rank", "_flat"])
-    return out.fillna("").reset_index(drop=True)
+    return out.astype(object).fillna("").reset_index(drop=True)
 
 
 def _in_each(groups: list[str], shown: int = 8) -> str:

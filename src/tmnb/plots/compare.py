@@ -152,8 +152,10 @@ def show_signals(got: Collected, span: Windows | None, group_by: Sequence[str], 
 
     paths = []
     for s in got.with_data():
-        values = got.frame.loc[got.frame["query"] == s.name, "value"]
-        if len(values) and (values.fillna(0) == 0).all():
+        frame = got.frame
+        windows = frame["window"].isin(["before", "after"]) if "window" in frame else False
+        values = frame.loc[(frame["query"] == s.name) & windows & np.isfinite(frame["value"]), "value"]
+        if len(values) and (values == 0).all():
             display(Markdown(f"_{s.name}: 0 in every sample of both windows; no figure._"))
             continue
         fig = timeseries(got.frame, s.name, span, group_by=group_by, unit=s.unit)

@@ -97,9 +97,8 @@ def folded(frame: pd.DataFrame, least: int = 3, shown: int = 8) -> pd.DataFrame:
             continue
         more = f" and {len(nodes) - shown} more" if len(nodes) > shown else ""
         label = f"{len(nodes)} nodes: {', '.join(nodes[:shown])}{more}"
-        rows.append(part.iloc[:1].assign(node=label))
-    out = pd.concat(rows, ignore_index=True)
-    return out.sort_values("time", kind="stable", ignore_index=True)
+        rows.append(part.iloc[:1].assign(node=label))  # keeps the index of the group's first row
+    return pd.concat(rows).sort_index().reset_index(drop=True)  # the timeline's own order
 
 
 def change_window(evidence: Evidence) -> tuple[pd.Timestamp, pd.Timestamp] | None:

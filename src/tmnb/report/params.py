@@ -78,17 +78,18 @@ def check_choice(name: str, value: Any, declared: dict[str, Any], *, source: str
         )
 
 
-def _literal(text: str) -> Any:
+def default_value(declared: dict[str, Any] | None) -> Any:
+    """A declared parameter's default as a value; None when it is not a literal (``{[]: 1}``, a call)."""
     try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+        return ast.literal_eval((declared or {}).get("default") or "None")
+    except (ValueError, SyntaxError, TypeError):
         return None
 
 
 def coerce(name: str, raw: str, declared: dict[str, Any], *, source: str) -> Any:
     """Convert ``raw`` to the declared type of parameter ``name``."""
     kind = (declared.get("type") or "None").replace(" ", "")
-    default = _literal(declared.get("default") or "None")
+    default = default_value(declared)
     if kind == "None":
         kind = type(default).__name__ if default is not None else "any"
     optional = "None" in kind.split("|") or kind.startswith("Optional[")

@@ -7,7 +7,6 @@ all three into one failed status, marks the kept partial notebook, and still ren
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import logging
@@ -23,7 +22,7 @@ from tmnb import __version__
 from tmnb.errors import InputError, RunError
 from tmnb.redact import secret_in
 from tmnb.report.glue import read_glued
-from tmnb.report.params import check_choice, declared_parameters, typed_parameters
+from tmnb.report.params import check_choice, declared_parameters, default_value, typed_parameters
 
 #: The repository's notebooks (a source checkout); ``run`` also finds them by name.
 NOTEBOOKS = Path(__file__).resolve().parents[3] / "notebooks"
@@ -149,7 +148,7 @@ def _check_sources(typed: dict[str, Any], declared: dict[str, dict[str, Any]]) -
     from tmnb.sources.resolve import LIVE, check_source, kubeconfig_missing
 
     for name in SOURCE_PARAMETERS:
-        value = typed[name] if name in typed else _default(declared.get(name))
+        value = typed[name] if name in typed else default_value(declared.get(name))
         if isinstance(value, str):
             try:
                 check_source(value)
@@ -160,16 +159,9 @@ def _check_sources(typed: dict[str, Any], declared: dict[str, dict[str, Any]]) -
                 raise InputError(missing, where=f"parameter {name}")
 
 
-def _default(declared: dict[str, Any] | None) -> Any:
-    try:
-        return ast.literal_eval(declared["default"]) if declared else None
-    except (ValueError, SyntaxError):
-        return None
-
-
 def find_notebook(notebook: str | Path) -> Path:
     """A path as given, else one of the repository's notebooks by its name, number or topic
-    (``notebooks/05-compare.ipynb``, ``05-compare``, ``05``, ``compare``)."""
+    (``05-compare``, ``05``, ``compare``; a topic is the name after the number, ``numa-occupancy``)."""
     src = Path(notebook)
     if src.is_file():
         return src

@@ -181,7 +181,8 @@ def save(snapshot: Snapshot, path: str | Path) -> dict[str, Any]:
 
     A plain .json file is indented for a person who opens it; a .gz one is compact, because
     indenting makes ``json`` use its Python encoder (10 s instead of 1 s at 3,000 nodes) and
-    nobody reads a gzip file in an editor."""
+    nobody reads a gzip file in an editor. Level 6 instead of 9 compresses three times faster
+    (0.6 s instead of 1.8 s there) for a file 8 % larger."""
     path = Path(path)
     data = to_dict(snapshot)
     packed = path.suffix == ".gz"
