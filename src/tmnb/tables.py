@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,12 @@ def _number(x: float) -> str:
     if float(x).is_integer():
         return f"{int(x):,}"
     return f"{x:,.2f}".rstrip("0").rstrip(".")
+
+
+def some(items: Sequence[str], shown: int, sep: str = ", ") -> str:
+    """The first ``shown`` items and how many more: a cell that stays short at a fleet's size."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return sep.join(items[:shown]) + more
 
 
 def quantity(x: Any, unit: str) -> str:

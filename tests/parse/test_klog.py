@@ -7,10 +7,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tmnb.parse.klog import parse_kubelet_log
 from tmnb.parse.klog_names import NAMES
-from tmnb.parse.klog_values import parse_pairs, parse_quoted
+from tmnb.parse.klog_values import format_value, parse_pairs, parse_quoted
 
 JOURNAL = Path(__file__).parents[1] / "fixtures" / "node" / "journal"
 DEC = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -211,3 +213,15 @@ def test_a_reference_on_new_years_eve_puts_january_lines_in_the_next_year() -> N
     january = 'I0101 00:00:01.000000    7 kubelet.go:2303] "Starting kubelet main sync loop"'
     (record,) = parse_kubelet_log([january], reference=at("2026-12-31T23:00:00")).records
     assert record.time == at("2027-01-01T00:00:01")  # within the clock-skew day after the reference
+
+
+@given(
+    st.recursive(
+        st.text(max_size=6) | st.integers(-(2**40), 2**40) | st.booleans(),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+        max_leaves=8,
+    )
+)
+def test_a_value_written_as_klog_writes_it_reads_back(value):
+    """The sandbox's kubelets write with ``format_value`` and the postmortem reads with ``parse_pairs``."""
+    assert parse_pairs(f"key={format_value(value)}") == {"key": value}

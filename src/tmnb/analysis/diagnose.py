@@ -31,6 +31,7 @@ from tmnb.parse.quantity import quantity
 from tmnb.replay.node_input import model_for, model_pod
 from tmnb.replay.plan import plan_for
 from tmnb.snapshot import Node, Pod, Snapshot
+from tmnb.tables import some
 
 PREFER_CLOSEST = "prefer-closest-numa-nodes"
 NO_FIT = "none: cannot fit"
@@ -235,7 +236,7 @@ def _other_pools(snapshot: Snapshot, pod: ModelPod, node: str, pool_of: Callable
             admitting.setdefault(pool_of(other.name), []).append(other.name)
     here = pool_of(node)
     for pool, nodes in sorted(admitting.items(), key=lambda kv: (kv[0] == here, -len(kv[1]), kv[0])):
-        shown = ", ".join(sorted(nodes)[:3]) + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")
+        shown = some(sorted(nodes), 3)
         where = "other nodes of this pool" if pool == here else f"pool {pool}"
         yield Remedy("another node", f"schedule it on {where}: {shown}", shown)
 

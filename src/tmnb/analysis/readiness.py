@@ -22,6 +22,7 @@ from tmnb.errors import InputError
 from tmnb.replay import Mode, NodePlan, plans_for, show_value
 from tmnb.settings.target import check_target_fields
 from tmnb.snapshot import Snapshot
+from tmnb.tables import some
 from tmnb.verdict import Verdict
 
 #: Findings whose remedy is a manual step during the rollout, not a change of plan.
@@ -246,7 +247,6 @@ def lint_by_rule(lint_table: pd.DataFrame, shown: int = 5) -> pd.DataFrame:
     rows = []
     for (rule, severity), part in lint_table.groupby(["rule", "severity"], sort=False):
         nodes = list(dict.fromkeys(part["node"]))
-        more = f" and {len(nodes) - shown} more" if len(nodes) > shown else ""
         first = part.iloc[0]
         varies = part["explanation"].nunique() > 1
         rows.append(
@@ -254,7 +254,7 @@ def lint_by_rule(lint_table: pd.DataFrame, shown: int = 5) -> pd.DataFrame:
                 "severity": severity,
                 "rule": rule,
                 "nodes": len(nodes),
-                "for example": ", ".join(nodes[:shown]) + more,
+                "for example": some(nodes, shown),
                 "explanation": first["explanation"] + (f" (on {first['node']}; it differs per node)" if varies else ""),
                 "remedy": first["remedy"],
             }

@@ -31,6 +31,7 @@ from tmnb.errors import InputError
 from tmnb.metrics import resample
 from tmnb.metrics.frame import group_label
 from tmnb.metrics.queries import Signal, describe
+from tmnb.tables import some
 
 if TYPE_CHECKING:
     from tmnb.metrics.collect import Collected
@@ -381,5 +382,4 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
 def _in_each(groups: list[str], shown: int = 8) -> str:
     if len(groups) == 1:
         return ""
-    more = f" and {len(groups) - shown} more" if len(groups) > shown else ""
-    return f" in each of: {'; '.join(groups[:shown])}{more}"
+    return f" in each of: {some(groups, shown, '; ')}"

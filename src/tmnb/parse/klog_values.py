@@ -111,3 +111,14 @@ def parse_pairs(text: str) -> dict[str, Any]:
             values[key] = _bare(text[i:end]) if end > i else ""
             i = end
     return values
+
+
+def format_value(value: Any) -> str:
+    """A value as klog's text format writes it (the inverse of ``parse_pairs`` for one value):
+    strings quoted (JSON's quoting is Go's for the text kubelets log), maps and lists as JSON,
+    numbers and booleans bare."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)

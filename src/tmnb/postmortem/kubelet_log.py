@@ -10,7 +10,6 @@ cut is counted per node, so the postmortem can say what the timeline is missing.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -19,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from tmnb.parse.klog import KubeletLog, LogRecord, parse_kubelet_log
+from tmnb.parse.klog_values import format_value
 from tmnb.postmortem.evidence import Evidence
 from tmnb.snapshot import KubeletJournal
 
@@ -71,19 +71,10 @@ def _what(record: LogRecord) -> str:
     return what
 
 
-def _shown(value: Any) -> str:
-    """A value as klog wrote it (maps and lists as JSON, booleans lower case), strings unquoted."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool) or value is None:
-        return json.dumps(value)
-    if isinstance(value, int | float):
-        return str(value)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
 def _detail(record: LogRecord) -> str:
-    parts = [f"{k}={_shown(v)}" for k, v in record.values.items() if k not in _HEADLINE]
+    parts = [
+        f"{k}={v if isinstance(v, str) else format_value(v)}" for k, v in record.values.items() if k not in _HEADLINE
+    ]
     text = " ".join(parts)
     return text if len(text) <= _DETAIL_CHARS else text[: _DETAIL_CHARS - 1] + "…"
 

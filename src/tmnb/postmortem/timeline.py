@@ -16,6 +16,7 @@ import pandas as pd
 
 from tmnb.postmortem.evidence import Evidence
 from tmnb.postmortem.kubelet_log import kubelet_rows
+from tmnb.tables import some
 
 COLUMNS = ["time", "node", "kind", "what", "detail"]
 #: journal steps that say the node's Ready state changed
@@ -95,8 +96,7 @@ def folded(frame: pd.DataFrame, least: int = 3, shown: int = 8) -> pd.DataFrame:
         if len(nodes) < least or len(nodes) != len(part):
             rows.append(part)
             continue
-        more = f" and {len(nodes) - shown} more" if len(nodes) > shown else ""
-        label = f"{len(nodes)} nodes: {', '.join(nodes[:shown])}{more}"
+        label = f"{len(nodes)} nodes: {some(nodes, shown)}"
         rows.append(part.iloc[:1].assign(node=label))  # keeps the index of the group's first row
     return pd.concat(rows).sort_index().reset_index(drop=True)  # the timeline's own order
 

@@ -14,6 +14,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from tmnb.parse.klog_values import format_value
+
 #: the unit as kubeadm's kubelet.service describes it (tmnb.sources.node_render writes the same)
 UNIT = "kubelet.service - kubelet: The Kubernetes Node Agent"
 #: the kubelet's sources for the lines the sandbox writes
@@ -30,19 +32,10 @@ def _prefix(host: str, ident: str, pid: int, now: datetime) -> str:
     return f"{now:%Y-%m-%dT%H:%M:%S%z} {host} {ident}[{pid}]: "
 
 
-def _value(value: Any) -> str:
-    """klog's text form: strings quoted, maps and lists as JSON, the rest bare."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def klog(host: str, pid: int, level: str, source: str, message: str, /, **values: Any) -> str:
     """One structured klog line of the kubelet (``values`` in the order the kubelet logs them)."""
     now = datetime.now(UTC)
-    pairs = "".join(f" {key}={_value(value)}" for key, value in values.items())
+    pairs = "".join(f" {key}={format_value(value)}" for key, value in values.items())
     header = f"{level}{now:%m%d %H:%M:%S.%f} {pid:>7} {source}]"
     return f"{_prefix(host, 'kubelet', pid, now)}{header} {json.dumps(message, ensure_ascii=False)}{pairs}"
 
