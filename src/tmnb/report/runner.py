@@ -145,7 +145,8 @@ SOURCE_PARAMETERS = ("source", "before", "after")
 def _check_sources(typed: dict[str, Any], declared: dict[str, dict[str, Any]]) -> None:
     """What the arguments alone reveal (an unknown word, a missing snapshot file, a live source
     without any kubeconfig, given or by default) fails at once, exit 2."""
-    from tmnb.sources.resolve import LIVE, check_source, kubeconfig_missing
+    from tmnb.sources.kubeconfig import kubeconfig_missing
+    from tmnb.sources.resolve import LIVE, check_source
 
     for name in SOURCE_PARAMETERS:
         value = typed[name] if name in typed else default_value(declared.get(name))

@@ -21,7 +21,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from tmnb.errors import CollectError
 from tmnb.sources.cluster.retry import Backoff, describe, status_of
-from tmnb.sources.resolve import kubeconfig_missing
+from tmnb.sources.kubeconfig import kubeconfig_missing
 
 NRT = ("topology.node.k8s.io", "v1alpha2", "noderesourcetopologies")
 PAGE_SIZE = 500
