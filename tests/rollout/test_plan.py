@@ -143,6 +143,8 @@ def test_a_warning_every_planned_node_carries_is_said_once() -> None:
     assert "kubelet-config ConfigMap" in common and "warnings" not in table and len(table) == 5
     mixed = pd.DataFrame(plan.rows()).fillna("")
     mixed.loc[0, "warnings"] = "another"
+    quiet = pd.DataFrame(_plan(_fleet(), {"topologyManagerPolicy": "restricted"}).rows()).fillna("")
+    assert shared_warning(quiet)[0].columns.tolist() == quiet.drop(columns="warnings").columns.tolist()
     kept, common = shared_warning(mixed)
     assert common == "" and list(kept["warnings"]) == list(mixed["warnings"])  # not shared: each row keeps its own
 

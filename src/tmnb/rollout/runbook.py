@@ -65,11 +65,14 @@ def verdict(session: Session) -> Any:
 
 def shared_warning(table: Any) -> tuple[Any, str]:
     """A warning that every planned node carries (kubeadm's, on a kubeadm fleet) is said once
-    above the plan, not on each row; the table loses the column then."""
+    above the plan, not on each row; the table loses the column then, as it does when no node has
+    a warning at all."""
     if "warnings" not in table:
         return table, ""
     planned = table[table["gate"] != "excluded"]
     common = set(planned["warnings"])
+    if common <= {""}:
+        return table.drop(columns="warnings"), ""
     if len(planned) < 2 or len(common) != 1 or "" in common:
         return table, ""
     return table.drop(columns="warnings"), common.pop()
