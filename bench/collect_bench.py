@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from tmnb.sandbox import Faults, Sandbox
 from tmnb.snapshot import Pod, Snapshot
-from tmnb.sources.sample import generate_fleet
+from tmnb.twin.sample import generate_fleet
+from tmnb.twin.sandbox import Faults, Sandbox
 
 CHILD = """
 import json, sys, time

@@ -26,7 +26,7 @@ from tmnb.parse.klog import parse_kubelet_log
 from tmnb.postmortem import timeline
 from tmnb.postmortem.evidence import open_evidence
 from tmnb.snapshot import KubeletJournal, save, to_dict
-from tmnb.sources.sample import generate_fleet
+from tmnb.twin.sample import generate_fleet
 
 FIXTURE = Path(__file__).parents[1] / "tests" / "fixtures" / "node" / "journal" / "short-iso.txt"
 CAP = 256 << 10

@@ -23,7 +23,7 @@ from typing import Any
 
 from tmnb.analysis import checklist, inventory, occupancy, readiness
 from tmnb.snapshot import load, save
-from tmnb.sources.sample import generate_fleet
+from tmnb.twin.sample import generate_fleet
 
 
 def timed(label: str, step: Callable[[], Any]) -> Any:

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/stats_calibration.py [--seeds 400] [--threshold 5] [--workers 2]
 
-Synthetic workloads (tmnb.metrics.synthetic: three pods before and three new ones after the
+Synthetic workloads (tmnb.twin.synthetic: three pods before and three new ones after the
 change, per-minute samples over two 2 h windows, lognormal noise with AR(1) serial correlation, a
 load drift all pods share, pod-level offsets, 1 % spikes) with a known true shift of 0, half the
 threshold, the threshold, threshold + 5 and threshold + 10 points, up and down, several hundred

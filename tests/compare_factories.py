@@ -20,7 +20,6 @@ import pandas as pd
 
 from factories import GIB, node, pod, settings, snapshot
 from tmnb.cpuset import CPUSet
-from tmnb.metrics.rehearsal import Timeline, Workload, _pods, histogram_p99
 from tmnb.snapshot import (
     Allocation,
     Container,
@@ -35,6 +34,7 @@ from tmnb.snapshot import (
     Setting,
     Snapshot,
 )
+from tmnb.twin.metrics import Timeline, Workload, _pods, histogram_p99
 
 TAE = "TopologyAffinityError"
 TAE_MESSAGE = "Resources cannot be allocated with Topology locality"
@@ -237,9 +237,9 @@ def derive_after(
 
 
 def fleet() -> Snapshot:
-    """The embedded sample fleet once ``tmnb.sources.sample`` exists, else :func:`before_fleet`."""
+    """The embedded sample fleet once ``tmnb.twin.sample`` exists, else :func:`before_fleet`."""
     try:
-        from tmnb.sources.sample import load_sample
+        from tmnb.sources.embedded import load_sample
     except ImportError:
         return before_fleet()
     return load_sample()
@@ -251,7 +251,7 @@ def same_versions(snap: Snapshot, version: str) -> Snapshot:
     return dataclasses.replace(snap, nodes=nodes)
 
 
-# --- application metrics with a known change: tmnb.metrics.rehearsal, and a latency export ----
+# --- application metrics with a known change: tmnb.twin.metrics, and a latency export ----
 
 
 def write_journal(timeline: Timeline, path: Path) -> Path:

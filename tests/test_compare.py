@@ -12,10 +12,10 @@ from conftest import ROOT
 from factories import node, pod, settings, snapshot
 from tmnb import plots
 from tmnb.analysis import compare as cmp
-from tmnb.compare_report import inputs
-from tmnb.metrics.rehearsal import Timeline, workloads
+from tmnb.analysis.compare.report import inputs
 from tmnb.report.runner import run
 from tmnb.snapshot import Allocation, Device, DeviceAllocation, KubeletInfo, MemoryBlock, OwnerRef, Setting, save
+from tmnb.twin.metrics import Timeline, workloads
 
 GIB = 1 << 30
 

@@ -21,11 +21,11 @@ from tmnb.metrics.backfill import served
 from tmnb.metrics.collect import collect
 from tmnb.metrics.prometheus import Prometheus
 from tmnb.metrics.queries import Signal, build
-from tmnb.metrics.rehearsal import Timeline, Workload, workloads, write_openmetrics
 from tmnb.metrics.stats import thin
 from tmnb.metrics.windows import resolve
 from tmnb.report.runner import run
 from tmnb.snapshot import load, save
+from tmnb.twin.metrics import Timeline, Workload, workloads, write_openmetrics
 
 
 @dataclass(frozen=True)
@@ -181,10 +181,10 @@ def test_notebook_when_prometheus_is_unreachable(fleet_files, tmp_path, monkeypa
 def test_sample_metrics_agree_through_prometheus_and_from_the_file(tmp_path):
     require_tool("prometheus")
     require_tool("promtool")
-    from tmnb.compare_report import gather
+    from tmnb.analysis.compare.report import gather
     from tmnb.metrics import stats
-    from tmnb.sources.sample import load_sample, load_sample_after
-    from tmnb.sources.sample import metrics as sample
+    from tmnb.sources.embedded import load_sample, load_sample_after
+    from tmnb.twin.sample import metrics as sample
 
     before, after = load_sample(), load_sample_after()
     csv = sample.write_metrics(tmp_path, before, after, openmetrics=True)

@@ -120,7 +120,7 @@ def test_inventory_on_the_sample(tmp_path):
 @pytest.mark.notebook
 def test_inventory_with_a_node_selector_and_a_snapshot_file(tmp_path):
     from tmnb.snapshot import save
-    from tmnb.sources.sample import load_sample
+    from tmnb.sources.embedded import load_sample
 
     sample = load_sample()
     pool_key = "tmnb.dev/pool"

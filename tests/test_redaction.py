@@ -20,7 +20,7 @@ from conftest import ROOT
 from rollout.test_rollout_sandbox import NODES, fleet
 from tmnb.cli import main
 from tmnb.report.runner import run
-from tmnb.sandbox import Sandbox
+from tmnb.twin.sandbox import Sandbox
 
 JWT = "eyJhbGciOiJSUzI1NiIsImtpZCI6InBsYW50ZWQifQ.eyJzdWIiOiJzeXN0ZW06cGxhbnRlZCJ9.cGxhbnRlZC1zaWduYXR1cmU"
 SECRETS = {

@@ -127,8 +127,8 @@ def test_a_node_whose_kubelet_refused_to_start_gets_the_kubelets_words_and_the_f
     from rollout.test_rollout_sandbox import fleet as sandbox_fleet
     from tmnb.postmortem.evidence import open_evidence
     from tmnb.postmortem.kubelet_log import start_refusals
-    from tmnb.sandbox import Sandbox
     from tmnb.sources.resolve import open_snapshot, save_to_run
+    from tmnb.twin.sandbox import Sandbox
 
     folder = tmp_path / "evidence" / "01-inventory"
     folder.mkdir(parents=True)

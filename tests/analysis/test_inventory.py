@@ -63,7 +63,7 @@ def test_identical_nodes_share_one_shape():
 
 def test_many_equal_zones_read_as_a_run():
     """A GB200 exposes each GPU's memory as a CPU-less NUMA node: 34 zones, 32 of them without CPUs."""
-    from tmnb.sources.sample import load_sample
+    from tmnb.sources.embedded import load_sample
 
     layout = inventory.numa_layout(load_sample())
     gb200 = layout[layout["node_names"] == "gb200-01"]
@@ -172,7 +172,7 @@ def test_configz_on_top_keeps_the_disk_view_and_shows_drift():
 
 
 def test_structured_settings_read_as_the_kubelet_flags_write_them():
-    from tmnb.sources.sample import load_sample
+    from tmnb.sources.embedded import load_sample
 
     matrix = inventory.settings_matrix(load_sample())
     assert matrix.loc["tel-epyc-01", "reservedMemory"].startswith("NUMA 0: memory=1524Mi; NUMA 1: memory=1Gi")

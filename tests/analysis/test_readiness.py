@@ -118,7 +118,7 @@ def test_assess_builds_each_nodes_plan_once(monkeypatch):
         return real(node, target)
 
     monkeypatch.setattr(plan_module, "plan_for", counting)
-    from tmnb.sources.sample import load_sample
+    from tmnb.sources.embedded import load_sample
 
     snapshot = load_sample()
     report = assess(snapshot, {"topologyManagerPolicy": "restricted"})
@@ -128,7 +128,7 @@ def test_assess_builds_each_nodes_plan_once(monkeypatch):
 
 def test_lint_by_rule_names_each_pitfall_once_with_its_nodes():
     """The sample: kubeadm's warning on many nodes is one row counting them, the blocker first."""
-    from tmnb.sources.sample import load_sample
+    from tmnb.sources.embedded import load_sample
 
     report = assess(load_sample(), {"topologyManagerPolicy": "single-numa-node"})
     table = lint_by_rule(report.lint)

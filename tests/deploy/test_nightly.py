@@ -16,7 +16,7 @@ import yaml
 
 from conftest import ROOT
 from rollout.test_rollout_sandbox import box_fixture, kubeconfig_fixture
-from tmnb.sandbox import Sandbox
+from tmnb.twin.sandbox import Sandbox
 
 __all__ = ["box_fixture", "kubeconfig_fixture"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rollout.test_rollout_sandbox import box_fixture, kubeconfig_fixture, rollout
 from tmnb.cli import main
-from tmnb.sandbox import Sandbox
+from tmnb.twin.sandbox import Sandbox
 
 from .rbac import allowing, calls, grants
 

@@ -198,8 +198,8 @@ def test_parsable_dash_is_an_unknown_id_of_an_online_cpu() -> None:
 def test_sandbox_nrt_costs_name_the_real_node_ids(tmp_path: Path) -> None:
     # a guest with NUMA nodes 0 and 2 (node 1 absent): costs must name node-2, not node-1
     from factories import node as make_node
-    from tmnb.sandbox.cluster import Cluster
     from tmnb.snapshot import NumaZone
+    from tmnb.twin.sandbox.cluster import Cluster
 
     base = make_node("w1")
     zones = [

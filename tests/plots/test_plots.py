@@ -8,7 +8,7 @@ from factories import busy_snapshot, node, snapshot
 from tmnb import plots
 from tmnb.analysis.occupancy import occupancy, pod_occupancy
 from tmnb.plots.figures import DPI, MAX_WIDTH_PX, overlapping_text
-from tmnb.sources.sample import load_sample
+from tmnb.sources.embedded import load_sample
 
 
 @pytest.fixture

@@ -122,7 +122,7 @@ def test_a_record_many_nodes_logged_together_is_one_table_row():
 def test_kubelet_values_read_as_klog_wrote_them():
     """klog writes a map as JSON: the detail shows it so, not as Python's dict repr."""
     from tmnb.parse.klog import parse_kubelet_log
-    from tmnb.sandbox.journal import klog
+    from tmnb.twin.sandbox.journal import klog
 
     line = klog("w1", 42, "I", "topology_manager.go:138", "Creating topology manager with policy per scope",
                 topologyPolicyName="restricted", topologyPolicyOptions={"prefer-closest-numa-nodes": "true"},

@@ -174,7 +174,7 @@ def test_each_nodes_prediction_is_its_drain_replay(mode: str) -> None:
     """The plan reuses the readiness replay when that replayed in drain mode; either way each
     node's prediction is what a drain replay of its pods gives."""
     from tmnb.analysis.whatif import replay_node
-    from tmnb.sources.sample import load_sample
+    from tmnb.sources.embedded import load_sample
 
     snap, target = load_sample(), {"topologyManagerPolicy": "best-effort"}
     report = assess(snap, target, mode=mode)

@@ -20,7 +20,7 @@ import yaml
 
 from conftest import ROOT, require_tool
 from sshd_server import free_port
-from tmnb.sandbox import Sandbox
+from tmnb.twin.sandbox import Sandbox
 
 from .test_rollout_sandbox import CONFIG, box_fixture, kubeconfig_fixture  # noqa: F401  (fixtures)
 

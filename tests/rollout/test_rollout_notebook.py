@@ -10,7 +10,7 @@ import yaml
 
 from conftest import ROOT
 from tmnb.cli import main
-from tmnb.sandbox import Faults, Sandbox
+from tmnb.twin.sandbox import Faults, Sandbox
 
 from .test_rollout_sandbox import CONFIG, NODES, box_fixture, digest, kubeconfig_fixture  # noqa: F401  (fixtures)
 

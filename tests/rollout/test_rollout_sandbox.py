@@ -24,8 +24,8 @@ import yaml
 from factories import node, pod, settings, snapshot
 from tmnb.cli import main
 from tmnb.rollout.journal import Journal
-from tmnb.sandbox import Faults, Sandbox
 from tmnb.snapshot import DisruptionBudget, KubeletInfo, OwnerRef, Snapshot
+from tmnb.twin.sandbox import Faults, Sandbox
 
 NODES = ("w1", "w2", "w3")
 STATIC = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0,8", "topologyManagerPolicy": "none"}

@@ -16,8 +16,8 @@ from factories import node, pod, settings, snapshot
 from tmnb.errors import RolloutError
 from tmnb.parse.klog import parse_kubelet_log
 from tmnb.rollout.executors import SandboxClient, SandboxExecutor, klog_lines_since, make_executor
-from tmnb.sandbox import Sandbox
 from tmnb.snapshot import KubeletInfo
+from tmnb.twin.sandbox import Sandbox
 
 STATIC = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0,8", "topologyManagerPolicy": "single-numa-node"}
 CONFIG = "/var/lib/kubelet/config.yaml"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tmnb.sandbox.budgets import budget, check_eviction
-from tmnb.sandbox.errors import ApiError
-from tmnb.sandbox.selectors import field_matcher, label_matcher, paginate
+from tmnb.twin.sandbox.budgets import budget, check_eviction
+from tmnb.twin.sandbox.errors import ApiError
+from tmnb.twin.sandbox.selectors import field_matcher, label_matcher, paginate
 
 
 @pytest.mark.parametrize(

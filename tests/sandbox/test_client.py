@@ -14,7 +14,7 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 from twin import kubeconfig_fixture, sandbox_fixture  # noqa: F401  (fixtures)
 
-from tmnb.sandbox import Sandbox
+from tmnb.twin.sandbox import Sandbox
 
 
 @pytest.fixture

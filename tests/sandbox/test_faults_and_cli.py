@@ -13,10 +13,10 @@ from twin import call, kubeconfig_fixture, kubectl_fixture, sandbox_fixture, twi
 from conftest import require_tool
 from tmnb.cli import main
 from tmnb.errors import InputError, TmnbError
-from tmnb.sandbox import Faults, Sandbox
-from tmnb.sandbox.process import load_snapshot, parse_rates, stop
 from tmnb.snapshot import save
-from tmnb.sources.sample import generate_fleet
+from tmnb.twin.sample import generate_fleet
+from tmnb.twin.sandbox import Faults, Sandbox
+from tmnb.twin.sandbox.process import load_snapshot, parse_rates, stop
 
 
 def test_error_rate_by_path_and_throttling(sandbox: Sandbox, kubeconfig: Path) -> None:

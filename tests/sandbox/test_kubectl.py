@@ -8,7 +8,7 @@ import time
 import yaml
 from twin import kubeconfig_fixture, kubectl_fixture, sandbox_fixture  # noqa: F401  (fixtures)
 
-from tmnb.sandbox import Sandbox
+from tmnb.twin.sandbox import Sandbox
 
 
 def test_get_nodes_shows_readiness_and_version(kubectl) -> None:  # type: ignore[no-untyped-def]

@@ -12,10 +12,10 @@ from twin import STATIC, call, kubeconfig_fixture, kubectl_fixture, sandbox_fixt
 
 from factories import node, pod, settings, snapshot
 from tmnb.parse.klog import parse_kubelet_log
-from tmnb.sandbox import Cluster, Sandbox
-from tmnb.sandbox.cluster import MAX_FAILED_PER_OWNER
 from tmnb.snapshot import KubeletInfo, OwnerRef
 from tmnb.sources.node_root import read_node_root
+from tmnb.twin.sandbox import Cluster, Sandbox
+from tmnb.twin.sandbox.cluster import MAX_FAILED_PER_OWNER
 
 CONFIG = "var/lib/kubelet/config.yaml"
 STATE = "var/lib/kubelet/cpu_manager_state"
@@ -149,7 +149,7 @@ def test_rejected_replacements_flap_and_are_bounded(tmp_path: Path) -> None:
 
 def test_sample_fleet_twin_starts_as_captured(tmp_path: Path) -> None:
     """Every sample node's kubelet starts from its rendered files and re-admits what the snapshot runs."""
-    from tmnb.sources.sample import load_sample
+    from tmnb.sources.embedded import load_sample
 
     sample = load_sample()
     cluster = Cluster(sample, tmp_path / "nodes")
@@ -160,7 +160,7 @@ def test_sample_fleet_twin_starts_as_captured(tmp_path: Path) -> None:
 
 def test_in_memory_kubelets_for_scale_runs(tmp_path: Path) -> None:
     """Without node files the twin still starts as captured, admits, and restarts from the snapshot."""
-    from tmnb.sources.sample import load_sample
+    from tmnb.sources.embedded import load_sample
 
     sample = load_sample()
     cluster = Cluster(sample, None)

@@ -9,7 +9,7 @@ from pathlib import Path
 from twin import call, kubeconfig_fixture, sandbox_fixture  # noqa: F401  (fixtures)
 
 from tmnb.parse.klog import parse_kubelet_log
-from tmnb.sandbox import Sandbox
+from tmnb.twin.sandbox import Sandbox
 
 
 def _ready(sandbox: Sandbox, name: str) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from factories import GIB, node, settings
 from tmnb.cpuset import CPUSet
-from tmnb.sandbox.nrt import nrt_object
 from tmnb.snapshot import Device, KubeletInfo
+from tmnb.twin.sandbox.nrt import nrt_object
 
 NODE_OBJECT = {"metadata": {"creationTimestamp": "2026-12-01T12:00:00Z", "uid": "node-uid"}}
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from factories import node, snapshot
-from tmnb.sandbox.cluster import Cluster
-from tmnb.sandbox.scheduling import cpu_load, requests, unfit
+from tmnb.twin.sandbox.cluster import Cluster
+from tmnb.twin.sandbox.scheduling import cpu_load, requests, unfit
 
 
 def _burstable(name: str, cpu: str) -> dict[str, Any]:

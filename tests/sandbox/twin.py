@@ -21,8 +21,8 @@ import yaml
 
 from conftest import require_tool
 from factories import node, pod, settings, snapshot
-from tmnb.sandbox import Sandbox
 from tmnb.snapshot import DisruptionBudget, KubeletInfo, OwnerRef, Snapshot
+from tmnb.twin.sandbox import Sandbox
 
 STATIC = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0,8", "topologyManagerPolicy": "single-numa-node"}
 

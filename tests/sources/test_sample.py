@@ -25,17 +25,10 @@ from tmnb.parse.kubelet_fields import RESOURCE_MANAGER_FIELDS
 from tmnb.parse.kubelet_flags import parse_kubelet_args
 from tmnb.settings.defaults import defaults_for
 from tmnb.snapshot import Container, Node, Pod, Snapshot, digest, from_dict, load, save, to_dict
-from tmnb.sources import sample
-from tmnb.sources.sample import (
-    AFTER_FILE,
-    DATA_FILE,
-    POOL_LABEL,
-    generate_after,
-    generate_fleet,
-    load_sample,
-    load_sample_after,
-)
-from tmnb.sources.sample.specs import apportion
+from tmnb.sources.embedded import AFTER_FILE, DATA_FILE, load_sample, load_sample_after
+from tmnb.twin import sample
+from tmnb.twin.sample import POOL_LABEL, generate_after, generate_fleet
+from tmnb.twin.sample.specs import apportion
 from tmnb.versions import KubeVersion
 
 TAE = "TopologyAffinityError"
@@ -375,13 +368,13 @@ CHECKS: dict[str, Callable[[Snapshot], list[str]]] = {
 # ------------------------------------------------------------------------------------------- the file
 def test_committed_sample_equals_a_fresh_generation(committed: Snapshot, generated: Snapshot) -> None:
     assert digest(committed) == digest(generated), (
-        "the committed sample is stale: python -m tmnb.sources.sample --out src/tmnb/sources/data/sample-fleet.json"
+        "the committed sample is stale: python -m tmnb.twin.sample --out src/tmnb/sources/data/sample-fleet.json"
     )
 
 
 def test_committed_sample_after_equals_a_fresh_generation(committed_after: Snapshot) -> None:
     assert digest(committed_after) == digest(generate_after()), (
-        "the committed sample-after is stale: python -m tmnb.sources.sample --after "
+        "the committed sample-after is stale: python -m tmnb.twin.sample --after "
         "--out src/tmnb/sources/data/sample-fleet-after.json"
     )
 

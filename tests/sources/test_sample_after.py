@@ -8,10 +8,11 @@ import pytest
 from tmnb.analysis import compare as cmp
 from tmnb.cpuset import CPUSet
 from tmnb.snapshot import Snapshot, digest
+from tmnb.sources.embedded import AFTER_FILE, load_sample, load_sample_after
 from tmnb.sources.resolve import open_snapshot
-from tmnb.sources.sample import AFTER_FILE, generate_after, load_sample, load_sample_after
-from tmnb.sources.sample.fleet import EVENT_TTL
-from tmnb.sources.sample.rollout import AFTER_CAPTURED_AT, WAVE, journal
+from tmnb.twin.sample import generate_after
+from tmnb.twin.sample.fleet import EVENT_TTL
+from tmnb.twin.sample.rollout import AFTER_CAPTURED_AT, WAVE, journal
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +27,7 @@ def after() -> Snapshot:
 
 def test_committed_after_equals_a_fresh_generation(after: Snapshot) -> None:
     assert digest(after) == digest(generate_after()), (
-        f"the committed sample-after is stale: python -m tmnb.sources.sample --after --out {AFTER_FILE}"
+        f"the committed sample-after is stale: python -m tmnb.twin.sample --after --out {AFTER_FILE}"
     )
 
 

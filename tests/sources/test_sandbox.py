@@ -1,4 +1,4 @@
-"""Live collection of a sandbox (tmnb.sandbox: a loopback API server built from a snapshot) gives
+"""Live collection of a sandbox (tmnb.twin.sandbox: a loopback API server built from a snapshot) gives
 back that snapshot; injected faults cost the faulty node its /configz and nothing else."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from tmnb.settings.effective import same_value
 from tmnb.snapshot import to_dict
 from tmnb.sources.cluster import ClusterApi, collect_cluster, connect
 from tmnb.sources.cluster.retry import Backoff
+from tmnb.sources.embedded import load_sample
 from tmnb.sources.node import collect_nodes
-from tmnb.sources.sample import load_sample
 from tmnb.sources.transports import LocalTransport
 
 IDENTITY = ("uid", "labels", "versions", "capacity", "allocatable", "ready", "unschedulable")

@@ -11,8 +11,8 @@ import pandas as pd
 from tmnb.analysis.inventory import shape_of
 from tmnb.errors import SnapshotError
 from tmnb.kubelet.names import CPU_STATIC
+from tmnb.report.verdict import Verdict
 from tmnb.snapshot import Snapshot, digest, load
-from tmnb.verdict import Verdict
 
 Status = Literal["done", "partial", "missing"]
 Check = tuple[Status, str]

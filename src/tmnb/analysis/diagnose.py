@@ -30,8 +30,8 @@ from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.parse.quantity import quantity
 from tmnb.replay.node_input import model_for, model_pod
 from tmnb.replay.plan import plan_for
+from tmnb.report.tables import some
 from tmnb.snapshot import Node, Pod, Snapshot
-from tmnb.tables import some
 
 PREFER_CLOSEST = "prefer-closest-numa-nodes"
 NO_FIT = "none: cannot fit"

@@ -19,8 +19,8 @@ from tmnb.analysis.inventory import shape_of
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.parse.quantity import parse_quantity
+from tmnb.report.verdict import Verdict
 from tmnb.snapshot import Node, Snapshot
-from tmnb.verdict import Verdict
 
 COLUMNS = ["node", "pool", "shape", "numa", "resource", "unit", "capacity", "reserved", "exclusive", "free", "fraction"]
 POD_COLUMNS = ["node", "numa", "resource", "unit", "namespace", "pod", "container", "amount"]

@@ -20,10 +20,10 @@ from tmnb.analysis.occupancy import pool_of
 from tmnb.analysis.whatif import whatif
 from tmnb.errors import InputError
 from tmnb.replay import Mode, NodePlan, plans_for, show_value
+from tmnb.report.tables import some
+from tmnb.report.verdict import Verdict
 from tmnb.settings.target import check_target_fields
 from tmnb.snapshot import Snapshot
-from tmnb.tables import some
-from tmnb.verdict import Verdict
 
 #: Findings whose remedy is a manual step during the rollout, not a change of plan.
 MANUAL_ACTION_RULES = {"manager-policy-change", "flag-overrides-file", "kubeadm-overwrites", "version-skew"}

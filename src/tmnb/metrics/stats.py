@@ -31,7 +31,7 @@ from tmnb.errors import InputError
 from tmnb.metrics import resample
 from tmnb.metrics.frame import group_label
 from tmnb.metrics.queries import Signal, describe
-from tmnb.tables import some
+from tmnb.report.tables import some
 
 if TYPE_CHECKING:
     from tmnb.metrics.collect import Collected

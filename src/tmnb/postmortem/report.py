@@ -9,8 +9,8 @@ from typing import Any
 
 from tmnb.postmortem import kubelet_log, rejections, timeline
 from tmnb.postmortem.evidence import Evidence, open_evidence
-from tmnb.tables import show
-from tmnb.verdict import Verdict
+from tmnb.report.tables import show
+from tmnb.report.verdict import Verdict
 
 
 def _show(obj: Any) -> None:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from tmnb.postmortem.evidence import Evidence
 from tmnb.postmortem.kubelet_log import kubelet_rows
-from tmnb.tables import some
+from tmnb.report.tables import some
 
 COLUMNS = ["time", "node", "kind", "what", "detail"]
 #: journal steps that say the node's Ready state changed

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tmnb.report.verdict import Verdict
 from tmnb.rollout.gates import decide, describe_gate, pass_gate
 from tmnb.rollout.run import Outcome
 from tmnb.rollout.session import Session
-from tmnb.verdict import Verdict
 
 
 def _show(obj: Any) -> None:
@@ -86,7 +86,7 @@ def show_plan(session: Session, out_dir: str) -> None:
         f"Mode **{session.rollout.mode}**. Gates in order: {gates}. "
         f"{len(plan.excluded)} node(s) excluded (reasons in the table)."
     )
-    from tmnb.tables import show
+    from tmnb.report.tables import show
 
     table, common = shared_warning(session.plan_table())
     if common:

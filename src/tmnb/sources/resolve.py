@@ -55,13 +55,13 @@ class SourceKind:
 
 
 def _read_sample(source: str, options: OpenOptions) -> Snapshot:
-    from tmnb.sources.sample import load_sample
+    from tmnb.sources.embedded import load_sample
 
     return load_sample()
 
 
 def _read_sample_after(source: str, options: OpenOptions) -> Snapshot:
-    from tmnb.sources.sample import load_sample_after
+    from tmnb.sources.embedded import load_sample_after
 
     return load_sample_after()
 

@@ -11,8 +11,8 @@ from typing import Any, Literal
 import pandas as pd
 
 from tmnb.analysis.compare.containers import VERDICTS
+from tmnb.report.verdict import Verdict
 from tmnb.snapshot import Snapshot
-from tmnb.verdict import Verdict
 
 
 def headline(before: Snapshot, after: Snapshot, diff: pd.DataFrame, table: pd.DataFrame) -> str:

@@ -1,0 +1,117 @@
+"""05-compare's report stage: its inputs beyond the snapshots (the rollout journal and the
+application metrics, gathered in one call) and the results it hands over at the end.
+
+``auto`` (the default of both) means the embedded sample's own journal and metrics when the
+notebook compares the sample pair (``sample`` with ``sample-after``), written into the run folder
+so that the evidence holds what was compared; with any other snapshots it means none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tmnb.analysis import compare as cmp
+from tmnb.metrics import stats
+from tmnb.metrics.collect import Collected, collect
+from tmnb.metrics.queries import build, step_for
+from tmnb.metrics.windows import Windows, parse_duration, resolve
+from tmnb.snapshot import Snapshot
+from tmnb.sources.resolve import SAMPLES
+
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The journal and metrics file to use ('' for none), and what ``auto`` chose, for the report."""
+
+    journal: str
+    metrics_file: str
+    note: str
+
+
+def inputs(
+    before: str,
+    after: str,
+    old: Snapshot,
+    new: Snapshot,
+    *,
+    journal: str,
+    metrics_file: str,
+    prometheus_url: str,
+    out_dir: str,
+) -> Inputs:
+    """Resolve ``auto``: the sample pair's files, written into ``out_dir``, or nothing."""
+    if (before, after) != SAMPLES:
+        return Inputs("" if journal == AUTO else journal, "" if metrics_file == AUTO else metrics_file, "")
+    from tmnb.twin.sample import metrics as sample_metrics
+
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    notes = []
+    if journal == AUTO:
+        journal = str(sample_metrics.write_journal(folder / sample_metrics.JOURNAL))
+        notes.append("the sample rollout's journal")
+    if metrics_file == AUTO:
+        if prometheus_url:
+            metrics_file = ""
+        else:
+            metrics_file = str(sample_metrics.write_metrics(folder, old, new))
+            notes.append("the sample's application metrics (synthetic, with a known regression)")
+    note = f"Comparing the embedded sample pair with {' and '.join(notes)}, written to the run folder." if notes else ""
+    return Inputs(journal, metrics_file, note)
+
+
+def gather(
+    *,
+    prometheus_url: str,
+    metrics_file: str,
+    journal: str,
+    change_at: str,
+    window: str,
+    signals: Sequence[str],
+    queries: Mapping[str, Any],
+    selector: str,
+    group_by: Sequence[str],
+    rate_window: str,
+) -> tuple[Windows | None, Collected]:
+    """The windows (None without a metrics source) and the samples of both, problems included.
+    ``change_at`` wins over the journal's times: metrics recorded on another clock (a rehearsal's)."""
+    rate = parse_duration(rate_window, where="rate_window")
+    span = None
+    if prometheus_url or metrics_file:
+        span = resolve(change_at=change_at, journal="" if change_at else journal, length=window, margin=rate_window)
+    wanted = build(signals, queries, selector=selector, group_by=group_by, rate=rate_window)
+    got = collect(prometheus_url=prometheus_url, metrics_file=metrics_file, signals=wanted, windows=span,
+                  step=step_for(rate))  # fmt: skip
+    return span, got
+
+
+def results(
+    table: pd.DataFrame,
+    diff: pd.DataFrame,
+    confounded: pd.DataFrame,
+    got: Collected,
+    compared: pd.DataFrame,
+    figures: Sequence[Path],
+) -> dict[str, Any]:
+    """What the run glues, in order: verdict counts, setting changes, confounders, the metrics'
+    source, problems and statistics, the regressions, the figures, and the run's alert."""
+    regressions = stats.regressions(compared)
+    return {
+        "verdicts": cmp.summary(table).set_index("verdict")["containers"].to_dict(),
+        "settings_changes": cmp.settings_changes(diff).to_dict("records"),
+        "confounders": list(confounded["confounder"]),
+        "metrics_source": got.source,
+        "metrics_problems": got.problems.to_dict("records"),
+        "statistics": stats.as_records(compared),
+        "regressions": regressions,
+        "possible_regressions": stats.possible_regressions(compared),
+        "figures": [Path(f).name for f in figures],
+        "alert": cmp.alert(table, regressions + got.failures()),
+    }

@@ -1,0 +1,67 @@
+"""``tmnb evidence pack|verify|open``: run folders as one checksummed bundle for a postmortem."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from tmnb.cli.exits import EXIT_TAMPERED
+from tmnb.cli.types import Subcommands
+
+if TYPE_CHECKING:
+    from tmnb.evidence import Verification
+
+
+def add_parsers(sub: Subcommands) -> None:
+    ev = sub.add_parser("evidence", help="pack run folders into a checksummed bundle, verify it, open it")
+    verbs = ev.add_subparsers(dest="verb", required=True, metavar="VERB")
+    pack = verbs.add_parser("pack", help="RUN_DIR... into one .tar.gz with a sha256 manifest")
+    pack.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    pack.add_argument("--out", required=True, help="the bundle to write (.tar.gz)")
+    pack.add_argument("--force", action="store_true", help="overwrite an existing bundle")
+    check = verbs.add_parser("verify", help="exit 0 when intact, 4 with the missing, extra and modified files")
+    check.add_argument("bundle")
+    opened = verbs.add_parser(
+        "open", help="unpack read-only (refusing unsafe members), list the reports, run 06-postmortem on it"
+    )
+    opened.add_argument("bundle")
+    opened.add_argument("--to", required=True, help="a new directory to unpack into")
+
+
+def command(args: argparse.Namespace) -> int:
+    from tmnb import evidence
+
+    if args.verb == "pack":
+        manifest = evidence.pack(args.run_dirs, args.out, force=args.force)
+        print(f"wrote {args.out}: {len(manifest['runs'])} run folder(s), {len(manifest['files'])} file(s)")
+        return 0
+    if args.verb == "verify":
+        manifest, result = evidence.verify(args.bundle)
+        return _report(args.bundle, manifest, result)
+    target, result = evidence.unpack(args.bundle, args.to)
+    manifest, _ = evidence.verify(args.bundle)
+    code = _report(args.bundle, manifest, result)
+    if code:
+        return code
+    for report in sorted(target.glob("runs/*/*.html")):
+        print(f"report: {report}")
+    from tmnb.report.runner import NOTEBOOKS, run
+
+    postmortem = run(NOTEBOOKS / "06-postmortem.ipynb", params={"evidence": str(target)}, out=target / "postmortem")
+    print(f"postmortem: {postmortem.html}")
+    return 0
+
+
+def _report(bundle: str, manifest: dict[str, Any], result: Verification) -> int:
+    lines = result.lines()
+    if not lines:
+        print(f"{bundle}: intact: {len(manifest['files'])} file(s), packed {manifest.get('created')} by "
+              f"{manifest.get('created_by')}")  # fmt: skip
+        return 0
+    for line in lines:
+        print(f"{bundle}: {line}", file=sys.stderr)
+    return EXIT_TAMPERED
+
+
+COMMANDS = {"evidence": command}

@@ -1,0 +1,52 @@
+"""The ``tmnb`` command. User errors print one line and exit 2; failed runs exit 1;
+runs whose report raises an alert (blockers found, pods predicted to be rejected, a node rolled
+back) exit 3; a tampered evidence bundle exits 4; a rollout that stopped cleanly at an unapproved
+gate in execute mode exits 5.
+
+Each command checks what its arguments alone can tell (files that are not there, unknown setting
+names, values outside a parameter's choices) before it imports pandas, papermill or the kubelet
+model, so a typo is answered at once; bench/cli_latency.py measures it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from tmnb import __version__
+from tmnb.cli import evidence, reports, rollout, sandbox, whatif
+from tmnb.cli.exits import EXIT_FAILED, EXIT_SIGPIPE, EXIT_USAGE
+from tmnb.cli.types import Command
+from tmnb.errors import RunError, TmnbError
+
+#: One module per subcommand family: each adds its parsers and names its handlers.
+FAMILIES = (reports, whatif, sandbox, rollout, evidence)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tmnb", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"tmnb {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for family in FAMILIES:
+        family.add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    handlers: dict[str, Command] = {name: h for family in FAMILIES for name, h in family.COMMANDS.items()}
+    try:
+        return handlers[args.command](args)
+    except RunError as exc:
+        print(f"tmnb: run failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except TmnbError as exc:
+        print(f"tmnb: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("tmnb: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away (`tmnb whatif ... | head`): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_SIGPIPE

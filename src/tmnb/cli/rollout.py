@@ -1,0 +1,195 @@
+"""``tmnb rollout plan|execute|status``: the guided rollout from the shell (same code as 04-rollout)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from tmnb.cli.types import Subcommands, non_negative_seconds, positive_seconds
+from tmnb.sources.node_files import NODE_FILES_HELP
+from tmnb.sources.resolve import sources_help
+
+EXECUTORS = ("dry-run", "local", "ssh", "node-pod", "sandbox")
+
+
+def add_parsers(sub: Subcommands) -> None:
+    roll = sub.add_parser("rollout", help="plan, execute or inspect a guided kubelet change (canary, waves, rollback)")
+    verbs = roll.add_subparsers(dest="verb", required=True, metavar="VERB")
+    for verb, text in (
+        ("plan", "print the ordered plan (table or JSON); writes nothing"),
+        ("execute", "carry out the approved gates; nothing is written for a gate not named in --approve"),
+        ("status", "what the journal of a change says is done"),
+        ("rollback", "put back what was there on --node (needs --approve rollback)"),
+    ):
+        p = verbs.add_parser(verb, help=text)
+        p.add_argument("--change-id", required=True, help="DNS-1123 name of the change; re-use it to resume")
+        p.add_argument("--state-dir", default="", help="plan, journal, backups (default reports/rollouts/<change id>)")
+        if verb == "status":
+            continue
+        p.add_argument(
+            "--set",
+            dest="settings",
+            action="append",
+            default=[],
+            metavar="FIELD=VALUE",
+            required=True,
+            help="KubeletConfiguration field to set (repeatable), as for whatif",
+        )
+        p.add_argument("--source", default="live", help=sources_help("live"))
+        p.add_argument("--context", default="", help="kube context (default: the current one)")
+        p.add_argument("--kubeconfig", default="", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config)")
+        p.add_argument("--node", dest="nodes", action="append", default=[], help="node to change (repeatable)")
+        p.add_argument("--node-selector", default="", help="label selector of the nodes to change")
+        p.add_argument("--canary", default="recommended", help="the first node, or 'recommended'")
+        p.add_argument("--wave-size", type=int, default=5, help="nodes per wave after the canary (default 5)")
+        p.add_argument(
+            "--override",
+            action="append",
+            default=[],
+            metavar="NODE",
+            help="change this node although the what-if rejects pods there",
+        )
+        p.add_argument("--executor", choices=EXECUTORS, default="dry-run" if verb == "plan" else "sandbox")
+        p.add_argument(
+            "--node-files",
+            default="",
+            help=f"how to re-read node files (default: as the executor reads them): {NODE_FILES_HELP}",
+        )
+        p.add_argument("--apply", choices=("auto", "edit", "drop-in"), default="auto")
+        p.add_argument("--drain", choices=("auto", "always", "never"), default="auto")
+        p.add_argument("--format", choices=("table", "json"), default="table")
+        if verb in ("execute", "rollback"):
+            p.add_argument("--approve", action="append", default=[], metavar="GATE", help="canary, wave-1, ...")
+            p.add_argument("--pause", type=non_negative_seconds, default=0.0, help="seconds between waves")
+            p.add_argument("--drain-timeout", type=positive_seconds, default=300.0)
+            p.add_argument("--ready-timeout", type=positive_seconds, default=180.0)
+            p.add_argument(
+                "--evict-retry", type=positive_seconds, default=5.0, help="seconds between eviction retries (429)"
+            )
+            p.add_argument("--allow-emptydir", action="store_true", help="evict pods with emptyDir volumes")
+            p.add_argument("--no-auto-rollback", action="store_true", help="leave a failed node as it is")
+            p.add_argument(
+                "--test-namespace", default="default", help="namespace of the verification test pod (default: default)"
+            )
+            p.add_argument("--test-image", default="busybox:1.37", help="image of the verification test pod")
+            p.add_argument(
+                "--soak",
+                default="",
+                metavar="YAML",
+                help="after the canary: {minutes: 10, prometheus_url: URL | metrics_file: F, threshold_pct: 5, ...}",
+            )
+
+
+def command(args: argparse.Namespace) -> int:
+    from tmnb.cli.whatif import parse_settings
+
+    if args.verb == "status":
+        return _status(args)
+    from tmnb.sources.resolve import check_source
+
+    check_source(args.source)  # what the arguments alone tell, before the rollout machinery loads
+    target = parse_settings(args.settings)
+    from tmnb.errors import InputError
+    from tmnb.rollout.session import prepare
+    from tmnb.rollout.steps import Options
+
+    options = None
+    if args.verb in ("execute", "rollback"):
+        options = Options(
+            drain_timeout=args.drain_timeout,
+            ready_timeout=args.ready_timeout,
+            evict_retry=args.evict_retry,
+            allow_emptydir=args.allow_emptydir,
+            auto_rollback=not args.no_auto_rollback,
+            test_pod_namespace=args.test_namespace,
+            test_pod_image=args.test_image,
+        )
+    session = prepare(
+        target=target,
+        change_id=args.change_id,
+        source=args.source,
+        context=args.context,
+        kubeconfig=args.kubeconfig,
+        nodes=args.nodes,
+        node_selector=args.node_selector,
+        canary=args.canary,
+        waves=args.wave_size,
+        override=args.override,
+        mode="plan" if args.verb == "plan" else "execute",
+        approve=getattr(args, "approve", []),
+        executor=args.executor,
+        node_files=args.node_files,
+        state_dir=args.state_dir,
+        apply=args.apply,
+        drain=args.drain,
+        pause=getattr(args, "pause", 0.0),
+        options=options,
+        soak=_mapping(getattr(args, "soak", ""), "--soak"),
+    )
+    if args.verb == "plan":
+        _print_plan(session, args.format)
+        return 0
+    if args.verb == "rollback":
+        if len(args.nodes) != 1:
+            raise InputError("rollback takes exactly one --node", where="--node")
+        outcome = session.rollout.rollback_node(args.nodes[0])
+        print(f"{args.nodes[0]}: {outcome.nodes.get(args.nodes[0])}")
+        return 3
+    outcome = session.rollout.run()
+    if args.format == "json":
+        print(json.dumps(outcome.to_json()))
+    else:
+        for node, state in outcome.nodes.items():
+            print(f"{node}: {state}")
+        print(f"{outcome.status}: {outcome.message}")
+    if outcome.exit_code:
+        print(f"tmnb: rollout {outcome.status}: {outcome.message}", file=sys.stderr)
+    return outcome.exit_code
+
+
+def _print_plan(session: Any, fmt: str) -> None:
+    if fmt == "json":
+        print(json.dumps(session.plan.to_json(), indent=2, default=str))
+        return
+    print(session.plan_table().to_string(index=False))
+    diffs = session.diffs()
+    if diffs:
+        print()
+        print(diffs)
+
+
+def _status(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tmnb.errors import InputError
+    from tmnb.rollout.journal import Journal
+
+    folder = Path(args.state_dir or Path("reports") / "rollouts" / args.change_id)
+    path = folder / "journal.jsonl"
+    if not path.exists():
+        raise InputError("no journal for this change id", source=str(path))
+    for record in Journal(path, args.change_id).records():
+        result = record.get("result") or record.get("error") or record.get("intent") or ""
+        print(f"{record['time']}  {record.get('node') or '-':<16} {record['step']:<15} {record['event']:<8} {result}")
+    return 0
+
+
+def _mapping(text: str, where: str) -> dict[str, Any]:
+    import yaml
+
+    from tmnb.errors import InputError
+
+    if not text:
+        return {}
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        value = None
+    if not isinstance(value, dict):
+        raise InputError(f"expected a YAML mapping, got {text!r}", where=where)
+    return value
+
+
+COMMANDS = {"rollout": command}

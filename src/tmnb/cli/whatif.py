@@ -1,0 +1,163 @@
+"""``tmnb whatif``: its arguments, its inputs (``--set`` values and the two ways to describe the
+nodes) and the prediction as a table or JSON Lines.
+
+``check_inputs`` needs no snapshot machinery, so a wrong argument is reported before pandas loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tmnb.cli.exits import EXIT_ALERT, EXIT_OK
+from tmnb.cli.types import Subcommands
+from tmnb.errors import InputError
+from tmnb.parse.files import MIB, read_capped
+from tmnb.settings.target import check_target_fields
+from tmnb.sources.resolve import check_source, sources_help
+
+if TYPE_CHECKING:
+    from tmnb.snapshot import Snapshot
+
+#: A PodList of every pod of a large cluster is some tens of MiB.
+PODLIST_LIMIT = 512 * MIB
+
+
+def add_parsers(sub: Subcommands) -> None:
+    what = sub.add_parser("whatif", help="predict which pods each node admits under target kubelet settings")
+    src = what.add_mutually_exclusive_group(required=True)
+    src.add_argument("--snapshot", help=sources_help())
+    src.add_argument("--node-root", help="a copy of one node's files laid out as on the node (needs --pods)")
+    what.add_argument("--pods", help="PodList JSON (kubectl get pods -o json) for --node-root")
+    what.add_argument("--node-name", help="node name for --node-root (default: the directory name)")
+    what.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        required=True,
+        help="KubeletConfiguration field to set (repeatable); maps as YAML, e.g. "
+        "topologyManagerPolicyOptions='{prefer-closest-numa-nodes: \"true\"}'",
+    )
+    what.add_argument(
+        "--mode",
+        choices=["drain", "restart"],
+        default="drain",
+        help="drain: re-admit from empty manager state (default); restart: keep today's allocations",
+    )
+    what.add_argument("--format", choices=["table", "json"], default="table")
+
+
+def command(args: argparse.Namespace) -> int:
+    import json
+
+    check_inputs(args.snapshot, args.node_root, args.pods)
+    target = parse_settings(args.settings)
+    from tmnb.analysis.whatif import whatif
+
+    snapshot = load_whatif_input(args.snapshot, args.node_root, args.pods, args.node_name)
+    pods, nodes = whatif(snapshot, target, mode=args.mode, with_headroom=args.format == "table", progress=None)
+    if args.format == "json":  # JSON Lines: one pod per line, for jq and for streaming readers
+        records = pods[["node", "namespace", "pod", "admitted", "reason", "message", "numa", "cpuset"]]
+        for record in records.to_dict("records"):
+            print(json.dumps(record))
+    else:
+        from tmnb.report.tables import humanize  # cells as a person reads them: 0,1 and "shared pool", not reprs
+
+        print(humanize(pods.drop(columns=["uid"])).to_string(index=False) if len(pods) else "(no active pods)")
+        print()
+        print(humanize(nodes).to_string(index=False))
+    refused = nodes[~nodes["kubelet starts"]] if len(nodes) else nodes
+    for row in refused.itertuples():
+        print(f"tmnb: {row.node}: the kubelet would not start: {row.refusal}", file=sys.stderr)
+    return EXIT_ALERT if len(refused) or (len(pods) and not pods["admitted"].all()) else EXIT_OK
+
+
+def parse_settings(items: list[str]) -> dict[str, Any]:
+    """``FIELD=VALUE`` pairs; values are YAML. Option-map values become strings, as the kubelet wants."""
+    pairs = []
+    for item in items:
+        field, sep, raw = item.partition("=")
+        if not sep or not field.strip():
+            raise InputError(f"expected FIELD=VALUE, got {item!r}", where="--set")
+        pairs.append((field.strip(), raw))
+    check_target_fields(dict(pairs), where="--set", values=False)  # names first: a typo needs no YAML parser
+    import yaml
+
+    target: dict[str, Any] = {}
+    for field, raw in pairs:
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError as exc:
+            raise InputError(f"{field}: value is not valid YAML: {exc}", where="--set") from None
+        if field.endswith("PolicyOptions"):
+            if not isinstance(value, dict):
+                raise InputError(f"{field}: expected a map, e.g. '{{name: \"value\"}}'", where="--set")
+            value = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+        target[field] = value
+    check_target_fields(target, where="--set")
+    return target
+
+
+def check_inputs(snapshot: str | None, node_root: str | None, pods: str | None) -> None:
+    """What the arguments alone tell: files that are not there, a missing --pods."""
+    if snapshot:
+        check_source(snapshot)
+        return
+    if not pods:
+        raise InputError("--node-root needs --pods (a PodList JSON, e.g. kubectl get pods -o json)")
+    if not _is(Path.is_dir, node_root or "."):
+        raise InputError("not a directory (a copy of one node's files)", source=node_root, where="--node-root")
+    if not _is(Path.is_file, pods):
+        raise InputError("no such file (a PodList JSON, e.g. kubectl get pods -o json)", source=pods, where="--pods")
+
+
+def _is(test: Callable[[Path], bool], path: str) -> bool:
+    try:
+        return test(Path(path))
+    except (OSError, ValueError):  # a name too long for the file system, or with a NUL byte, is no file
+        return False
+
+
+def load_whatif_input(snapshot: str | None, node_root: str | None, pods: str | None, node_name: str | None) -> Snapshot:
+    from tmnb.parse.documents import load_json
+    from tmnb.sources.kube_objects import pods_from_list
+    from tmnb.sources.resolve import node_root_snapshot, open_snapshot
+
+    check_inputs(snapshot, node_root, pods)
+    if snapshot:
+        return open_snapshot(snapshot)
+    assert pods is not None  # check_inputs refused a missing --pods
+    base = node_root_snapshot(node_root or ".", node_name)
+    node = base.nodes[0]
+    try:
+        raw = read_capped(pods, limit=PODLIST_LIMIT, what="a PodList JSON (kubectl get pods -o json)")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=pods) from None
+    doc = load_json(raw, source=pods, expected="a PodList JSON (kubectl get pods -o json)")
+    listed = pods_from_list(doc, source=pods)
+    bound = [dataclasses.replace(p, node=node.name) for p in listed if p.node in (None, node.name)]
+    if listed and not bound:
+        elsewhere = ", ".join(sorted({p.node or "" for p in listed}))
+        raise InputError(
+            f"no pod is bound to node {node.name!r} (pods are bound to: {elsewhere}); use --node-name", source=pods
+        )
+    by_uid = {p.uid: p for p in bound}
+    node = dataclasses.replace(
+        node,
+        allocations=[
+            dataclasses.replace(a, namespace=by_uid[a.pod_uid].namespace, pod=by_uid[a.pod_uid].name)
+            if a.pod_uid in by_uid
+            else a
+            for a in node.allocations
+        ],
+    )
+    return dataclasses.replace(base, nodes=[node], pods=bound)
+
+
+COMMANDS = {"whatif": command}

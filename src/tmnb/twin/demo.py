@@ -1,0 +1,209 @@
+"""``make demo``: the whole read-only pipeline on the embedded sample, no real cluster needed.
+
+A sandbox twin of the sample fleet is started on 127.0.0.1; the inventory collects it live through
+the official client and reads each node's files with the node collector (as it would a real
+cluster's), and writes the baseline snapshot; occupancy and readiness then read that snapshot. The
+readiness report's canary then gets the change through the guided rollout (04-rollout in execute
+mode, the canary gate approved by parameter, the sandbox executor: preflight, backup, apply,
+restart, verify against the prediction, journal), a second collection captures the result, and the
+comparison report puts the two side by side with the rollout journal marking the change, and
+compares application metrics (synthetic series for the snapshots' workloads, backfilled into a real
+Prometheus on 127.0.0.1 when one is installed, else read from their file; the demo says which). With the
+sandbox stopped, 06-postmortem reads the demo folder alone (including why the wide pod that the
+demo deploys on the canary after the change is refused, and what would admit it), and every run
+folder is packed into one verified evidence bundle beside it. Every report lands in one demo folder.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tmnb.errors import InputError
+from tmnb.report.runner import NOTEBOOKS, RunResult, run
+
+#: The change the demo rehearses on the canary (the readiness report's default target).
+DEMO_CHANGE = {"topologyManagerPolicy": "single-numa-node"}
+
+
+def _notebook(name: str) -> Path:
+    path = NOTEBOOKS / name
+    if not path.is_file():
+        raise InputError("the demo runs the repository's notebooks; run it from a source checkout", source=str(path))
+    return path
+
+
+@dataclass
+class Demo:
+    folder: Path
+    runs: list[RunResult]
+    bundle: Path
+
+    def written(self) -> list[Path]:
+        """Every folder the demo wrote: its run folders, the rollout state, the sandbox's directory."""
+        return sorted(p for p in self.folder.iterdir() if p.is_dir())
+
+    def alerts(self) -> list[RunResult]:
+        return [r for r in self.runs if r.status == "alert"]
+
+
+#: what the demo does, in order; each step is announced on stderr as it starts (the whole takes minutes)
+STAGES = (
+    "sandbox twin of the sample fleet up on 127.0.0.1",
+    "01-inventory: live collection through the API and the node files",
+    "02-numa-occupancy",
+    "03-readiness",
+    "04-rollout: the change on the canary (execute, canary approved)",
+    "a wide pod deployed on the canary, then the inventory collected again",
+    "05-compare: before and after",
+    "06-postmortem: from the evidence alone, the sandbox stopped",
+    "the evidence bundle, packed and verified",
+)
+
+
+def _stage(number: int) -> None:
+    print(f"demo [{number}/{len(STAGES)}] {STAGES[number - 1]}", file=sys.stderr, flush=True)
+
+
+def run_demo(reports_dir: str | Path = "reports") -> Demo:
+    from tmnb.sources.embedded import load_sample
+    from tmnb.twin.sandbox import Faults, Sandbox
+
+    folder = Path(reports_dir) / f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-demo"
+    previous = os.environ.get("KUBECONFIG")
+    _stage(1)
+    # The kubeconfig carries the sandbox's token: it lives outside the evidence folder and goes with the run.
+    with Sandbox(load_sample(), folder / "sandbox", faults=Faults()) as box, tempfile.TemporaryDirectory() as secret:
+        os.environ["KUBECONFIG"] = str(box.write_kubeconfig(Path(secret) / "kubeconfig"))
+        live = {"source": "live", "node_files": f"dir:{folder / 'sandbox' / 'nodes'}"}
+        try:
+            _stage(2)
+            results = [run(_notebook("01-inventory.ipynb"), params=live, out=folder / "01-inventory")]
+            baseline = results[0].results["snapshot"]
+            for number, name in ((3, "02-numa-occupancy.ipynb"), (4, "03-readiness.ipynb")):
+                _stage(number)
+                results.append(run(_notebook(name), params={"source": baseline}, out=folder / Path(name).stem))
+            canary = _canary(results[-1].results.get("canary") or {})
+            change = {
+                "target": DEMO_CHANGE,
+                "nodes": [canary],
+                "canary": canary,
+                "mode": "execute",
+                "approve": ["canary"],
+                "executor": "sandbox",
+                "change_id": "demo-canary",
+                "state_dir": str(folder / "rollout-state"),
+            }
+            _stage(5)
+            results.append(run(_notebook("04-rollout.ipynb"), params=change, out=folder / "04-rollout"))
+            _stage(6)
+            _deploy_wide_pod(box, canary)
+            after = run(_notebook("01-inventory.ipynb"), params=live, out=folder / "after-change-inventory")
+            journal = results[-1].results.get("journal") or ""
+            params = {"before": baseline, "after": after.results["snapshot"], "journal": journal}
+            _stage(7)
+            with _metrics(folder, baseline, after.results["snapshot"], canary) as metrics:
+                params.update(metrics)
+                results.append(run(_notebook("05-compare.ipynb"), params=params, out=folder / "05-compare"))
+        finally:
+            if previous is None:
+                os.environ.pop("KUBECONFIG", None)
+            else:
+                os.environ["KUBECONFIG"] = previous
+    # The sandbox is gone: the postmortem and the bundle stand on the evidence alone.
+    _stage(8)
+    results.append(
+        run(_notebook("06-postmortem.ipynb"), params={"evidence": str(folder)}, out=folder / "06-postmortem")
+    )
+    _stage(9)
+    return Demo(folder, results, pack_demo(folder))
+
+
+@contextmanager
+def _metrics(folder: Path, before: str, after: str, canary: str) -> Iterator[dict[str, str]]:
+    """05-compare's metrics for the rehearsal: synthetic series for the workloads of its two snapshots
+    (the sandbox runs no containers), through a real Prometheus when one is installed, else from
+    the long-format file. Their change is placed 2 h 30 min ago, so both windows lie in the past;
+    the canary's workloads come first for the roles, so the regression is where the change was."""
+    from tmnb.metrics import backfill
+    from tmnb.snapshot import load
+    from tmnb.twin.metrics import Timeline, workloads, write_long_format, write_openmetrics
+
+    timeline = Timeline.recent()
+    old, new = load(before), load(after)
+    on_canary = [p.owner.controller_name or p.owner.name for p in new.pods if p.node == canary and p.owner]
+    loads = workloads(old, new, first=on_canary, quota=(False, False))
+    at = {"change_at": f"{timeline.rollout[1]:%Y-%m-%dT%H:%M:%SZ}"}
+    where = folder / "demo-metrics"
+    where.mkdir(parents=True, exist_ok=True)
+    csv = write_long_format(where / "demo-metrics.csv", timeline, loads)
+    clock = f"synthetic series for {len(loads)} workloads, their change placed at {at['change_at']}"
+    if not backfill.available():
+        print(f"demo: metrics from {csv} ({clock}); no Prometheus installed", file=sys.stderr, flush=True)
+        yield {**at, "metrics_file": str(csv)}
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        series = write_openmetrics(Path(scratch) / "demo.om", timeline, loads)
+        with backfill.served(series, Path(scratch) / "prometheus") as url:
+            print(f"demo: metrics through Prometheus at {url} ({clock}), backfilled with promtool",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            yield {**at, "prometheus_url": url, "metrics_file": ""}
+
+
+def pack_demo(folder: Path) -> Path:
+    """Every run folder of the demo in one bundle beside it, verified as ``tmnb evidence verify`` does."""
+    from tmnb.errors import TmnbError
+    from tmnb.evidence import pack, verify
+
+    runs = sorted(p for p in folder.iterdir() if (p / "manifest.json").is_file() or (p / "journal.jsonl").is_file())
+    bundle = folder.parent / f"{folder.name}-evidence.tar.gz"
+    pack(runs, bundle)
+    _, result = verify(bundle)
+    if not result.intact:
+        raise TmnbError(f"the demo's own bundle does not verify: {'; '.join(result.lines())}")
+    return bundle
+
+
+def _deploy_wide_pod(box: Any, canary: str) -> None:
+    """After the change, a team deploys a Guaranteed pod one core wider than the canary's freest NUMA
+    node: single-numa-node refuses it (TopologyAffinityError), so the postmortem has a real
+    rejection to explain. Skipped when the canary has no exclusive CPUs to be short of."""
+    from tmnb.cpuset import CPUSet
+
+    kubelet = box.cluster.kubelets[canary]
+    free = set(kubelet.free_cpus())
+    per_numa = [len(free & set(CPUSet.parse(z.cpus))) for z in kubelet.snapshot_node.numa]
+    core = kubelet.sim.cpu_topology.cpus_per_core() if kubelet.sim else 1
+    wide = (max(per_numa, default=0) // core + 1) * core  # whole cores, so full-pcpus-only has no say
+    if not free or wide > len(free):
+        return
+    cpus = str(wide)
+    resources = {"cpu": cpus, "memory": "1Gi"}
+    body = {
+        "metadata": {"name": "wide-batch-0", "labels": {"app": "wide-batch"}},
+        "spec": {
+            "nodeName": canary,
+            "containers": [
+                {"name": "main", "image": "busybox", "resources": {"requests": resources, "limits": resources}}
+            ],
+        },
+    }
+    box.cluster.create_pod("batch", body)
+    status = box.cluster.get("pods", "batch", "wide-batch-0")["status"]
+    outcome = f"{status.get('phase')} {status.get('reason', '')}".strip()
+    print(f"demo: batch/wide-batch-0 ({cpus} exclusive CPUs) deployed on {canary} after the change: {outcome}")
+
+
+def _canary(by_pool: dict[str, str]) -> str:
+    """The latency pool's canary when there is one (its pods care most about NUMA), else any."""
+    picks = [node for node in by_pool.values() if node]
+    if not picks:
+        raise InputError("the readiness report proposed no canary")
+    return by_pool.get("latency") or picks[0]

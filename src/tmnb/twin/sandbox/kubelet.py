@@ -1,0 +1,302 @@
+"""One simulated node's kubelet: its files on disk, its start-up checks and its admission.
+
+The node's configuration lives in a directory laid out like the node (``write_node_root``), so
+editing it and calling ``restart()`` is the same motion as editing /var/lib/kubelet/config.yaml
+and running ``systemctl restart kubelet``. Start-up re-reads the files with the collector's
+parsers, validates them as the kubelet would and restores the CPU manager checkpoint; a refusal
+leaves the kubelet down with the kubelet's own words in ``journal.log``, which reads like
+``journalctl -u kubelet -o short-iso`` of a real node (``tmnb.twin.sandbox.journal``): systemd's start and
+stop lines, the kubelet's start-up lines, its refusals and its admission rejections.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from tmnb.cpuset import CPUSet
+from tmnb.errors import ConfigRejected, InputError
+from tmnb.kubelet.cpu_static import CPUStaticPolicy
+from tmnb.kubelet.cpu_topology import to_cpuset
+from tmnb.kubelet.names import CPU_STATIC, SCOPE_CONTAINER, TOPOLOGY_NONE
+from tmnb.kubelet.node import NodeSimulator, PodResult
+from tmnb.parse.state_files import parse_cpu_manager_state, parse_memory_manager_state
+from tmnb.replay import model_pod, node_model
+from tmnb.settings.effective import KubeletSettings
+from tmnb.settings.validate import validate_checkpoints, validate_settings
+from tmnb.snapshot import Node
+from tmnb.sources.kube_objects import pod_from_api
+from tmnb.sources.node_render import DROPIN_DIR, KUBELET_CONFIG, write_node_root
+from tmnb.sources.node_root import read_node_root
+from tmnb.twin.sandbox import journal
+from tmnb.versions import MODELLED_KUBELET, KubeVersion
+
+STATE_DIR = "var/lib/kubelet"
+JOURNAL = "journal.log"
+_CONFIG_ISSUES = ("kubelet unit", "kubelet flags", "kubelet config", "kubelet drop-ins")
+#: the first kubelet process id of a node; each start gets the next, as on a node
+_FIRST_PID = 4242
+
+
+class KubeletDown(ConfigRejected):
+    """The kubelet does not come up; ``journal`` holds what it logged. ``stage``: ``config`` (it
+    refused its configuration and exited), ``start`` (a manager failed to start and it exited) or
+    ``running`` (it runs but never posts Ready)."""
+
+    def __init__(self, message: str, journal: list[str], stage: str = "start") -> None:
+        super().__init__(message)
+        self.journal = journal
+        self.stage = stage
+
+
+class SimKubelet:
+    """A node's kubelet: ``restart()`` reads its files; ``admit()`` decides a bound pod."""
+
+    def __init__(self, node: Node, root: Path | None) -> None:
+        """``root`` None: no node files (scale runs); restarts then start from the snapshot node."""
+        self.snapshot_node = node
+        #: the node as its files said at the last start
+        self.node = node
+        self.root = root
+        self._journal: list[str] = []
+        self.pid = _FIRST_PID - 1
+        if root is not None:
+            write_node_root(node, root)
+        self.sim: NodeSimulator | None = None
+        self.error: str | None = None
+        self.never_ready = False
+        self.reject_new_pods = False
+        #: the kubelet configuration files as the node started: never-ready bites only when they differ
+        self._started_config = self._config_digest()
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.snapshot_node.name
+
+    @property
+    def running(self) -> bool:
+        return self.sim is not None
+
+    @property
+    def version(self) -> KubeVersion:
+        try:
+            return KubeVersion.parse(self.snapshot_node.versions.kubelet or "")
+        except InputError:
+            return MODELLED_KUBELET
+
+    def journal(self) -> str:
+        if self.root is None:
+            return "".join(line + "\n" for line in self._journal)
+        path = self.root / JOURNAL
+        return path.read_text() if path.exists() else ""
+
+    def _klog(self, level: str, source: str, message: str, /, **values: object) -> str:
+        return journal.klog(self.name, self.pid, level, source, message, **values)
+
+    def _log(self, lines: list[str]) -> None:
+        if self.root is None:
+            self._journal += lines
+            return
+        with (self.root / JOURNAL).open("a") as f:
+            f.writelines(line + "\n" for line in lines)
+
+    # ------------------------------------------------------------------ start-up
+    def read_node(self) -> Node:
+        """The node as its files describe it now, with the API-side identity of the snapshot node."""
+        if self.root is None:
+            return self.snapshot_node
+        read = read_node_root(self.root, name=self.name)
+        return dataclasses.replace(
+            self.snapshot_node,
+            kubelet=read.kubelet,
+            cpus=read.cpus or self.snapshot_node.cpus,
+            numa=read.numa,
+            devices=read.devices,
+            shared_pool=read.shared_pool,
+            allocations=read.allocations,
+            state_files=read.state_files,
+            issues=read.issues,
+        )
+
+    def _refusal(self, node: Node) -> KubeletDown | None:
+        for issue in node.issues:
+            if issue.source in _CONFIG_ISSUES and issue.severity == "error":
+                failed = self._klog("E", journal.COMMAND, "command failed", err=issue.message)
+                return KubeletDown(issue.message, [failed], "config")
+        settings = KubeletSettings(
+            fields=node.kubelet.settings, config_file=node.kubelet.config_file, config_dir=node.kubelet.config_dir
+        )
+        online = CPUSet(c.cpu for c in node.cpus if c.online)
+        found = validate_settings(
+            settings,
+            version=self.version,
+            numa_nodes=[z.id for z in node.numa],
+            sockets=len({c.socket for c in node.cpus}),
+            online_cpus=online,
+        )
+        errors = [f.message for f in found if f.severity == "error"]
+        if errors:
+            err = f"failed to validate kubelet configuration, error: [{', '.join(errors)}]"
+            return KubeletDown(errors[0], [self._klog("E", journal.COMMAND, "command failed", err=err)], "config")
+        if self.root is None:
+            return None
+        state = self.root / STATE_DIR
+        cpu = state / "cpu_manager_state"
+        memory = state / "memory_manager_state"
+        try:
+            cpu_state = parse_cpu_manager_state(cpu.read_bytes()) if cpu.exists() else None
+            memory_state = parse_memory_manager_state(memory.read_bytes()) if memory.exists() else None
+        except (InputError, OSError):
+            return None  # a state file the kubelet cannot restore: the model's start refuses it, in its words
+        found = validate_checkpoints(
+            settings,
+            version=self.version,
+            cpu_state=cpu_state,
+            memory_state=memory_state,
+            online_cpus=online,
+        )
+        for f in found:
+            if f.severity != "error":
+                continue
+            manager = "memory" if f.field == "memoryManagerPolicy" else "cpu"
+            err = f"start {manager} manager error: {f.message}"
+            lines = [self._klog("E", journal.CONTAINER_MANAGER, "Failed to start ContainerManager", err=err)]
+            if manager == "cpu":  # the CPU manager logs first (node-artifacts §4.1)
+                message = "Could not initialize checkpoint manager, please drain node and remove policy state file"
+                lines.insert(0, self._klog("E", journal.CPU_MANAGER, message, err=f.message))
+            return KubeletDown(f.message, lines)
+        return None
+
+    def _config_digest(self) -> str:
+        """sha256 over the kubelet's config file and drop-ins ('' without node files)."""
+        if self.root is None:
+            return ""
+        digest = hashlib.sha256()
+        for path in sorted([self.root / KUBELET_CONFIG, *sorted((self.root / DROPIN_DIR).glob("**/*.conf"))]):
+            if path.is_file():
+                digest.update(str(path.relative_to(self.root)).encode() + b"\0" + path.read_bytes())
+        return digest.hexdigest()
+
+    def _started(self, node: Node) -> list[str]:
+        """What a kubelet logs as it starts: its version, then the Topology Manager it creates."""
+        self.pid += 1
+        version = self.snapshot_node.versions.kubelet or str(MODELLED_KUBELET)
+        lines = [self._klog("I", journal.KUBELET_VERSION, "Kubelet version", kubeletVersion=version)]
+        settings = {key: s.value for key, s in node.kubelet.settings.items()}
+        policy = settings.get("topologyManagerPolicy") or TOPOLOGY_NONE
+        if policy == TOPOLOGY_NONE:
+            lines.append(self._klog("I", journal.TOPOLOGY_MANAGER_NONE, "Creating topology manager with none policy"))
+        else:
+            scope = settings.get("topologyManagerScope") or SCOPE_CONTAINER
+            options = settings.get("topologyManagerPolicyOptions") or {}
+            lines.append(
+                self._klog("I", journal.TOPOLOGY_MANAGER, "Creating topology manager with policy per scope",
+                           topologyPolicyName=policy, topologyScopeName=scope, topologyPolicyOptions=options)
+            )  # fmt: skip
+        return lines
+
+    def restart(self) -> Node:
+        """Stop, re-read the files, start; raises ``KubeletDown`` (and stays down) when it would not start."""
+        with self._lock:
+            was_running, self.sim = self.sim is not None, None
+            self._log([*(journal.stopped(self.name) if was_running else []), *journal.started(self.name)])
+            node = self.read_node()
+            started = self._started(node)
+            refusal = self._refusal(node)
+            if refusal is None:
+                try:
+                    self.sim = NodeSimulator(node_model(node, {}, mode="restart"))
+                except ConfigRejected as exc:
+                    err = exc.message
+                    lines = [self._klog("E", journal.CONTAINER_MANAGER, "Failed to start ContainerManager", err=err)]
+                    restore = "start cpu manager error: "
+                    if err.startswith(restore + "could not restore state from checkpoint"):
+                        message = (
+                            "Could not initialize checkpoint manager, please drain node and remove policy state file"
+                        )
+                        lines.insert(0, self._klog("E", journal.CPU_MANAGER, message, err=err[len(restore) :]))
+                    refusal = KubeletDown(err, lines)
+            if refusal is None and self.never_ready and self._config_digest() != self._started_config:
+                message = "fault injected: the kubelet never posts Ready with this configuration"
+                refusal = KubeletDown(message, started, "running")
+            if refusal is not None:
+                self.sim = None
+                self.error = refusal.message
+                head = [] if refusal.stage == "running" else started[:1] if refusal.stage == "config" else started
+                tail = [] if refusal.stage == "running" else journal.exited(self.name)
+                self._log([*head, *refusal.journal, *tail])
+                raise refusal
+            self.error = None
+            self.node = node
+            self._log(started)
+            self._write_cpu_state()
+            return node
+
+    def stop(self) -> None:
+        """``systemctl stop kubelet``: the model is gone until the next start; running pods stay."""
+        with self._lock:
+            self._log(journal.stopped(self.name) if self.sim is not None else [])
+            self.sim = None
+            self.error = None
+
+    # ------------------------------------------------------------------ pods
+    def admit(self, pod: dict[str, Any], *, new: bool = False) -> PodResult:
+        """Admit a v1 Pod bound to this node; the CPU checkpoint on disk follows the decision.
+        ``new``: a pod just created (not one re-admitted at a restart), for the reject-pods fault."""
+        with self._lock:
+            if self.sim is None:
+                raise InputError(f"node {self.name}: the kubelet is not running")
+            if new and self.reject_new_pods:
+                result = _disagreeing(pod)
+            else:
+                result = self.sim.admit(model_pod(pod_from_api(pod)))
+                self._write_cpu_state()
+            if not result.admitted:  # kubelet.go's canAdmitPod, before rejectPod
+                self._log([self._klog("I", journal.ADMISSION, "Pod admission denied", podUID=result.uid,
+                                      pod=f"{result.namespace}/{result.name}", reason=result.reason,
+                                      message=result.message)])  # fmt: skip
+            return result
+
+    def release(self, pod: dict[str, Any]) -> None:
+        """The pod is gone: free what it held, as the kubelet's managers do on removal."""
+        with self._lock:
+            if self.sim is not None:
+                self.sim.remove_pod(model_pod(pod_from_api(pod)))
+                self._write_cpu_state()
+
+    def free_cpus(self) -> CPUSet:
+        return self.sim.free_cpus() if self.sim else CPUSet()
+
+    def _write_cpu_state(self) -> None:
+        """cpu_manager_state as the static policy checkpoints it (checksum 0: accepted by the kubelet)."""
+        cpu = self.sim.cpu if self.sim else None
+        if self.root is None or not isinstance(cpu, CPUStaticPolicy):
+            return
+        entries: dict[str, dict[str, str]] = {}
+        for (pod, container), mask in sorted(cpu.assignments.items()):
+            entries.setdefault(pod, {})[container] = str(to_cpuset(mask))
+        doc: dict[str, Any] = {"policyName": CPU_STATIC, "defaultCpuSet": str(to_cpuset(cpu.default))}
+        if entries:
+            doc["entries"] = entries
+        doc["checksum"] = 0
+        path = self.root / STATE_DIR / "cpu_manager_state"
+        path.write_text(json.dumps(doc, separators=(",", ":")))
+
+
+def _disagreeing(pod: dict[str, Any]) -> PodResult:
+    """The reject-pods fault: a rejection the model would not have made, in the kubelet's words."""
+    meta = pod["metadata"]
+    return PodResult(
+        uid=meta.get("uid", ""),
+        namespace=meta["namespace"],
+        name=meta["name"],
+        admitted=False,
+        reason="TopologyAffinityError",
+        message="Resources cannot be allocated with Topology locality",
+        containers=(),
+    )
