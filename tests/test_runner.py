@@ -172,7 +172,7 @@ def test_a_value_outside_the_declared_choices_is_refused_before_any_kernel(tmp_p
 
 
 def test_the_demo_report_names_every_folder_and_exits_3_on_an_alert(tmp_path, capsys):
-    from tmnb.cli import report_demo
+    from tmnb.cli.reports import report_demo
     from tmnb.twin.demo import Demo, pack_demo
 
     folder = tmp_path / "20261203T000000Z-demo"

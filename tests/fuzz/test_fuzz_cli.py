@@ -15,7 +15,7 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from factories import busy_snapshot, layered_node
-from tmnb.cli import _parser
+from tmnb.cli.main import _parser
 from tmnb.parse.kubelet_fields import FIELD_TYPES
 from tmnb.report.params import coerce, declared_parameters
 from tmnb.snapshot import save
