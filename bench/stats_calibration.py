@@ -30,7 +30,8 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pandas as pd
 
-from tmnb.metrics import stats, synthetic
+from tmnb.metrics import stats
+from tmnb.twin import synthetic
 
 CALLS = ("regression", "possible regression", "no significant change", "possible improvement", "improvement")
 

@@ -1,5 +1,5 @@
 """A real OpenSSH server on 127.0.0.1 for the ssh transport and executor tests (a fixture module
-imported by the test modules, as tests/sandbox/twin.py is)."""
+imported by the test modules, as tests/twin/sandbox/sandbox_fixtures.py is)."""
 
 from __future__ import annotations
 

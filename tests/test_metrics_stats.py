@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tmnb.metrics import queries, resample, stats, synthetic
+from tmnb.metrics import queries, resample, stats
 from tmnb.metrics.collect import collect
 from tmnb.metrics.windows import resolve
+from tmnb.twin import synthetic
 
 THRESHOLD = 5.0
 SEEDS = range(1000, 1030)

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from tmnb import tables
+from tmnb.report import tables
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import datetime
 
 from published_schema import schema_errors
-from tmnb import sandbox
 from tmnb.parse.klog import parse_kubelet_log
 from tmnb.settings.effective import same_value
 from tmnb.snapshot import to_dict
@@ -15,6 +14,7 @@ from tmnb.sources.cluster.retry import Backoff
 from tmnb.sources.embedded import load_sample
 from tmnb.sources.node import collect_nodes
 from tmnb.sources.transports import LocalTransport
+from tmnb.twin import sandbox
 
 IDENTITY = ("uid", "labels", "versions", "capacity", "allocatable", "ready", "unschedulable")
 ADMISSION = {"TopologyAffinityError", "UnexpectedAdmissionError", "SMTAlignmentError"}

@@ -6,7 +6,7 @@ import json
 import time
 
 import yaml
-from twin import kubeconfig_fixture, kubectl_fixture, sandbox_fixture  # noqa: F401  (fixtures)
+from sandbox_fixtures import kubeconfig_fixture, kubectl_fixture, sandbox_fixture  # noqa: F401  (fixtures)
 
 from tmnb.twin.sandbox import Sandbox
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from twin import call, kubeconfig_fixture, sandbox_fixture  # noqa: F401  (fixtures)
+from sandbox_fixtures import call, kubeconfig_fixture, sandbox_fixture  # noqa: F401  (fixtures)
 
 from tmnb.parse.klog import parse_kubelet_log
 from tmnb.twin.sandbox import Sandbox

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
-from twin import kubeconfig_fixture, sandbox_fixture  # noqa: F401  (fixtures)
+from sandbox_fixtures import kubeconfig_fixture, sandbox_fixture  # noqa: F401  (fixtures)
 
 from tmnb.twin.sandbox import Sandbox
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 from kubernetes import client, config
-from twin import STATIC, call, kubeconfig_fixture, kubectl_fixture, sandbox_fixture  # noqa: F401  (fixtures)
+from sandbox_fixtures import STATIC, call, kubeconfig_fixture, kubectl_fixture, sandbox_fixture  # noqa: F401  (fixtures)
 
 from factories import node, pod, settings, snapshot
 from tmnb.parse.klog import parse_kubelet_log

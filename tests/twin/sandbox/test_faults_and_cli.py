@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from twin import call, kubeconfig_fixture, kubectl_fixture, sandbox_fixture, twin  # noqa: F401  (fixtures)
+from sandbox_fixtures import call, kubeconfig_fixture, kubectl_fixture, sandbox_fixture, twin  # noqa: F401  (fixtures)
 
 from conftest import require_tool
 from tmnb.cli import main
