@@ -20,10 +20,13 @@ import tarfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tmnb import __version__
 from tmnb.errors import InputError
+
+if TYPE_CHECKING:
+    from tmnb.parse.jsonable import JsonDict
 
 SCHEMA = "tmnb.evidence/v1"
 MANIFEST = "MANIFEST.json"
@@ -75,8 +78,8 @@ def _run_files(folder: Path) -> list[Path]:
     return files
 
 
-def _run_summary(name: str, folder: Path) -> dict[str, Any]:
-    summary: dict[str, Any] = {"name": name}
+def _run_summary(name: str, folder: Path) -> JsonDict:
+    summary: JsonDict = {"name": name}
     manifest = folder / "manifest.json"
     if manifest.is_file():
         try:
@@ -89,7 +92,7 @@ def _run_summary(name: str, folder: Path) -> dict[str, Any]:
     return summary
 
 
-def pack(run_dirs: list[str | Path], out: str | Path, *, force: bool = False) -> dict[str, Any]:
+def pack(run_dirs: list[str | Path], out: str | Path, *, force: bool = False) -> JsonDict:
     """Write the bundle; returns its manifest."""
     target = Path(out)
     if target.exists() and not force:
@@ -97,7 +100,7 @@ def pack(run_dirs: list[str | Path], out: str | Path, *, force: bool = False) ->
     if not run_dirs:
         raise InputError("name at least one run folder to pack")
     members: dict[str, bytes] = {}
-    runs = []
+    runs: list[JsonDict] = []
     for run_dir in run_dirs:
         folder = Path(run_dir)
         name = folder.resolve().name
@@ -106,7 +109,7 @@ def pack(run_dirs: list[str | Path], out: str | Path, *, force: bool = False) ->
         for path in _run_files(folder):
             members[f"runs/{name}/{path.relative_to(folder).as_posix()}"] = path.read_bytes()
         runs.append(_run_summary(name, folder))
-    manifest = {
+    manifest: JsonDict = {
         "schema": SCHEMA,
         "tmnb_version": __version__,
         "created": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
@@ -143,7 +146,7 @@ def _check_member(member: tarfile.TarInfo, source: str) -> None:
         raise InputError(f"refusing member {member.name!r}: links and devices are not evidence", source=source)
 
 
-def _read(path: str | Path) -> tuple[dict[str, Any], dict[str, bytes]]:
+def _read(path: str | Path) -> tuple[JsonDict, dict[str, bytes]]:
     source = str(path)
     with _open(path) as tar:
         try:
@@ -172,7 +175,7 @@ def _read(path: str | Path) -> tuple[dict[str, Any], dict[str, bytes]]:
     return manifest, files
 
 
-def _verification(manifest: dict[str, Any], files: dict[str, bytes]) -> Verification:
+def _verification(manifest: JsonDict, files: dict[str, bytes]) -> Verification:
     expected: dict[str, str] = manifest["files"]
     return Verification(
         missing=sorted(set(expected) - set(files)),
@@ -181,7 +184,7 @@ def _verification(manifest: dict[str, Any], files: dict[str, bytes]) -> Verifica
     )
 
 
-def verify(path: str | Path) -> tuple[dict[str, Any], Verification]:
+def verify(path: str | Path) -> tuple[JsonDict, Verification]:
     manifest, files = _read(path)
     return manifest, _verification(manifest, files)
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tmnb.cli.exits import EXIT_TAMPERED
 from tmnb.cli.types import Subcommands
 
 if TYPE_CHECKING:
     from tmnb.evidence import Verification
+    from tmnb.parse.jsonable import JsonDict
 
 
 def add_parsers(sub: Subcommands) -> None:
@@ -53,7 +54,7 @@ def command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(bundle: str, manifest: dict[str, Any], result: Verification) -> int:
+def _report(bundle: str, manifest: JsonDict, result: Verification) -> int:
     lines = result.lines()
     if not lines:
         print(f"{bundle}: intact: {len(manifest['files'])} file(s), packed {manifest.get('created')} by "

@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tmnb.cli.types import Subcommands, non_negative_seconds, positive_seconds
 from tmnb.sources.node_files import NODE_FILES_HELP
 from tmnb.sources.resolve import sources_help
+
+if TYPE_CHECKING:
+    from tmnb.parse.jsonable import JsonDict
+    from tmnb.rollout.session import Session
 
 EXECUTORS = ("dry-run", "local", "ssh", "node-pod", "sandbox")
 
@@ -149,7 +153,7 @@ def command(args: argparse.Namespace) -> int:
     return outcome.exit_code
 
 
-def _print_plan(session: Any, fmt: str) -> None:
+def _print_plan(session: Session, fmt: str) -> None:
     if fmt == "json":
         print(json.dumps(session.plan.to_json(), indent=2, default=str))
         return
@@ -176,7 +180,7 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _mapping(text: str, where: str) -> dict[str, Any]:
+def _mapping(text: str, where: str) -> JsonDict:
     import yaml
 
     from tmnb.errors import InputError

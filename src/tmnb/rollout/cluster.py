@@ -11,12 +11,14 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from kubernetes import client
 
 from tmnb.errors import RolloutError
 from tmnb.kubelet.names import ADMISSION_REASONS
+from tmnb.parse.jsonable import JsonDict
+from tmnb.sources.cluster.api import raw_body
 from tmnb.sources.cluster.retry import Backoff, describe, status_of
 
 T = TypeVar("T")
@@ -41,14 +43,21 @@ class ClusterOps:
         except Exception as exc:
             raise RolloutError(f"{what}: {describe(exc)}", node=node) from exc
 
-    def _json(self, what: str, node: str | None, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        def once() -> Any:
-            return json.loads(call(*args, _preload_content=False, _request_timeout=self.timeout, **kwargs).data)
+    def _json(
+        self, what: str, node: str | None, call: Callable[..., object], *args: object, **kwargs: object
+    ) -> JsonDict:
+        """``call`` (any method of the client's API classes) with a timeout, retried, its JSON object."""
+
+        def once() -> JsonDict:
+            doc: JsonDict = json.loads(
+                raw_body(call(*args, _preload_content=False, _request_timeout=self.timeout, **kwargs))
+            )
+            return doc
 
         return self._call(what, node, once)
 
     # ------------------------------------------------------------------ nodes
-    def node(self, name: str) -> dict[str, Any]:
+    def node(self, name: str) -> JsonDict:
         return self._json("read the node", name, self.core.read_node, name)
 
     def ready(self, name: str) -> bool:
@@ -62,12 +71,13 @@ class ClusterOps:
         body = {"spec": {"unschedulable": value or None}}
         self._json("cordon" if value else "uncordon", name, self.core.patch_node, name, body)
 
-    def configz(self, name: str) -> dict[str, Any]:
-        def once() -> Any:
+    def configz(self, name: str) -> JsonDict:
+        def once() -> JsonDict:
             response = self.core.connect_get_node_proxy_with_path(
                 name, "configz", _preload_content=False, _request_timeout=self.timeout
             )
-            return json.loads(response.data)
+            doc: JsonDict = json.loads(raw_body(response))
+            return doc
 
         doc = self._call("read /configz", name, once)
         return dict(doc.get("kubeletconfig") or {})
@@ -85,13 +95,13 @@ class ClusterOps:
             self.sleep(poll)
 
     # ------------------------------------------------------------------ pods
-    def pods_on(self, name: str) -> list[dict[str, Any]]:
+    def pods_on(self, name: str) -> list[JsonDict]:
         doc = self._json(
             "list the node's pods", name, self.core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName={name}"
         )
         return list(doc.get("items") or [])
 
-    def evict(self, pod: dict[str, Any], node: str) -> int:
+    def evict(self, pod: JsonDict, node: str) -> int:
         """POST the eviction; the HTTP status (201, 404 gone, 429 budget) — other failures raise."""
         meta = pod["metadata"]
         body = client.V1Eviction(metadata=client.V1ObjectMeta(name=meta["name"], namespace=meta["namespace"]))
@@ -110,11 +120,11 @@ class ClusterOps:
             ) from exc
         return 201
 
-    def create_pod(self, namespace: str, body: dict[str, Any], node: str) -> dict[str, Any]:
+    def create_pod(self, namespace: str, body: JsonDict, node: str) -> JsonDict:
         return self._json("create the test pod", node, self.core.create_namespaced_pod, namespace, body)
 
-    def pod(self, namespace: str, name: str, node: str) -> dict[str, Any] | None:
-        def once() -> Any:
+    def pod(self, namespace: str, name: str, node: str) -> JsonDict | None:
+        def once() -> JsonDict | None:
             try:
                 response = self.core.read_namespaced_pod(
                     name, namespace, _preload_content=False, _request_timeout=self.timeout
@@ -123,7 +133,8 @@ class ClusterOps:
                 if status_of(exc) == 404:
                     return None
                 raise
-            return json.loads(response.data)
+            doc: JsonDict = json.loads(raw_body(response))
+            return doc
 
         return self._call("read the test pod", node, once)
 
@@ -137,7 +148,7 @@ class ClusterOps:
 
         self._call("delete the test pod", node, once)
 
-    def blocking_budgets(self, pods: list[dict[str, Any]], node: str) -> list[str]:
+    def blocking_budgets(self, pods: list[JsonDict], node: str) -> list[str]:
         """Budgets over these pods that allow no disruption right now (the drain would wait on them)."""
         doc = self._json("list PodDisruptionBudgets", node, self.policy.list_pod_disruption_budget_for_all_namespaces)
         out = []
@@ -167,18 +178,18 @@ class ClusterOps:
         return out
 
 
-def is_daemonset_pod(pod: dict[str, Any]) -> bool:
+def is_daemonset_pod(pod: JsonDict) -> bool:
     return any(ref.get("kind") == "DaemonSet" for ref in (pod.get("metadata") or {}).get("ownerReferences") or [])
 
 
-def is_mirror_pod(pod: dict[str, Any]) -> bool:
+def is_mirror_pod(pod: JsonDict) -> bool:
     return MIRROR_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {})
 
 
-def uses_emptydir(pod: dict[str, Any]) -> bool:
+def uses_emptydir(pod: JsonDict) -> bool:
     return any("emptyDir" in v for v in (pod.get("spec") or {}).get("volumes") or [])
 
 
-def restarts(pod: dict[str, Any]) -> int:
+def restarts(pod: JsonDict) -> int:
     statuses = (pod.get("status") or {}).get("containerStatuses") or []
     return sum(int(s.get("restartCount") or 0) for s in statuses)

@@ -20,13 +20,14 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, Unpack
 
 import httpx
 import yaml
 from kubernetes import client
 
 from tmnb.errors import CollectError, RolloutError
+from tmnb.parse.jsonable import JsonDict
 from tmnb.parse.klog import parse_kubelet_log
 from tmnb.rollout.ops import (
     ABSENT,
@@ -40,10 +41,43 @@ from tmnb.rollout.ops import (
     rooted,
     validate_node_name,
 )
+from tmnb.sources.cluster.api import raw_body
 from tmnb.sources.cluster.retry import describe, status_of
 from tmnb.sources.transports import POD_LABEL, POD_LABEL_VALUE, SshTransport, decode_bundle
 
 DEFAULT_TIMEOUT = 120.0
+
+
+class ExecutorOptions(TypedDict, total=False):
+    """The keyword options of every executor that runs commands (``CommandExecutor``), but ``root``."""
+
+    systemctl: Sequence[str]
+    journalctl: Sequence[str]
+    timeout: float
+
+
+class RootedOptions(ExecutorOptions, total=False):
+    """``ExecutorOptions`` and where the node's files are (``CommandExecutor``'s ``root``)."""
+
+    root: str | Path
+
+
+class SshOptions(RootedOptions, total=False):
+    """The ``ssh`` executor's options besides its host (``SshExecutor``)."""
+
+    user: str | None
+    port: int | None
+    sudo: bool
+    options: Sequence[str]
+    ssh: str
+
+
+class NodePodOptions(RootedOptions, total=False):
+    """The ``node-pod`` executor's options besides its API client (``NodePodExecutor``)."""
+
+    namespace: str
+    image: str
+    poll: float
 
 
 def _last_line(stderr: bytes) -> str:
@@ -89,10 +123,28 @@ class CommandExecutor:
     def _path(self, path: str) -> str:
         return rooted(self.root, path, node=self.node)
 
-    def _command(self, op: Op, path: str | None = None, **kw: Any) -> list[str]:
+    def _command(
+        self,
+        op: Op,
+        path: str | None = None,
+        *,
+        mode: int | None = None,
+        suffix: str = "",
+        action: KubeletAction | None = None,
+        since: datetime | None = None,
+    ) -> list[str]:
         try:
             where = "" if path is None else self._path(path)
-            return command_for(op, where, systemctl=self.systemctl, journalctl=self.journalctl, **kw)
+            return command_for(
+                op,
+                where,
+                mode=mode,
+                suffix=suffix,
+                action=action,
+                since=since,
+                systemctl=self.systemctl,
+                journalctl=self.journalctl,
+            )
         except RolloutError as exc:
             if exc.node:
                 raise
@@ -143,7 +195,7 @@ class DryRunExecutor(CommandExecutor):
 
     kind = "dry-run"
 
-    def __init__(self, node: str, reader: NodeOps | None = None, **options: Any) -> None:
+    def __init__(self, node: str, reader: NodeOps | None = None, **options: Unpack[RootedOptions]) -> None:
         super().__init__(node, **options)
         self.reader = reader
 
@@ -218,7 +270,7 @@ class SshExecutor(CommandExecutor):
         options: Sequence[str] = (),
         *,
         ssh: str = "ssh",
-        **common: Any,
+        **common: Unpack[RootedOptions],
     ) -> None:
         super().__init__(node, **common)
         self.host = host
@@ -277,7 +329,7 @@ class NodePodExecutor(CommandExecutor):
         image: str = "busybox:1.37",
         *,
         poll: float = 1.0,
-        **common: Any,
+        **common: Unpack[RootedOptions],
     ) -> None:
         super().__init__(node, **common)
         self.api_client = api_client
@@ -289,7 +341,7 @@ class NodePodExecutor(CommandExecutor):
     def where(self) -> str:
         return f"node pod in {self.namespace}"
 
-    def manifest(self, argv: list[str], stdin: bytes, op: str) -> dict[str, Any]:
+    def manifest(self, argv: list[str], stdin: bytes, op: str) -> JsonDict:
         if len(stdin) > MAX_POD_DATA:
             raise RolloutError(
                 f"{op}: {len(stdin)} bytes is too much to pass through a pod spec (at most {MAX_POD_DATA})",
@@ -344,16 +396,19 @@ class NodePodExecutor(CommandExecutor):
         core = client.CoreV1Api(self.api_client)
         where = f"{op} ({self.where()})"
         try:
-            pod = core.create_namespaced_pod(self.namespace, self.manifest(argv, stdin, op))
+            body = client.V1Pod.model_validate(self.manifest(argv, stdin, op))
+            pod = core.create_namespaced_pod(self.namespace, body)
         except RolloutError:
             raise
         except Exception as exc:
             raise RolloutError(f"{where}: cannot create the pod: {describe(exc)}", node=self.node) from None
-        name = pod.metadata.name
+        name = pod.metadata.name if pod.metadata else None
+        if not name:
+            raise RolloutError(f"{where}: the API server returned the pod without a name", node=self.node)
         self.created.append(name)
         try:
             phase = self._wait(core, name, where)
-            log = core.read_namespaced_pod_log(name, self.namespace, container="op", _preload_content=False).data
+            log = raw_body(core.read_namespaced_pod_log(name, self.namespace, container="op", _preload_content=False))
         except RolloutError:
             raise
         except Exception as exc:
@@ -365,7 +420,8 @@ class NodePodExecutor(CommandExecutor):
     def _wait(self, core: client.CoreV1Api, name: str, where: str) -> str:
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
-            phase = core.read_namespaced_pod_status(name, self.namespace).status.phase
+            status = core.read_namespaced_pod_status(name, self.namespace).status
+            phase = status.phase if status else None
             if phase in ("Succeeded", "Failed"):
                 return str(phase)
             time.sleep(self.poll)
@@ -421,7 +477,7 @@ class SandboxClient:
         except yaml.YAMLError:
             raise RolloutError(f"the kubeconfig {path} is not valid YAML") from None
 
-        def named(section: str, name: str | None) -> dict[str, Any]:
+        def named(section: str, name: str | None) -> JsonDict:
             for item in doc.get(section) or []:
                 if isinstance(item, dict) and item.get("name") == name:
                     return dict(item.get(section.rstrip("s")) or {})
@@ -459,7 +515,7 @@ class SandboxClient:
             raise RolloutError(f"sandbox API {method} {path}: HTTP {resp.status_code}: {message}", node=node)
         return resp
 
-    def kubelet(self, node: str, action: KubeletAction) -> dict[str, Any]:
+    def kubelet(self, node: str, action: KubeletAction) -> JsonDict:
         """``{"node", "ready", "error"}``: a kubelet that would not start is a state, not a failed call."""
         return dict(self._call("POST", f"nodes/{validate_node_name(node)}/{action}", node).json())
 
@@ -493,7 +549,7 @@ class SandboxExecutor(LocalExecutor):
 
     kind = "sandbox"
 
-    def __init__(self, node: str, root: Path, api: SandboxClient, **common: Any) -> None:
+    def __init__(self, node: str, root: str | Path, api: SandboxClient, **common: Unpack[ExecutorOptions]) -> None:
         super().__init__(node, root=root, **common)
         self.api = api
 
@@ -514,21 +570,21 @@ class SandboxExecutor(LocalExecutor):
 
 
 # ---------------------------------------------------------------------- registry
-def _dry_run(node: str, **o: Any) -> NodeOps:
-    return DryRunExecutor(node, **o)
+def _dry_run(node: str, reader: NodeOps | None = None, **o: Unpack[RootedOptions]) -> NodeOps:
+    return DryRunExecutor(node, reader, **o)
 
 
-def _local(node: str, **o: Any) -> NodeOps:
+def _local(node: str, **o: Unpack[RootedOptions]) -> NodeOps:
     return LocalExecutor(node, **o)
 
 
-def _ssh(node: str, host: str | None = None, **o: Any) -> NodeOps:
+def _ssh(node: str, host: str | None = None, **o: Unpack[SshOptions]) -> NodeOps:
     if not host:
         raise RolloutError("the ssh executor needs host= (the node's ssh address)", node=node)
     return SshExecutor(node, host, **o)
 
 
-def _node_pod(node: str, api_client: client.ApiClient | None = None, **o: Any) -> NodeOps:
+def _node_pod(node: str, api_client: client.ApiClient | None = None, **o: Unpack[NodePodOptions]) -> NodeOps:
     if api_client is None:
         raise RolloutError("the node-pod executor needs api_client= (a Kubernetes API client)", node=node)
     return NodePodExecutor(api_client, node, **o)
@@ -539,12 +595,14 @@ def _sandbox(
     api: SandboxClient | None = None,
     kubeconfig: str | Path | None = None,
     context: str | None = None,
-    **o: Any,
+    root: str | Path | None = None,
+    **o: Unpack[ExecutorOptions],
 ) -> NodeOps:
     api = api or SandboxClient.from_kubeconfig(kubeconfig, context)
-    return SandboxExecutor(node, o.pop("root", None) or api.node_root(validate_node_name(node)), api, **o)
+    return SandboxExecutor(node, root or api.node_root(validate_node_name(node)), api, **o)
 
 
+#: Each kind's factory: the node, then that executor's keyword options (checked when it is called).
 EXECUTORS: dict[str, Callable[..., NodeOps]] = {
     "dry-run": _dry_run,
     "local": _local,
@@ -554,8 +612,9 @@ EXECUTORS: dict[str, Callable[..., NodeOps]] = {
 }
 
 
-def make_executor(kind: str, node: str, **options: Any) -> NodeOps:
-    """The executor ``kind`` for ``node``; options are the executor's keyword arguments."""
+def make_executor(kind: str, node: str, **options: object) -> NodeOps:
+    """The executor ``kind`` for ``node``; options are the executor's keyword arguments (the
+    ``*Options`` above; they come from a notebook parameter, so an unknown one is a RolloutError)."""
     factory = EXECUTORS.get(kind)
     if factory is None:
         raise RolloutError(f"unknown executor {kind!r}: expected one of {', '.join(EXECUTORS)}")

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from tmnb.rollout.run import Outcome, Rollout
+
+if TYPE_CHECKING:
+    import ipywidgets as widgets  # no type information: its widgets are Any
 
 Decision = Literal["approved", "plan", "ask", "closed", "done", "stopped"]
 
@@ -49,7 +52,7 @@ def describe_gate(rollout: Rollout, gate: str) -> str:
 
 
 def pass_gate(
-    rollout: Rollout, gate: str | None, *, show: Callable[[Any], None] | None = None, interactive: bool | None = None
+    rollout: Rollout, gate: str | None, *, show: Callable[[object], None] | None = None, interactive: bool | None = None
 ) -> Outcome:
     """Run ``gate`` if a parameter approves it; else, with a person at the notebook, show the panel;
     else fail closed. Returns the outcome as it stands when this returns (the panel acts later)."""
@@ -66,13 +69,13 @@ def pass_gate(
     return rollout.outcome()
 
 
-def _display(obj: Any) -> None:
+def _display(obj: object) -> None:
     from IPython.display import display
 
-    display(obj)
+    display(obj)  # type: ignore[no-untyped-call]  # IPython ships py.typed, but display has no annotations
 
 
-def panel(rollout: Rollout, gate: str) -> Any:
+def panel(rollout: Rollout, gate: str) -> widgets.VBox:
     """Approve / Abort for ``gate``; Approve performs the gate inside its callback, then offers the next."""
     import ipywidgets as widgets
 
@@ -82,7 +85,7 @@ def panel(rollout: Rollout, gate: str) -> Any:
     out = widgets.Output()
     box = widgets.VBox([text, widgets.HBox([approve, abort]), out])
 
-    def on_approve(_: Any) -> None:
+    def on_approve(_: object) -> None:
         approve.disabled = abort.disabled = True
         rollout.journal.record(None, "gate", "info", gate=gate, result="approved by a person at the notebook")
         with out:
@@ -95,7 +98,7 @@ def panel(rollout: Rollout, gate: str) -> Any:
             if outcome.status not in ("rolled back", "stopped") and following is not None:
                 _display(panel(rollout, following))
 
-    def on_abort(_: Any) -> None:
+    def on_abort(_: object) -> None:
         approve.disabled = abort.disabled = True
         rollout.journal.record(None, "gate", "info", gate=gate, result="aborted by a person at the notebook")
         with out:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tmnb.errors import RolloutError
+from tmnb.parse.jsonable import JsonDict
 from tmnb.redact import PLACEHOLDER, redact_argv, redact_value, secret_in
 
 Event = Literal["intent", "done", "failed", "skipped", "info"]
@@ -42,12 +43,13 @@ def default_operator() -> str:
 
 
 def _clean(key: str, value: Any) -> Any:
+    """``value`` (any JSON value, its shape kept) with whatever looks like a credential masked."""
     if key == "commands" and isinstance(value, list):
         return [redact_argv(argv) if isinstance(argv, list) else argv for argv in value]
     return PLACEHOLDER if secret_in(key, value) else redact_value(value, key)
 
 
-def _append(fd: int, rec: dict[str, Any]) -> None:
+def _append(fd: int, rec: JsonDict) -> None:
     """One record, one line, written whole and fsynced before the caller goes on."""
     data = memoryview((json.dumps(rec, default=str, ensure_ascii=False) + "\n").encode())
     while data:
@@ -78,7 +80,7 @@ class Journal:
         self.truncated: str | None = None
 
     # ------------------------------------------------------------------ writing
-    def record(self, node: str | None, step: str, event: Event, **fields: Any) -> dict[str, Any]:
+    def record(self, node: str | None, step: str, event: Event, **fields: object) -> JsonDict:
         """Append one record and fsync it; returns the record as written."""
         if event not in EVENTS:
             raise RolloutError(f"unknown journal event {event!r}: expected one of {', '.join(EVENTS)}")
@@ -102,8 +104,8 @@ class Journal:
             _fsync_dir(self.path.parent)
         return rec
 
-    def _record(self, node: str | None, step: str, event: Event, fields: dict[str, Any]) -> dict[str, Any]:
-        rec: dict[str, Any] = {
+    def _record(self, node: str | None, step: str, event: Event, fields: dict[str, object]) -> JsonDict:
+        rec: JsonDict = {
             "time": now_rfc3339(),
             "change_id": self.change_id,
             "node": node,
@@ -125,7 +127,7 @@ class Journal:
         return data[cut:].decode("utf-8", "replace")
 
     # ------------------------------------------------------------------ reading
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[JsonDict]:
         """Every record, of every change id, in file order. An unfinished last line is skipped
         and kept in ``truncated``; any other unreadable line is an error."""
         try:
@@ -159,7 +161,7 @@ class Journal:
                 self.truncated = last
         return out
 
-    def _mine(self) -> list[dict[str, Any]]:
+    def _mine(self) -> list[JsonDict]:
         return [r for r in self.records() if r.get("change_id") == self.change_id]
 
     def completed(self, node: str | None, step: str) -> bool:
@@ -167,7 +169,7 @@ class Journal:
         return any(r.get("node") == node and r.get("step") == step and r.get("event") in ("done", "skipped")
                    for r in self._mine())  # fmt: skip
 
-    def last(self, node: str | None) -> dict[str, Any] | None:
+    def last(self, node: str | None) -> JsonDict | None:
         """The latest record of this change for ``node``."""
         mine = [r for r in self._mine() if r.get("node") == node]
         return mine[-1] if mine else None
@@ -206,7 +208,7 @@ class Journal:
                 self.lock_path.unlink()
             os.close(fd)
 
-    def _holder_info(self) -> dict[str, Any]:
+    def _holder_info(self) -> JsonDict:
         return {"pid": os.getpid(), "host": socket.gethostname(), "change_id": self.change_id, "since": now_rfc3339()}
 
     def _write_holder(self, fd: int) -> None:
@@ -214,7 +216,7 @@ class Journal:
         os.pwrite(fd, (json.dumps(self._holder_info()) + "\n").encode(), 0)
         os.fsync(fd)
 
-    def _acquire(self) -> tuple[int, dict[str, Any] | None]:
+    def _acquire(self) -> tuple[int, JsonDict | None]:
         path = self.lock_path
         path.parent.mkdir(parents=True, exist_ok=True)
         # Written and flocked under a private name, then linked into place (exclusive, like
@@ -241,7 +243,7 @@ class Journal:
         finally:
             tmp.unlink(missing_ok=True)
 
-    def _take_stale(self, path: Path) -> tuple[int, dict[str, Any]] | None:
+    def _take_stale(self, path: Path) -> tuple[int, JsonDict] | None:
         """Take over ``path`` if its holder is gone; None when it vanished meanwhile; refuse otherwise."""
         try:
             fd = os.open(path, os.O_RDWR)
@@ -266,7 +268,7 @@ class Journal:
             raise
 
     @staticmethod
-    def _read_holder(fd: int) -> dict[str, Any]:
+    def _read_holder(fd: int) -> JsonDict:
         raw = os.pread(fd, 4096, 0)
         try:
             doc = json.loads(raw or b"{}")
@@ -274,7 +276,7 @@ class Journal:
             return {}
         return doc if isinstance(doc, dict) else {}
 
-    def _refusal(self, holder: dict[str, Any], *, elsewhere: bool = False) -> RolloutError:
+    def _refusal(self, holder: JsonDict, *, elsewhere: bool = False) -> RolloutError:
         hint = f"; if that run is gone, remove {self.lock_path}" if elsewhere else ""
         return RolloutError(
             f"change {self.change_id} is already running: pid {holder.get('pid')} on {holder.get('host')} "

@@ -15,16 +15,20 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
 from tmnb.errors import InputError
 from tmnb.kubelet.names import CPU_STATIC, MEMORY_STATIC
+from tmnb.parse.jsonable import JsonDict
 from tmnb.replay import NodePlan, show_value
 from tmnb.snapshot import Node, Snapshot
 from tmnb.snapshot.select import parse_selector
 from tmnb.versions import KubeVersion
+
+if TYPE_CHECKING:
+    from tmnb.analysis.readiness import Readiness
 
 ApplyHow = Literal["auto", "edit", "drop-in"]
 DrainPolicy = Literal["auto", "always", "never"]
@@ -110,7 +114,7 @@ class RolloutPlan:
                 return change
         raise InputError(f"node {name!r} is not in the plan of change {self.change_id}", where="node")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return asdict(self)
 
     @classmethod
@@ -352,7 +356,7 @@ def _restart_rejections(node: Node, snapshot: Snapshot, target: Mapping[str, Any
 
 
 def _drained_prediction(
-    node: Node, snapshot: Snapshot, readiness: Any, replayed: dict[str, Any] | None
+    node: Node, snapshot: Snapshot, readiness: Readiness, replayed: dict[str, Any] | None
 ) -> dict[str, int]:
     """Admitted and rejected pods when the node's pods are re-admitted after a drain: the readiness
     replay's counts when it replayed in drain mode (the same plan), else a replay of its own."""
@@ -371,7 +375,7 @@ def _drained_prediction(
 
 def build_plan(
     snapshot: Snapshot,
-    readiness: Any,
+    readiness: Readiness,
     *,
     change_id: str,
     nodes: Iterable[str] | None = None,

@@ -13,14 +13,19 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from tmnb.errors import InputError, RolloutError
+from tmnb.parse.jsonable import JsonDict
 from tmnb.rollout.cluster import ClusterOps
 from tmnb.rollout.plan import RolloutPlan
 from tmnb.rollout.soak import Soak, check
-from tmnb.rollout.steps import NodeRun, Options
+from tmnb.rollout.steps import NodeResult, NodeRun, Options
 from tmnb.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from tmnb.rollout.journal import Event, Journal
+    from tmnb.rollout.ops import NodeOps
 
 Mode = Literal["plan", "execute"]
 Status = Literal["planned", "completed", "awaiting approval", "stopped", "rolled back"]
@@ -44,7 +49,7 @@ class Outcome:
     def exit_code(self) -> int:
         return EXIT_CODES[self.status]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return {
             "status": self.status,
             "nodes": self.nodes,
@@ -61,11 +66,11 @@ class Rollout:
         self,
         plan: RolloutPlan,
         *,
-        journal: Any,
+        journal: Journal,
         run_dir: str | Path,
         mode: Mode = "plan",
         approve: Iterable[str] = (),
-        executor_for: Callable[[str], Any] | None = None,
+        executor_for: Callable[[str], NodeOps] | None = None,
         cluster: ClusterOps | None = None,
         collect: Callable[[str], Snapshot] | None = None,
         options: Options | None = None,
@@ -179,12 +184,13 @@ class Rollout:
                 self.options,
                 self.collect,
             )
+            result: NodeResult
             try:
                 result = run.run()
             except RolloutError as exc:
                 result = "failed"
                 self.journal.record(change.node, "rollback", "failed", error=str(exc))
-            event = "done" if result == "done" else "failed"
+            event: Event = "done" if result == "done" else "failed"
             self.journal.record(change.node, NODE_STEP, event, result=result, gate=gate)
             if result != "done":
                 return self.outcome()

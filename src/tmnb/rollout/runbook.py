@@ -7,24 +7,31 @@ before any click is seen.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from tmnb.report.verdict import Verdict
+from tmnb.report.verdict import Tone, Verdict
 from tmnb.rollout.gates import decide, describe_gate, pass_gate
 from tmnb.rollout.run import Outcome
 from tmnb.rollout.session import Session
 
+if TYPE_CHECKING:
+    import pandas as pd
+    from IPython.display import DisplayHandle
 
-def _show(obj: Any) -> None:
+# IPython ships py.typed, but its display functions and classes have no annotations: the calls
+# below are untyped calls.
+
+
+def _show(obj: object) -> None:
     from IPython.display import display
 
-    display(obj)
+    display(obj)  # type: ignore[no-untyped-call]
 
 
 def _markdown(text: str) -> None:
     from IPython.display import Markdown
 
-    _show(Markdown(text))
+    _show(Markdown(text))  # type: ignore[no-untyped-call]
 
 
 def answer(session: Session, outcome: Outcome) -> Verdict:
@@ -35,6 +42,7 @@ def answer(session: Session, outcome: Outcome) -> Verdict:
     states = states if outcome.status != "planned" else []  # all pending: the gates say it
     excluded = [f"**{e.node}**: {e.reason}" for e in plan.excluded]
     done = [g for g in plan.gates if session.rollout.gate_state(g) == "done"]
+    tone: Tone
     if outcome.status == "planned":
         tone, headline = "ok", f"Plan ready: {len(plan.nodes)} node(s) in {len(plan.gates)} gate(s); nothing written."
         steps, command = (
@@ -53,17 +61,20 @@ def answer(session: Session, outcome: Outcome) -> Verdict:
         steps = ["Approve no further gate; find out why from the evidence (no cluster needed):"]
         command = f"tmnb run notebooks/06-postmortem.ipynb -p evidence {session.state_dir}"
     sections = [("Gates", gates), ("Nodes", states), ("Excluded", excluded), ("What to do next", steps)]
-    return Verdict(tone, headline, sections, [command])  # type: ignore[arg-type]
+    return Verdict(tone, headline, sections, [command])
 
 
-def verdict(session: Session) -> Any:
-    """The verdict block at the top of the report, completed by ``summary`` once the gates ran."""
+def verdict(session: Session) -> DisplayHandle | None:
+    """The verdict block at the top of the report, completed by ``summary`` once the gates ran
+    (None outside IPython, where ``display`` prints and keeps no handle)."""
     from IPython.display import display
 
-    return display(answer(session, session.rollout.outcome()), display_id=True)
+    block = answer(session, session.rollout.outcome())
+    handle: DisplayHandle | None = display(block, display_id=True)  # type: ignore[no-untyped-call]
+    return handle
 
 
-def shared_warning(table: Any) -> tuple[Any, str]:
+def shared_warning(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """A warning that every planned node carries (kubeadm's, on a kubeadm fleet) is said once
     above the plan, not on each row; the table loses the column then, as it does when no node has
     a warning at all."""
@@ -148,11 +159,12 @@ def waves(session: Session) -> Outcome:
     return rollout.outcome()
 
 
-def summary(session: Session, top: Any) -> Outcome:
+def summary(session: Session, top: DisplayHandle | None) -> Outcome:
     """The outcome: each node's state, the journal, the snapshots and the next command; the
     verdict block at the top (``top``) updated to it."""
     outcome = session.rollout.outcome()
-    top.update(answer(session, outcome))
+    if top is not None:
+        top.update(answer(session, outcome))  # type: ignore[no-untyped-call]
     _markdown(session.summary(outcome))
     return outcome
 

@@ -10,17 +10,26 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tmnb.errors import InputError
-from tmnb.rollout.plan import RolloutPlan, build_plan, plan_json, validate_change_id
+from tmnb.rollout.plan import ApplyHow, DrainPolicy, RolloutPlan, build_plan, plan_json, validate_change_id
 from tmnb.rollout.run import Mode, Outcome, Rollout
 from tmnb.rollout.soak import Soak
 from tmnb.rollout.steps import Options
 from tmnb.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tmnb.analysis.readiness import Readiness
+    from tmnb.rollout.ops import NodeOps
+
+#: The executor of each node, by name.
+ExecutorFor = Callable[[str], "NodeOps"]
 
 EXECUTOR_NODE_FILES = {"ssh": "ssh", "node-pod": "pod"}
 
@@ -28,7 +37,7 @@ EXECUTOR_NODE_FILES = {"ssh": "ssh", "node-pod": "pod"}
 @dataclass
 class Session:
     snapshot: Snapshot
-    readiness: Any
+    readiness: Readiness
     plan: RolloutPlan
     rollout: Rollout
     state_dir: Path
@@ -62,7 +71,7 @@ class Session:
     def journal_path(self) -> Path:
         return self.state_dir / "journal.jsonl"
 
-    def plan_table(self) -> Any:
+    def plan_table(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame(self.plan.rows()).fillna("")
@@ -118,7 +127,9 @@ class Session:
         return "\n".join(lines)
 
 
-def _executor_factory(kind: str, context: str | None, kubeconfig: str | None, options: Mapping[str, Any]) -> Any:
+def _executor_factory(
+    kind: str, context: str | None, kubeconfig: str | None, options: Mapping[str, object]
+) -> ExecutorFor:
     from tmnb.rollout.executors import SandboxClient, make_executor
 
     if kind == "sandbox":
@@ -144,16 +155,21 @@ def _any_node(context: str | None, kubeconfig: str | None) -> str | None:
 
     api_client, _ = connect(context, kubeconfig)
     items = client.CoreV1Api(api_client).list_node(limit=1, _request_timeout=(5, 30)).items
-    return items[0].metadata.name if items else None
+    meta = items[0].metadata if items else None
+    return meta.name if meta else None
 
 
-def _node_files(kind: str, node_files: str, executor_for: Any, first: str | None) -> str:
+def _node_files(kind: str, node_files: str, executor_for: ExecutorFor | None, first: str | None) -> str:
     if node_files or kind == "dry-run":
         return node_files
     if kind in EXECUTOR_NODE_FILES:
         return EXECUTOR_NODE_FILES[kind]
-    if kind == "sandbox" and first:
-        return f"dir:{Path(executor_for(first).root).parent}"
+    if kind == "sandbox" and first and executor_for is not None:
+        from tmnb.rollout.executors import CommandExecutor
+
+        ops = executor_for(first)
+        if isinstance(ops, CommandExecutor):  # a sandbox node's files: beside every other node's
+            return f"dir:{Path(ops.root).parent}"
     return node_files
 
 
@@ -172,11 +188,11 @@ def prepare(
     mode: Mode = "plan",
     approve: Sequence[str] = (),
     executor: str = "dry-run",
-    executor_options: Mapping[str, Any] | None = None,
+    executor_options: Mapping[str, object] | None = None,
     node_files: str = "",
     state_dir: str = "",
-    apply: str = "auto",
-    drain: str = "auto",
+    apply: ApplyHow = "auto",
+    drain: DrainPolicy = "auto",
     pause: float = 0.0,
     options: Options | None = None,
     soak: Mapping[str, Any] | None = None,
@@ -233,8 +249,8 @@ def prepare(
             canary=canary,
             waves=waves,
             override=override,
-            apply=apply,  # type: ignore[arg-type]
-            drain=drain,  # type: ignore[arg-type]
+            apply=apply,
+            drain=drain,
             read=read,
         )
     moving = [n.node for n in plan.nodes if n.state_files]
@@ -286,7 +302,7 @@ def prepare(
 
 #: What 04-rollout's ``options`` may set, with its defaults: how the change is carried out and what
 #: it tolerates (the same knobs ``tmnb rollout`` takes as flags).
-NOTEBOOK_OPTIONS: dict[str, Any] = {
+NOTEBOOK_OPTIONS: dict[str, object] = {
     "drain_timeout": 300.0,
     "ready_timeout": 180.0,
     "auto_rollback": True,
@@ -299,8 +315,9 @@ NOTEBOOK_OPTIONS: dict[str, Any] = {
 }
 
 
-def _option(name: str, value: Any) -> Any:
-    """``value`` if it has the type of the option's default (timeouts: a positive number)."""
+def _option(name: str, value: object) -> Any:
+    """``value`` if it has the type of the option's default (timeouts: a positive number). Any: that
+    type depends on ``name``, and ``open_session`` hands each option to the knob of that type."""
     default = NOTEBOOK_OPTIONS[name]
     if isinstance(default, bool):
         ok = isinstance(value, bool)
@@ -314,9 +331,10 @@ def _option(name: str, value: Any) -> Any:
     return value
 
 
-def open_session(*, options: Mapping[str, Any] | None = None, **params: Any) -> Session:
+def open_session(*, options: Mapping[str, object] | None = None, **params: Any) -> Session:
     """``prepare`` from 04-rollout's parameters; ``options`` (``NOTEBOOK_OPTIONS``) checked by name
-    and type, the step knobs folded into ``Options``."""
+    and type, the step knobs folded into ``Options``. ``params`` are the notebook's other
+    parameters, as papermill injected them (Any): ``prepare`` takes them by name and checks them."""
     given = dict(options or {})
     unknown = sorted(set(given) - set(NOTEBOOK_OPTIONS))
     if unknown:

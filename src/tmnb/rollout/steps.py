@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from tmnb.errors import InputError, RolloutError
+from tmnb.parse.jsonable import JsonDict
 from tmnb.parse.klog import parse_kubelet_log
 from tmnb.replay import show_value
 from tmnb.rollout.cluster import (
@@ -29,6 +30,13 @@ from tmnb.rollout.cluster import (
 from tmnb.rollout.plan import NodeChange, RolloutPlan, dropin_text, edit_config
 from tmnb.rollout.verify import VerifyPodPrediction, actual_placement, predict_verify_pod, verify_pod_manifest
 from tmnb.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from tmnb.rollout.journal import Journal
+    from tmnb.rollout.ops import KubeletAction, NodeOps
+
+#: How a node's run ends (``NodeRun.run``).
+NodeResult = Literal["done", "failed", "rolled back"]
 
 CONFIG_MODE = 0o644
 STATE_MODE = 0o644
@@ -69,7 +77,7 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _name(pod: dict[str, Any]) -> str:
+def _name(pod: JsonDict) -> str:
     return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
 
 
@@ -84,9 +92,9 @@ class NodeRun:
         self,
         change: NodeChange,
         plan: RolloutPlan,
-        ops: Any,
+        ops: NodeOps,
         cluster: ClusterOps,
-        journal: Any,
+        journal: Journal,
         run_dir: Path,
         options: Options,
         collect: Callable[[str], Snapshot],
@@ -102,7 +110,7 @@ class NodeRun:
         self.node = change.node
 
     # ------------------------------------------------------------------ journal helpers
-    def done(self, step: str) -> dict[str, Any] | None:
+    def done(self, step: str) -> JsonDict | None:
         """The ``done``/``skipped`` record of ``step`` for this node, if any."""
         found = None
         for record in self.journal.records():
@@ -118,7 +126,7 @@ class NodeRun:
                 found = record
         return found
 
-    def _step(self, step: str, intent: str, action: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    def _step(self, step: str, intent: str, action: Callable[[], JsonDict]) -> JsonDict:
         previous = self.done(step)
         if previous is not None:
             return previous
@@ -135,10 +143,10 @@ class NodeRun:
             self.journal.record(self.node, step, "skipped", result=why)
 
     # ------------------------------------------------------------------ the change
-    def run(self) -> str:
+    def run(self) -> NodeResult:
         """'done', or 'rolled back' / 'failed' (with the failure journaled); never moves on after a failure."""
         started = self._step("preflight", "check the node before touching it", self.preflight)
-        since = started.get("time", now())
+        since = str(started.get("time", now()))
         try:
             self._step("cordon", "mark the node unschedulable", self.cordon)
             if self.change.drain:
@@ -157,7 +165,7 @@ class NodeRun:
                 self._skip("stop", "no state file changes")
                 self._skip("state-files", "no state file changes")
             self._step("apply", "write the change", self.apply)
-            action = "start" if self.change.state_files else "restart"
+            action: KubeletAction = "start" if self.change.state_files else "restart"
             self._step("start", f"{action} the kubelet", lambda: self.kubelet(action))
             self._step("wait-ready", "wait for the node to report Ready", self.wait_ready)
             self._step("verify", "compare the node with the prediction", lambda: self.verify(since))
@@ -171,7 +179,7 @@ class NodeRun:
         self._step("after-snapshot", "collect the node after the change", self.after_snapshot)
         return "done"
 
-    def preflight(self) -> dict[str, Any]:
+    def preflight(self) -> JsonDict:
         if not self.cluster.ready(self.node):
             raise RolloutError("the node is not Ready: fix it before changing it")
         configz = self.cluster.configz(self.node)
@@ -211,13 +219,13 @@ class NodeRun:
             "restarts": {_name(p): restarts(p) for p in pods},
         }
 
-    def cordon(self) -> dict[str, Any]:
+    def cordon(self) -> JsonDict:
         if self.cluster.unschedulable(self.node):
             return {"event": "skipped", "result": "already unschedulable"}
         self.cluster.set_unschedulable(self.node, True)
         return {"result": "cordoned"}
 
-    def _evictable(self) -> list[dict[str, Any]]:
+    def _evictable(self) -> list[JsonDict]:
         pods = [p for p in self.cluster.pods_on(self.node) if not is_daemonset_pod(p) and not is_mirror_pod(p)]
         local = [p for p in pods if uses_emptydir(p)]
         if local and not self.options.allow_emptydir:
@@ -225,7 +233,7 @@ class NodeRun:
             raise RolloutError(f"pods with local storage (emptyDir) need allow_emptydir=True: {names}")
         return pods
 
-    def drain(self) -> dict[str, Any]:
+    def drain(self) -> JsonDict:
         deadline = time.monotonic() + self.options.drain_timeout
         evicted: list[str] = []
         while True:
@@ -252,7 +260,7 @@ class NodeRun:
     def _backup_path(self, path: str) -> Path:
         return self.run_dir / "backup" / self.node / path.lstrip("/")
 
-    def backup(self) -> dict[str, Any]:
+    def backup(self) -> JsonDict:
         sums: dict[str, str | None] = {}
         for path in [*(f.path for f in self.change.files), *self.change.state_files]:
             data = self.ops.read(path)
@@ -272,15 +280,15 @@ class NodeRun:
         target = self._backup_path(path)
         return target.read_bytes() if target.exists() else None
 
-    def kubelet(self, action: str) -> dict[str, Any]:
+    def kubelet(self, action: KubeletAction) -> JsonDict:
         self.ops.kubelet(action)
         return {"result": f"kubelet {action} issued"}
 
     def _aside(self, path: str) -> str:
         return f"{path}.tmnb-{self.plan.change_id}"
 
-    def move_state(self) -> dict[str, Any]:
-        moved = {}
+    def move_state(self) -> JsonDict:
+        moved: dict[str, str | None] = {}
         for path in self.change.state_files:
             if self.ops.checksum(path) is None:
                 moved[path] = "absent (already moved or never written)"
@@ -296,7 +304,7 @@ class NodeRun:
         text = before.decode("utf-8") if before is not None else None
         return edit_config(text, f.fields, source=f"{self.node}:{f.path}").encode()
 
-    def apply(self) -> dict[str, Any]:
+    def apply(self) -> JsonDict:
         written = {}
         for i, f in enumerate(self.change.files):
             data = self._new_content(i)
@@ -311,7 +319,7 @@ class NodeRun:
             written[f.path] = {"before": before, "after": after, "how": f.how}
         return {"result": f"wrote {', '.join(written)}", "files": written}
 
-    def wait_ready(self) -> dict[str, Any]:
+    def wait_ready(self) -> JsonDict:
         started = time.monotonic()
         if self.cluster.wait_ready(self.node, self.options.ready_timeout, self.options.poll):
             return {"result": f"Ready after {time.monotonic() - started:.1f}s"}
@@ -329,7 +337,7 @@ class NodeRun:
         errors = [lines[r.line - 1] for r in parse_kubelet_log(lines).records if r.level in ("E", "F")]
         return (errors or lines or [""])[-1][-300:]
 
-    def verify(self, since: str) -> dict[str, Any]:
+    def verify(self, since: str) -> JsonDict:
         configz = self.cluster.configz(self.node)
         wrong = [
             f"{name}: expected {show_value(value)}, the kubelet runs {show_value(configz.get(name))}"
@@ -338,7 +346,7 @@ class NodeRun:
         ]
         if wrong:
             raise RolloutError("configz does not show the target: " + "; ".join(wrong))
-        result: dict[str, Any] = {"configz": "shows the target"}
+        result: JsonDict = {"configz": "shows the target"}
         if self.options.test_pod:
             result["test_pod"] = self._test_pod()
         failures = [f for f in self.cluster.admission_failures(self.node, since) if "tmnb-verify-" not in f]
@@ -355,7 +363,7 @@ class NodeRun:
         result["result"] = "configz shows the target; the test pod did what tmnb.kubelet predicted; no new rejections"
         return result
 
-    def _test_pod(self) -> dict[str, Any]:
+    def _test_pod(self) -> JsonDict:
         fresh = self.collect(self.node)
         prediction: VerifyPodPrediction = predict_verify_pod(fresh, self.node)
         body = verify_pod_manifest(prediction, self.node, self.plan.change_id, self.options.test_pod_image)
@@ -381,7 +389,7 @@ class NodeRun:
             )
         return {"pod": f"{namespace}/{name}", **actual}
 
-    def uncordon(self) -> dict[str, Any]:
+    def uncordon(self) -> JsonDict:
         if (self.done("preflight") or {}).get("was_unschedulable"):
             return {"event": "skipped", "result": "the node was unschedulable before the change: left cordoned"}
         if self.done("cordon") is None:
@@ -398,7 +406,7 @@ class NodeRun:
             except RolloutError as exc:
                 self.journal.record(self.node, "uncordon", "failed", error=str(exc))
 
-    def after_snapshot(self) -> dict[str, Any]:
+    def after_snapshot(self) -> JsonDict:
         from tmnb.snapshot import save
 
         path = self.run_dir / "snapshots" / f"after-{self.node}.json.gz"
@@ -442,7 +450,7 @@ class NodeRun:
             self.node, "rollback", "done", result="restored, Ready, old settings in configz", files=restored
         )
 
-    def _restore(self, path: str, checksum: str | None, mode: int) -> dict[str, Any]:
+    def _restore(self, path: str, checksum: str | None, mode: int) -> JsonDict:
         data = self._backed_up(path)
         if sha256(data) != checksum:
             raise RolloutError(f"the backup of {path} does not match its recorded checksum: not restoring from it")
@@ -455,7 +463,7 @@ class NodeRun:
             raise RolloutError(f"{path}: checksum after restore is {after}, expected {checksum}")
         return {"restored": checksum or "removed (did not exist before)"}
 
-    def _restore_state(self, path: str, checksum: str | None) -> dict[str, Any]:
+    def _restore_state(self, path: str, checksum: str | None) -> JsonDict:
         """The moved-aside file is the kubelet's last word before the change: it goes back as it is."""
         aside = self._aside(path)
         data = self.ops.read(aside)

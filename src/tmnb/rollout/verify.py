@@ -11,16 +11,20 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet.node import NodeSimulator
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
+from tmnb.parse.jsonable import JsonDict
 from tmnb.replay import model_for, plan_for
 from tmnb.rollout.plan import CPU_STATE
 from tmnb.snapshot import Node, Snapshot
+
+if TYPE_CHECKING:
+    from tmnb.rollout.ops import NodeOps
 
 CONTAINER = "verify"
 MEMORY = "128Mi"
@@ -35,7 +39,7 @@ class VerifyPodPrediction:
     cpuset: str
     numa: list[int]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonDict:
         return {"admitted": self.admitted, "reason": self.reason, "cpuset": self.cpuset, "numa": self.numa}
 
 
@@ -69,7 +73,7 @@ def predict_verify_pod(snapshot: Snapshot, name: str) -> VerifyPodPrediction:
     return VerifyPodPrediction(cpu, result.admitted, reason, cpuset, numa_of(cpuset, node) if result.admitted else [])
 
 
-def verify_pod_manifest(prediction: VerifyPodPrediction, node: str, change_id: str, image: str) -> dict[str, Any]:
+def verify_pod_manifest(prediction: VerifyPodPrediction, node: str, change_id: str, image: str) -> JsonDict:
     resources = {"cpu": str(prediction.cpu), "memory": MEMORY}
     return {
         "apiVersion": "v1",
@@ -92,7 +96,7 @@ def verify_pod_manifest(prediction: VerifyPodPrediction, node: str, change_id: s
     }
 
 
-def actual_placement(pod: dict[str, Any], ops: Any, node: Node) -> dict[str, Any]:
+def actual_placement(pod: JsonDict, ops: NodeOps, node: Node) -> JsonDict:
     """What the kubelet did with the test pod: its phase and the cpuset it checkpointed."""
     status = pod.get("status") or {}
     admitted = status.get("phase") == "Running"
@@ -100,7 +104,7 @@ def actual_placement(pod: dict[str, Any], ops: Any, node: Node) -> dict[str, Any
         return {"admitted": False, "reason": status.get("reason") or "", "cpuset": "", "numa": []}
     uid = pod["metadata"]["uid"]
     raw = ops.read(CPU_STATE)
-    entries: dict[str, Any] = {}
+    entries: JsonDict = {}
     if raw:
         try:
             entries = (json.loads(raw).get("entries") or {}).get(uid) or {}

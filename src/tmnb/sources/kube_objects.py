@@ -4,7 +4,7 @@ snapshot records. One conversion for the live collector, PodList files and the s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, Literal
 
 from pydantic import ValidationError
 
@@ -16,8 +16,16 @@ from tmnb.parse.gojson import kind
 from tmnb.snapshot import Container, OwnerRef, Pod
 from tmnb.snapshot.values import non_negative_quantity
 
+QosClass = Literal["Guaranteed", "Burstable", "BestEffort"]
+_QOS_CLASSES: Final = ("Guaranteed", "Burstable", "BestEffort")
 
-def _map(value: Any, where: str, source: str) -> Mapping[str, Any]:
+
+def _qos_class(value: object) -> QosClass | None:
+    """``value`` when it names a QoS class, else None."""
+    return value if value in _QOS_CLASSES else None
+
+
+def _map(value: object, where: str, source: str) -> Mapping[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -25,7 +33,7 @@ def _map(value: Any, where: str, source: str) -> Mapping[str, Any]:
     return value
 
 
-def _quantity(value: Any, where: str, source: str) -> str:
+def _quantity(value: object, where: str, source: str) -> str:
     if value is None:  # Quantity.UnmarshalJSON reads a JSON null as zero
         return "0"
     if isinstance(value, bool) or not isinstance(value, str | int | float):
@@ -36,11 +44,11 @@ def _quantity(value: Any, where: str, source: str) -> str:
         raise InputError(str(err), source=source, where=where) from None
 
 
-def _quantities(value: Any, where: str, source: str) -> dict[str, str]:
+def _quantities(value: object, where: str, source: str) -> dict[str, str]:
     return {str(k): _quantity(v, f"{where}.{k}", source) for k, v in _map(value, where, source).items()}
 
 
-def _list(value: Any, where: str, source: str) -> list[Any]:
+def _list(value: object, where: str, source: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -85,7 +93,7 @@ def _owner(meta: Mapping[str, Any], labels: Mapping[str, Any], where: str, sourc
     )
 
 
-def pod_from_api(obj: Any, *, source: str = "<pod>", where: str = "$") -> Pod:
+def pod_from_api(obj: object, *, source: str = "<pod>", where: str = "$") -> Pod:
     """A v1 Pod object to a snapshot Pod; QoS from ``status.qosClass``, else computed as the API does."""
     try:
         return _pod(obj, source, where)
@@ -95,7 +103,7 @@ def pod_from_api(obj: Any, *, source: str = "<pod>", where: str = "$") -> Pod:
         raise InputError(first["msg"].removeprefix("Value error, "), source=source, where=f"{where}{at}") from None
 
 
-def _pod(obj: Any, source: str, where: str) -> Pod:
+def _pod(obj: object, source: str, where: str) -> Pod:
     obj = _map(obj, where, source)
     meta, spec = _map(obj.get("metadata"), f"{where}.metadata", source), _map(obj.get("spec"), f"{where}.spec", source)
     status = _map(obj.get("status"), f"{where}.status", source)
@@ -105,15 +113,17 @@ def _pod(obj: Any, source: str, where: str) -> Pod:
     containers = _containers(spec, "containers", where, source)
     init = _containers(spec, "initContainers", where, source)
     labels = _map(meta.get("labels"), f"{where}.metadata.labels", source)
-    qos = status.get("qosClass")
-    if qos not in ("Guaranteed", "Burstable", "BestEffort"):
+    qos = _qos_class(status.get("qosClass"))
+    if qos is None:
         model = ModelPod(
             uid=str(meta["uid"]),
             name=str(meta["name"]),
             containers=tuple(_model(c) for c in containers),
             init_containers=tuple(_model(c) for c in init),
         )
-        qos = compute_qos(model)
+        computed = compute_qos(model)
+        qos = _qos_class(computed)
+        assert qos is not None, f"compute_qos gave {computed!r}"
     return Pod(
         namespace=str(meta["namespace"]),
         name=str(meta["name"]),
@@ -140,7 +150,7 @@ def _model(c: Container) -> ModelContainer:
     return ModelContainer(c.name, dict(c.requests), dict(c.limits), c.restart_policy)
 
 
-def pods_from_list(doc: Any, *, source: str) -> list[Pod]:
+def pods_from_list(doc: object, *, source: str) -> list[Pod]:
     """A ``PodList`` (or ``List`` of pods), as ``kubectl get pods -o json`` prints it."""
     doc = _map(doc, "$", source)
     if doc.get("kind") not in ("PodList", "List") or not isinstance(doc.get("items"), list):

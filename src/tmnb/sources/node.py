@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
 from tqdm.auto import tqdm
 
@@ -86,13 +86,23 @@ def collect_node(
     return read_bundle(raw, name=name)
 
 
+class CollectOptions(TypedDict, total=False):
+    """The keyword arguments of ``collect_node`` that ``collect_nodes`` passes on to each node."""
+
+    since: str
+    max_bytes: int
+    journal_bytes: int
+    timeout: float
+    extra_paths: Iterable[str]
+
+
 def collect_nodes(
     names: Iterable[str],
     transport_for: Callable[[str], Transport],
     *,
     workers: int = 8,
     progress: bool | None = None,
-    **kwargs: Any,
+    **kwargs: Unpack[CollectOptions],
 ) -> dict[str, NodeBundle | Issue]:
     """Collect many nodes in parallel; a node that fails gets an Issue instead of a bundle.
     ``kwargs`` go to ``collect_node``; ``progress=None`` shows a bar on a terminal or notebook."""
@@ -154,7 +164,9 @@ def _notes(root: Path) -> list[Issue]:
     issues = []
     for line in path.read_text(errors="replace").splitlines():
         what, _, message = line.partition("\t")
-        severity = "error" if message.startswith(("refused", "unreadable", "missing")) else "info"
+        severity: Literal["error", "info"] = (
+            "error" if message.startswith(("refused", "unreadable", "missing")) else "info"
+        )
         issues.append(Issue(source=what, message=message, severity=severity))
     return issues
 

@@ -124,7 +124,7 @@ def _flags(root: Path, issues: _Issues, running: bytes | None) -> tuple[KubeletF
         source = "/proc/<kubelet>/cmdline"
         argv = issues.attempt("kubelet command line", lambda: split_proc_cmdline(running, source=source))
         flags = _parsed_flags((argv, None, source), issues, "kubelet command line") if argv else None
-        if flags is not None:
+        if argv and flags is not None:
             if unit and redact_argv(unit[0]) != redact_argv(argv):
                 issues.append(
                     Issue(
@@ -218,8 +218,8 @@ def _state(
     for uid, containers in (cpu.entries if cpu else {}).items():
         for container, cpuset in containers.items():
             held[(uid, container)].cpuset = str(cpuset)
-    for uid, containers in (mem.entries if mem else {}).items():
-        for container, blocks in containers.items():
+    for uid, memory in (mem.entries if mem else {}).items():
+        for container, blocks in memory.items():
             held[(uid, container)].memory = [
                 MemoryBlock(type=b.type, size=b.size, numa=list(b.numa_affinity)) for b in blocks
             ]

@@ -15,11 +15,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Protocol
+from typing import Protocol
 
 from kubernetes import client
 
 from tmnb.errors import CollectError
+from tmnb.parse.jsonable import JsonDict
+from tmnb.sources.cluster.api import raw_body
 from tmnb.sources.cluster.retry import describe, status_of
 
 BEGIN, END = "--- tmnb bundle begin ---", "--- tmnb bundle end ---"
@@ -105,7 +107,7 @@ class NodePodTransport:
     poll: float = 1.0
     created: list[str] = field(default_factory=list)
 
-    def manifest(self, args: Sequence[str], *, timeout: float) -> dict[str, Any]:
+    def manifest(self, args: Sequence[str], *, timeout: float) -> JsonDict:
         command = ["sh", "-c", script(), "collect_node.sh", "-r", "/host", "-c", "-b", *args]
         return {
             "apiVersion": "v1",
@@ -153,14 +155,19 @@ class NodePodTransport:
         core = client.CoreV1Api(self.api_client)
         where = f"node pod on {self.node}"
         try:
-            pod = core.create_namespaced_pod(self.namespace, self.manifest(args, timeout=timeout))
+            body = client.V1Pod.model_validate(self.manifest(args, timeout=timeout))
+            pod = core.create_namespaced_pod(self.namespace, body)
         except Exception as exc:
             raise CollectError(f"{where}: cannot create the collector pod: {describe(exc)}") from exc
-        name = pod.metadata.name
+        name = pod.metadata.name if pod.metadata else None
+        if not name:
+            raise CollectError(f"{where}: the API server returned the collector pod without a name")
         self.created.append(name)
         try:
             phase = self._wait(core, name, timeout)
-            log = core.read_namespaced_pod_log(name, self.namespace, container="collect", _preload_content=False).data
+            log = raw_body(
+                core.read_namespaced_pod_log(name, self.namespace, container="collect", _preload_content=False)
+            )
         except CollectError:
             raise
         except Exception as exc:
@@ -176,7 +183,8 @@ class NodePodTransport:
     def _wait(self, core: client.CoreV1Api, name: str, timeout: float) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            phase = core.read_namespaced_pod_status(name, self.namespace).status.phase
+            status = core.read_namespaced_pod_status(name, self.namespace).status
+            phase = status.phase if status else None
             if phase in ("Succeeded", "Failed"):
                 return str(phase)
             time.sleep(self.poll)

@@ -12,20 +12,30 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast, overload
 
+import urllib3
 import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
 from tmnb.errors import CollectError
+from tmnb.parse.jsonable import JsonDict
 from tmnb.sources.cluster.retry import Backoff, describe, status_of
 from tmnb.sources.kubeconfig import kubeconfig_missing
 
 NRT = ("topology.node.k8s.io", "v1alpha2", "noderesourcetopologies")
 PAGE_SIZE = 500
 MAX_RELISTS = 3
+T = TypeVar("T")
+
+
+def raw_body(response: object) -> bytes:
+    """The body of a call made with ``_preload_content=False``. The client then hands back the
+    urllib3 response unread, though each method is annotated with what it decodes otherwise (the
+    model, or ``str`` for a log): the cast says what the object is."""
+    return cast(urllib3.BaseHTTPResponse, response).data
 
 
 @dataclass
@@ -49,24 +59,42 @@ class ClusterApi:
         self.custom = client.CustomObjectsApi(self.api_client)
         self.version_api = client.VersionApi(self.api_client)
 
-    def _json(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        def once() -> Any:
+    def _json(self, call: Callable[..., object], *args: object, **kwargs: object) -> JsonDict:
+        """``call`` (any method of the client's API classes) with a timeout, retried, its JSON object."""
+
+        def once() -> JsonDict:
             response = call(*args, _preload_content=False, _request_timeout=self.timeout, **kwargs)
-            return json.loads(response.data)
+            doc: JsonDict = json.loads(raw_body(response))
+            return doc
 
         return self.backoff.call(once)
 
     def server_version(self) -> str | None:
-        return self._json(self.version_api.get_code).get("gitVersion")
+        version = self._json(self.version_api.get_code).get("gitVersion")
+        return None if version is None else str(version)
+
+    @overload
+    def list_all(
+        self, call: Callable[..., object], *args: object, item: None = None, **kwargs: object
+    ) -> list[JsonDict]: ...
+
+    @overload
+    def list_all(
+        self, call: Callable[..., object], *args: object, item: Callable[[JsonDict], T], **kwargs: object
+    ) -> list[T]: ...
 
     def list_all(
-        self, call: Callable[..., Any], *args: Any, item: Callable[[dict[str, Any]], Any] | None = None, **kwargs: Any
-    ) -> list[Any]:
+        self,
+        call: Callable[..., object],
+        *args: object,
+        item: Callable[[JsonDict], T] | None = None,
+        **kwargs: object,
+    ) -> list[JsonDict] | list[T]:
         """Every item of a list call, page by page with limit/continue, each passed through
         ``item`` as its page arrives (so 150,000 raw pods are never held at once). A continue token
         that expired (410) restarts the list: pages of one list must come from one snapshot."""
         for _ in range(MAX_RELISTS):
-            items: list[Any] = []
+            items: list[Any] = []  # the raw objects or what ``item`` made of them: the overloads say which
             token: str | None = None
             try:
                 while True:
@@ -86,7 +114,7 @@ class ClusterApi:
             response = self.core.connect_get_node_proxy_with_path(
                 node, "configz", _preload_content=False, _request_timeout=self.node_timeout
             )
-            return bytes(response.data)
+            return raw_body(response)
 
         return dataclasses.replace(self.backoff, attempts=min(self.backoff.attempts, self.node_attempts)).call(once)
 
@@ -101,9 +129,10 @@ def connect(
     missing = kubeconfig_missing(kubeconfig)
     if missing:
         raise CollectError(missing)
+    # kubernetes.config, unlike the generated client, has no annotations: its loaders are called untyped.
     try:
-        config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
-        _, active = config.list_kube_config_contexts(config_file=kubeconfig)
+        config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)  # type: ignore[no-untyped-call]
+        _, active = config.list_kube_config_contexts(config_file=kubeconfig)  # type: ignore[no-untyped-call]
         name = context or (active or {}).get("name")
     except (ConfigException, OSError, yaml.YAMLError, TypeError, ValueError, AttributeError, KeyError) as exc:
         # the client's loader assumes a well-formed file: anything else it trips over is a bad kubeconfig
@@ -111,7 +140,7 @@ def connect(
             what = exc if isinstance(exc, ConfigException | OSError) else f"not a kubeconfig ({type(exc).__name__})"
             raise CollectError(f"cannot load kube context {context or '(current)'}: {what}") from exc
         try:
-            config.load_incluster_config(client_configuration=cfg)
+            config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
         except ConfigException as inner:
             raise CollectError(f"no kubeconfig and no in-cluster service account: {inner}") from inner
         name = None

@@ -12,12 +12,12 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
-from typing import Any
 
 from pydantic import ValidationError
 from tqdm.auto import tqdm
 
 from tmnb.errors import InputError
+from tmnb.parse.jsonable import JsonDict
 from tmnb.progress import disabled
 from tmnb.snapshot import Cluster, Issue, Node, NrtZone, Pod, Setting, Snapshot, SnapshotSource
 from tmnb.sources.cluster.api import NRT, ClusterApi, connect, explain
@@ -73,9 +73,10 @@ def collect_cluster(
 
     # Cluster-wide lists get their own threads so that they never queue behind per-node calls.
     with (
-        ThreadPoolExecutor(max_workers=len(LISTS), thread_name_prefix="tmnb-list") as list_pool,
+        ThreadPoolExecutor(max_workers=len(LISTS) + 1, thread_name_prefix="tmnb-list") as list_pool,
         ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="tmnb-node") as pool,
     ):
+        pods_listed = list_pool.submit(_list_pods, api)
         lists = {key: list_pool.submit(call, api) for key, call in LISTS.items()}
         configz = {pool.submit(_configz, api, node): node.name for node in nodes}
         results: dict[str, dict[str, Setting] | Issue] = {}
@@ -85,7 +86,7 @@ def collect_cluster(
                 results[configz[future]] = future.result()
                 bar.update()
         try:
-            pods_raw = lists.pop("pods").result()
+            pods_raw = pods_listed.result()
         except Exception as exc:
             raise explain(exc, "cannot list pods in all namespaces") from exc
         raw = {key: _optional(key, future, skipped) for key, future in lists.items()}
@@ -111,7 +112,12 @@ def collect_cluster(
     )
 
 
-def _nrt(api: ClusterApi) -> list[dict[str, Any]]:
+def _list_pods(api: ClusterApi) -> list[Pod | None]:
+    """Every pod, converted page by page (None for a malformed one): required, unlike ``LISTS``."""
+    return api.list_all(api.core.list_pod_for_all_namespaces, item=_pod)
+
+
+def _nrt(api: ClusterApi) -> list[JsonDict]:
     try:
         return api.list_all(api.custom.list_cluster_custom_object, *NRT)
     except Exception as exc:
@@ -120,12 +126,12 @@ def _nrt(api: ClusterApi) -> list[dict[str, Any]]:
         raise
 
 
-def _events(reason: str) -> Callable[[ClusterApi], list[dict[str, Any]]]:
+def _events(reason: str) -> Callable[[ClusterApi], list[JsonDict]]:
     return lambda api: api.list_all(api.core.list_event_for_all_namespaces, field_selector=f"reason={reason}")
 
 
-LISTS: dict[str, Callable[[ClusterApi], list[Any]]] = {
-    "pods": lambda api: api.list_all(api.core.list_pod_for_all_namespaces, item=_pod),
+#: The optional cluster-wide lists: one that fails is named in ``source.detail`` and left out.
+LISTS: dict[str, Callable[[ClusterApi], list[JsonDict]]] = {
     "pdbs": lambda api: api.list_all(api.policy.list_pod_disruption_budget_for_all_namespaces),
     "replicasets": lambda api: api.list_all(api.apps.list_replica_set_for_all_namespaces),
     "jobs": lambda api: api.list_all(api.batch.list_job_for_all_namespaces),
@@ -134,7 +140,7 @@ LISTS: dict[str, Callable[[ClusterApi], list[Any]]] = {
 }
 
 
-def _optional(key: str, future: Future[list[Any]], skipped: list[str]) -> Any:
+def _optional(key: str, future: Future[list[JsonDict]], skipped: list[str]) -> list[JsonDict] | None:
     try:
         return future.result()
     except Exception as exc:
@@ -153,7 +159,7 @@ def _configz(api: ClusterApi, node: Node) -> dict[str, Setting] | Issue:
         return Issue(source="configz", message=f"cannot read /configz through the API server: {describe(exc)}")
 
 
-def _complete(node: Node, configz: dict[str, Setting] | Issue, nrt: Mapping[str, Any] | None) -> Node:
+def _complete(node: Node, configz: dict[str, Setting] | Issue, nrt: JsonDict | None) -> Node:
     issues = [configz] if isinstance(configz, Issue) else []
     zones: list[NrtZone] = []
     from_nrt: dict[str, Setting] = {}
@@ -168,7 +174,7 @@ def _complete(node: Node, configz: dict[str, Setting] | Issue, nrt: Mapping[str,
     )
 
 
-def _pod(obj: dict[str, Any]) -> Pod | None:
+def _pod(obj: JsonDict) -> Pod | None:
     try:
         return pod_from_api(obj, source="pods")
     except InputError:

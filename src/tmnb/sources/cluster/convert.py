@@ -168,7 +168,7 @@ def owner_controllers(items: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str
 def with_controllers(pod: Pod, controllers: Mapping[str, tuple[str, str]]) -> Pod:
     """Set the owner's controller from the listed owners (authoritative over the name heuristic)."""
     owner = pod.owner
-    if owner is None or owner.uid not in controllers:
+    if owner is None or owner.uid is None or owner.uid not in controllers:
         return pod
     kind, name = controllers[owner.uid]
     if (owner.controller_kind, owner.controller_name) == (kind, name):
