@@ -17,12 +17,12 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tmnb.cpuset import CPUSet
-from tmnb.parse.cgroup import cpuset_cgroup, parse_cpuset_file, parse_kube_cgroup_path, parse_proc_cgroup
+from tmnb.parse.cgroup import parse_kube_cgroup_path
 from tmnb.parse.duration import parse_go_duration
 from tmnb.parse.klog import parse_kubelet_log
 from tmnb.parse.kubelet_config import parse_configz, parse_kubelet_config, parse_kubelet_dropin
 from tmnb.parse.kubelet_flags import parse_kubelet_args, split_proc_cmdline
-from tmnb.parse.lscpu import parse_lscpu_parsable, parse_lscpu_summary
+from tmnb.parse.lscpu import parse_lscpu_summary
 from tmnb.parse.quantity import Quantity
 from tmnb.parse.state_files import parse_cpu_manager_state, parse_device_checkpoint, parse_memory_manager_state
 from tmnb.parse.sysfs import hugepage_size, parse_distance, parse_hugepages, parse_node_meminfo
@@ -47,10 +47,6 @@ class Case:
     seeds: tuple[str, ...] = field(repr=False)
     parse: Callable[[str], object] = field(repr=False)
     names_source: bool = True
-
-
-def _cgroup_lines(text: str) -> object:
-    return cpuset_cgroup(parse_proc_cgroup(text, source=SRC), source=SRC)
 
 
 def _hugepages(text: str) -> object:
@@ -80,7 +76,6 @@ ARGV_SEED = ("\n".join(split_proc_cmdline((NODE / "kubelet/proc-cmdline.bin").re
 CASES = [
     Case("lscpu summary", _seeds("lscpu/*.txt", "lscpu/*.json", "util-linux/lscpu-*"),
          lambda t: parse_lscpu_summary(t, source=SRC)),
-    Case("lscpu -p", _seeds("lscpu/*.csv"), lambda t: parse_lscpu_parsable(t, source=SRC)),
     Case("kubelet config", _seeds("kubelet/config*.yaml"), lambda t: parse_kubelet_config(t, source=SRC)),
     Case("kubelet drop-in", _seeds("kubelet/config-dir/*.conf", "kubelet/config-dir/*/*.conf"),
          lambda t: parse_kubelet_dropin(t, source=SRC)),
@@ -95,8 +90,6 @@ CASES = [
          lambda t: parse_memory_manager_state(t, source=SRC)),
     Case("device checkpoint", _seeds("state/kubelet_internal_checkpoint*"),
          lambda t: parse_device_checkpoint(t, source=SRC)),
-    Case("proc cgroup", _seeds("cgroup/proc-pid-cgroup.*"), _cgroup_lines),
-    Case("cpuset file", _seeds("cgroup/cpuset.*"), lambda t: parse_cpuset_file(t, source=SRC)),
     Case("kube cgroup path", tuple(line.partition("::")[2] or line for line in _seeds("cgroup/proc-pid-cgroup.v2")),
          parse_kube_cgroup_path, names_source=False),
     Case("node meminfo", _seeds("sysfs/*/sys/devices/system/node/node0/meminfo"),

@@ -20,7 +20,7 @@ from tmnb.cpuset import CPUSet
 from tmnb.parse.kubelet_config import KubeletConfigDoc, parse_configz, parse_kubelet_config, parse_kubelet_dropin
 from tmnb.parse.kubelet_fields import API_VERSION, FIELD_TYPES, KIND
 from tmnb.parse.kubelet_flags import BOOL_FLAGS, CONFIG_FLAGS, KubeletFlags, parse_kubelet_args
-from tmnb.parse.lscpu import parse_lscpu_parsable, parse_lscpu_summary
+from tmnb.parse.lscpu import parse_lscpu_summary
 from tmnb.parse.state_files import parse_cpu_manager_state, parse_device_checkpoint, parse_memory_manager_state
 from tmnb.settings.effective import effective_settings
 from tmnb.settings.validate import validate_settings
@@ -141,8 +141,6 @@ LSCPU_ENTRIES = st.recursive(
 
 
 @fuzz
-@given(st.lists(LSCPU_ENTRIES, max_size=8), st.lists(st.lists(st.integers(-2, 3) | HOSTILE, max_size=5), max_size=6))
-def test_lscpu_of_any_values(entries: list[Any], rows: list[list[Any]]) -> None:
+@given(st.lists(LSCPU_ENTRIES, max_size=8))
+def test_lscpu_of_any_values(entries: list[Any]) -> None:
     refused_naming(survive(parse_lscpu_summary, json.dumps({"lscpu": entries}), source=SRC), SRC)
-    table = "# CPU,Core,Socket,Node,,L1d\n" + "".join(",".join(map(str, row)) + "\n" for row in rows)
-    refused_naming(survive(parse_lscpu_parsable, table, source=SRC), SRC)

@@ -1,4 +1,4 @@
-"""/proc/<pid>/cgroup lines, kubepods cgroup paths (systemd, cgroupfs, OCI) and cpuset files."""
+"""kubepods cgroup paths (systemd, cgroupfs, OCI), some as captured in /proc/<pid>/cgroup."""
 
 from __future__ import annotations
 
@@ -6,38 +6,29 @@ from pathlib import Path
 
 import pytest
 
-from tmnb.cpuset import CPUSet
-from tmnb.errors import InputError
-from tmnb.parse.cgroup import (
-    CPUSET_FILES,
-    KubeCgroupRef,
-    cpuset_cgroup,
-    parse_cpuset_file,
-    parse_kube_cgroup_path,
-    parse_proc_cgroup,
-)
+from tmnb.parse.cgroup import KubeCgroupRef, parse_kube_cgroup_path
 
 CGROUP = Path(__file__).parents[1] / "fixtures" / "node" / "cgroup"
 CID = "4f1d2c3b5a69e0f7d8c9b0a1e2f3d4c5b6a7980e1f2d3c4b5a6978e0f1d2c3b4"
 
 
+def captured_path(name: str, controllers: str) -> str:
+    """The path on the line of one hierarchy ("" for cgroup v2's unified line) of a captured file."""
+    for line in (CGROUP / name).read_text().splitlines():
+        _, listed, path = line.split(":", 2)
+        if listed == controllers:
+            return path
+    raise AssertionError(f"no {controllers!r} line in {name}")
+
+
 def test_cgroup_v2_guaranteed_pod_systemd_containerd() -> None:
-    lines = parse_proc_cgroup((CGROUP / "proc-pid-cgroup.v2").read_text(), source="/proc/41872/cgroup")
-    path, version = cpuset_cgroup(lines, source="x")
-    assert version == "v2" and CPUSET_FILES[version][0] == "cpuset.cpus.effective"
-    assert parse_kube_cgroup_path(path) == KubeCgroupRef(
+    assert parse_kube_cgroup_path(captured_path("proc-pid-cgroup.v2", "")) == KubeCgroupRef(
         "8c1f5a1e-3f0b-4d2a-9a7e-2b6f1c3d4e5f", "guaranteed", "systemd", CID, "cri-containerd"
     )
-    assert parse_cpuset_file((CGROUP / "cpuset.cpus.effective").read_text(), source="f") == CPUSet.parse("2-3,34-35")
 
 
 def test_cgroup_v1_burstable_cgroupfs() -> None:
-    lines = parse_proc_cgroup((CGROUP / "proc-pid-cgroup.v1").read_text(), source="/proc/1/cgroup")
-    assert lines[1].controllers == ("cpuset",) and lines[-1].hierarchy == 0
-    assert lines[4].controllers == ("cpu", "cpuacct")
-    path, version = cpuset_cgroup(lines, source="x")
-    assert version == "v1" and CPUSET_FILES[version][0] == "cpuset.effective_cpus"
-    ref = parse_kube_cgroup_path(path)
+    ref = parse_kube_cgroup_path(captured_path("proc-pid-cgroup.v1", "cpuset"))
     assert ref is not None and (ref.pod_uid, ref.qos, ref.driver) == (
         "0e7c9a52-1d3b-4c8e-8f61-5a2b7d9c3e14",
         "burstable",
@@ -87,24 +78,3 @@ def test_cgroup_v1_burstable_cgroupfs() -> None:
 )
 def test_kube_cgroup_paths(path: str, expected: KubeCgroupRef | None) -> None:
     assert parse_kube_cgroup_path(path) == expected
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [("", "empty"), ("cpuset:/kubepods\n", "ID:controllers:/path"), ("0::/\n12:cpuset\n", "ID:controllers:/path")],
-)
-def test_malformed_proc_cgroup(text: str, message: str) -> None:
-    with pytest.raises(InputError, match=message):
-        parse_proc_cgroup(text, source="/proc/1/cgroup")
-
-
-def test_no_cpuset_hierarchy() -> None:
-    lines = parse_proc_cgroup("3:memory:/a\n", source="p")
-    with pytest.raises(InputError, match="no cpuset controller line"):
-        cpuset_cgroup(lines, source="p")
-
-
-def test_malformed_cpuset_file() -> None:
-    with pytest.raises(InputError, match="invalid CPU list"):
-        parse_cpuset_file("0-3,x\n", source="cpuset.cpus.effective")
-    assert parse_cpuset_file("\n", source="cpuset.cpus") == CPUSet()

@@ -8,7 +8,6 @@ import pytest
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.parse.kubelet_config import (
-    dropin_order,
     merge_patch,
     parse_configz,
     parse_kubelet_config,
@@ -181,14 +180,15 @@ def test_dropin_directory_order_subdirectories_and_skipped_files() -> None:
     assert [Path(p).name for p in found.skipped] == ["15-topology.yaml", "README.md"]
 
 
-def test_walkdir_order_is_by_path_components_not_whole_strings() -> None:
-    paths = ["/d/a-b.conf", "/d/a/x.conf", "/d/b.conf", "/d/.hidden.conf", "/d/a.conf.bak", "/d/00.conf"]
-    ordered, skipped = dropin_order(paths, root="/d")
+def test_walkdir_order_is_by_path_components_not_whole_strings(tmp_path: Path) -> None:
+    for name in ("a-b.conf", "a/x.conf", "b.conf", ".hidden.conf", "a.conf.bak", "00.conf"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(HEADER)
+    found = read_dropin_dir(tmp_path, shown="/d")
     # WalkDir visits directory "a" before the file "a-b.conf": "a" < "a-b.conf"
-    assert ordered == ["/d/.hidden.conf", "/d/00.conf", "/d/a/x.conf", "/d/a-b.conf", "/d/b.conf"]
-    assert skipped == ["/d/a.conf.bak"]
-    with pytest.raises(InputError, match="not under the drop-in directory"):
-        dropin_order(["/elsewhere/x.conf"], root="/d")
+    names = ["/d/.hidden.conf", "/d/00.conf", "/d/a/x.conf", "/d/a-b.conf", "/d/b.conf"]
+    assert [d.source for d in found.docs] == names
+    assert found.skipped == ("/d/a.conf.bak",)
 
 
 def test_bad_dropin_in_directory_fails_the_whole_directory(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""lscpu summary (plain text, flat and hierarchical JSON) and the parsable -p table."""
+"""lscpu summary (plain text, flat and hierarchical JSON)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.parse.lscpu import parse_lscpu_parsable, parse_lscpu_summary
+from tmnb.parse.lscpu import parse_lscpu_summary
 
 LSCPU = Path(__file__).parents[1] / "fixtures" / "node" / "lscpu"
 
@@ -108,61 +108,3 @@ def test_truncated_text_with_missing_numa_lines_is_detected() -> None:
 def test_malformed_summaries(text: str, message: str) -> None:
     with pytest.raises(InputError, match=message):
         parse_lscpu_summary(text)
-
-
-def test_parsable_default_format_lists_online_cpus_only() -> None:
-    topo = parse_lscpu_parsable(read("intel-2s-p.csv"))
-    assert topo.online() == CPUSet.parse("0-61")
-    assert topo.offline() == CPUSet()
-    assert topo.numa_nodes() == {0: CPUSet.parse("0-15,32-47"), 1: CPUSet.parse("16-31,48-61")}
-    assert topo.sockets() == (0, 1)
-    cpu34 = topo.cpus[34]
-    assert (cpu34.cpu, cpu34.core, cpu34.socket, cpu34.numa) == (34, 2, 0, 0)  # SMT sibling of CPU 2
-
-
-def test_parsable_all_with_online_column_keeps_offline_cpus() -> None:
-    topo = parse_lscpu_parsable(read("intel-2s-p-all.csv"))
-    assert len(topo.cpus) == 64
-    assert topo.offline() == CPUSet({62, 63})
-    assert topo.cpus[63].core is None and topo.cpus[63].numa is None
-    assert 62 not in topo.numa_nodes()[1]
-
-
-def test_parsable_without_online_column_infers_offline_from_missing_ids() -> None:
-    text = "# CPU,Core,Socket,Node\n0,0,0,0\n1,1,0,0\n2,,,\n"
-    topo = parse_lscpu_parsable(text)
-    assert topo.offline() == CPUSet({2})
-
-
-def test_parsable_physical_ids_with_dash_and_translated_comments() -> None:
-    text = (
-        "# Das folgende ist das auswertbare Format, welches an andere\n"
-        "# Programme weitergegeben werden kann.\n"
-        "# CPU,Core,Socket,Node\n0,0,0,-\n1,0,0,-\n"
-    )
-    topo = parse_lscpu_parsable(text)
-    assert [c.numa for c in topo.cpus] == [None, None]
-    assert topo.numa_nodes() == {}
-
-
-def test_parsable_truncated_last_line_is_reported_with_its_line_number() -> None:
-    with pytest.raises(InputError, match="looks truncated") as err:
-        parse_lscpu_parsable(read("intel-2s-p-truncated.csv"), source="p.csv")
-    assert err.value.line == 45
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("0,0,0,0\n", "column header"),
-        ("", "no '# CPU,Core"),
-        ("# CPU,Core,Socket,Node\n", "no CPU rows"),
-        ("# CPU,Core,Socket,Node\n0,0,0,x\n", "expected a number in column NODE"),
-        ("# CPU,Core,Socket,Node,Online\n0,0,0,0,yes\n", "Y or N"),
-        ("# CPU,Core,Socket,Node\n0,0,0,0\n0,1,0,0\n", "listed twice"),
-        ("# Core,Socket,CPU\n0,0,\n", "needs a CPU number"),
-    ],
-)
-def test_malformed_parsable(text: str, message: str) -> None:
-    with pytest.raises(InputError, match=message):
-        parse_lscpu_parsable(text)

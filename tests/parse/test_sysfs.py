@@ -9,9 +9,7 @@ import pytest
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.parse.jsonable import to_jsonable
 from tmnb.parse.sysfs import (
-    build_numa_node,
     parse_distance,
     parse_hugepages,
     parse_node_meminfo,
@@ -44,13 +42,6 @@ def test_sparse_node_ids_key_the_distances() -> None:
     assert nodes[1].distances == {0: 20, 2: 10}
 
 
-def test_snapshot_json_shape() -> None:
-    data = to_jsonable(read_numa_nodes(INTEL)[0])
-    assert data["cpus"] == "0-15,32-47"
-    assert data["hugepages"][1] == {"size": "1Gi", "size_bytes": 1073741824, "total": 4, "free": 2, "surplus": 0}
-    assert data["distances"] == {"0": 10, "1": 21}
-
-
 def test_meminfo_units_hugepage_counts_and_odd_alignment() -> None:
     values = parse_node_meminfo((INTEL / "node0" / "meminfo").read_text(), node_id=0, source="meminfo")
     assert values["HugePages_Total"] == 1024  # a count, no kB
@@ -79,16 +70,16 @@ def test_malformed_distance(text: str) -> None:
         parse_distance(text, source="distance")
 
 
-def test_distance_count_must_match_online_nodes() -> None:
-    with pytest.raises(InputError, match="3 distances for 2 online nodes"):
-        build_numa_node(
-            0,
-            cpulist="0-3",
-            meminfo="Node 0 MemTotal: 1 kB\nNode 0 MemFree: 1 kB\n",
-            distance="10 21 21",
-            node_order=[0, 1],
-            source="node0",
-        )
+def test_distance_count_must_match_online_nodes(tmp_path: Path) -> None:
+    tree = tmp_path / "node"
+    shutil.copytree(INTEL, tree)
+    (tree / "node0" / "distance").write_text("10 21 21\n")
+    with pytest.raises(InputError, match=r"3 distances for 2 online nodes \[0, 1\]"):
+        read_numa_nodes(tree)
+    problems: list[InputError] = []
+    node0, node1 = read_numa_nodes(tree, report=problems.append)
+    assert node0.distances == {} and node1.distances == {0: 21, 1: 10}
+    assert [p.source for p in problems] == [str(tree / "node0" / "distance")]
 
 
 def test_hugepages_directory_names_and_counts() -> None:

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import pytest
 
-from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.parse.duration import format_go_duration, parse_go_duration
-from tmnb.parse.jsonable import to_jsonable
 from tmnb.parse.quantity import ZERO, Quantity
 
 
@@ -69,8 +65,3 @@ def test_go_durations(text: str, canonical: str) -> None:
 def test_invalid_durations(bad: object) -> None:
     with pytest.raises(InputError):
         parse_go_duration(bad)  # type: ignore[arg-type]
-
-
-def test_to_jsonable() -> None:
-    data = {1: CPUSet.parse("0-3"), "d": Decimal("2.0"), "f": Decimal("0.5"), "t": (1, frozenset({2, 1}))}
-    assert to_jsonable(data) == {"1": "0-3", "d": 2, "f": "0.5", "t": [1, [1, 2]]}

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from tmnb.parse.jsonable import to_jsonable
 from tmnb.parse.kubelet_config import parse_configz, parse_kubelet_config, parse_kubelet_dropin, read_dropin_dir
 from tmnb.parse.kubelet_flags import parse_kubelet_args
 from tmnb.parse.systemd import parse_systemd_units
@@ -245,23 +244,20 @@ def test_unknown_and_duplicate_fields_keep_their_source() -> None:
 
 
 def test_settings_fit_the_snapshot_model() -> None:
-    from tmnb.snapshot.model import Setting as SnapshotSetting
+    from factories import node, snapshot
+    from tmnb.snapshot import KubeletInfo, from_dict, to_dict
 
     s = effective_settings(**node_layers(), version=V131)
-    for setting in s.fields.values():
-        SnapshotSetting(**to_jsonable(setting))  # raises if the shapes drift apart
-    data = to_jsonable(s.setting("topologyManagerPolicy"))
-    assert data["overridden"][-1] == {
+    data = to_dict(snapshot([node(kubelet=KubeletInfo(settings=dict(s.fields)))], []))
+    assert from_dict(data).nodes[0].kubelet.settings == s.fields  # written and read back unchanged
+    assert data["nodes"][0]["kubelet"]["settings"]["topologyManagerPolicy"]["overridden"][-1] == {
         "source": "flag",
         "value": "single-numa-node",
         "detail": "--topology-manager-policy",
     }
 
 
-def test_whole_settings_are_json_friendly() -> None:
-    import json
-
-    data = to_jsonable(effective_settings(**node_layers(), version=V131))
-    text = json.dumps(data)
-    assert json.loads(text)["drift"][0]["field"] == "topologyManagerPolicy"
-    assert data["flags"]["config_fields"]["topologyManagerPolicy"] == "single-numa-node"
+def test_drift_and_the_flags_config_fields() -> None:
+    s = effective_settings(**node_layers(), version=V131)
+    assert s.drift[0].field == "topologyManagerPolicy"
+    assert s.flags is not None and s.flags.config_fields["topologyManagerPolicy"] == "single-numa-node"

@@ -1,6 +1,6 @@
-"""Container cgroups: /proc/<pid>/cgroup lines, kubepods cgroup paths and cpuset files.
+"""Container cgroups: whose container a kubepods cgroup path is.
 
-The cgroup's effective cpuset is the ground truth for where a container runs. A path tells whose
+A kubepods cgroup path (the node collector lists each with its effective cpuset) tells whose
 container it is: systemd driver ``…/kubepods-burstable-pod<uid with _>.slice/cri-containerd-<id>.scope``
 (Guaranteed pods have no QoS slice), cgroupfs driver ``/kubepods/burstable/pod<uid>/<id>``, and the
 OCI ``cgroupsPath`` form ``kubepods-pod<uid>.slice:cri-containerd:<id>``.
@@ -12,33 +12,13 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from tmnb.cpuset import CPUSet
-from tmnb.errors import InputError
-
-CgroupVersion = Literal["v1", "v2"]
 Qos = Literal["guaranteed", "burstable", "besteffort"]
 
-#: The file holding the CPUs a cgroup's tasks may actually use, then the requested set.
-CPUSET_FILES: dict[CgroupVersion, tuple[str, str]] = {
-    "v2": ("cpuset.cpus.effective", "cpuset.cpus"),
-    "v1": ("cpuset.effective_cpus", "cpuset.cpus"),
-}
-
-_LINE = re.compile(r"^(\d+):([^:]*):(.*)$")
 _SYSTEMD_POD = re.compile(r"kubepods(?:-(burstable|besteffort))?-pod([0-9a-fA-F_]+)\.slice$")
 _SYSTEMD_SCOPE = re.compile(r"^(cri-containerd|crio|docker|crio-conmon)-([0-9a-f]{64})\.scope$")
 _CGROUPFS_POD = re.compile(r"^pod([0-9a-fA-F-]+)$")
 _CGROUPFS_CONTAINER = re.compile(r"^(?:(crio)-)?([0-9a-f]{64})$")
 _OCI_SYSTEMD = re.compile(r"^(?P<slice>[^:/]+\.slice):(?P<prefix>[^:]+):(?P<id>[0-9a-f]{64})$")
-
-
-@dataclass(frozen=True)
-class CgroupLine:
-    """One line of /proc/<pid>/cgroup: hierarchy id, controllers (empty for v2's ``0::``), path."""
-
-    hierarchy: int
-    controllers: tuple[str, ...]
-    path: str
 
 
 @dataclass(frozen=True)
@@ -50,38 +30,6 @@ class KubeCgroupRef:
     driver: Literal["systemd", "cgroupfs"]
     container_id: str | None = None
     runtime: str | None = None
-
-
-def parse_proc_cgroup(text: str, *, source: str) -> tuple[CgroupLine, ...]:
-    lines = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        m = _LINE.match(raw.strip())
-        if not m:
-            raise InputError(f"expected 'ID:controllers:/path', got {raw.strip()!r}", source=source, line=lineno)
-        controllers = tuple(c for c in m.group(2).split(",") if c)
-        lines.append(CgroupLine(int(m.group(1)), controllers, m.group(3)))
-    if not lines:
-        raise InputError("empty; expected /proc/<pid>/cgroup lines such as '0::/kubepods.slice/...'", source=source)
-    return tuple(lines)
-
-
-def cpuset_cgroup(lines: tuple[CgroupLine, ...], *, source: str) -> tuple[str, CgroupVersion]:
-    """The cgroup path that governs the cpuset and its hierarchy version (v1 ``cpuset`` controller
-    line, else the unified ``0::`` line)."""
-    for line in lines:
-        if "cpuset" in line.controllers:
-            return line.path, "v1"
-    for line in lines:
-        if line.hierarchy == 0 and not line.controllers:
-            return line.path, "v2"
-    raise InputError("no cpuset controller line and no unified '0::' line", source=source)
-
-
-def parse_cpuset_file(text: str, *, source: str) -> CPUSet:
-    """``cpuset.cpus.effective`` / ``cpuset.effective_cpus`` / ``cpuset.cpus`` content."""
-    return CPUSet.parse(text, source=source)
 
 
 def parse_kube_cgroup_path(path: str) -> KubeCgroupRef | None:

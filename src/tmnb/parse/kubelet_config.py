@@ -6,7 +6,7 @@ kubelet would ignore as unknown, and duplicated keys. Values the kubelet's decod
 the kubelet does not start with such a file, so there is no "effective" value to report.
 
 Drop-ins are merged by the kubelet as JSON merge patches (RFC 7386) in ``filepath.WalkDir`` order;
-``dropin_order`` and ``merge_patch`` reproduce both.
+``read_dropin_dir`` and ``merge_patch`` reproduce both.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal
 
 from tmnb.errors import ConfigRejected, InputError
@@ -307,28 +307,6 @@ def _check_reserved_memory(value: Any, *, source: str) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Drop-in directory: order and merge
-
-
-def dropin_order(paths: Iterable[str], *, root: str) -> tuple[list[str], list[str]]:
-    """Split files under ``root`` into (.conf files in the kubelet's merge order, skipped files).
-
-    The kubelet walks the directory with ``filepath.WalkDir``: entries sorted by name at each level,
-    subdirectories entered where they sort. That is lexical order of the path *components*, which
-    differs from sorting whole path strings ("a/x.conf" comes before "a-b.conf").
-    """
-    base = PurePosixPath(root)
-    keyed = []
-    for path in paths:
-        try:
-            rel = PurePosixPath(path).relative_to(base)
-        except ValueError:
-            raise InputError(f"{path} is not under the drop-in directory", source=root) from None
-        keyed.append((rel.parts, path))
-    ordered = [path for _, path in sorted(keyed)]
-    return (
-        [p for p in ordered if p.endswith(DROPIN_EXTENSION)],
-        [p for p in ordered if not p.endswith(DROPIN_EXTENSION)],
-    )
 
 
 def read_dropin_dir(root: Path, *, shown: str | None = None) -> DropinDir:

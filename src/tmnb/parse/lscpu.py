@@ -1,10 +1,8 @@
-"""lscpu output in its three shapes: the summary (plain text or ``-J``) and the parsable ``-p`` table.
+"""lscpu's summary, as plain text or ``-J``: the node collector's check of the sysfs NUMA map.
 
-The summary gives online/offline CPUs and the NUMA node → CPU map (node ids may be sparse); only
-``-p`` gives per-CPU core and socket ids. Labels are translated by gettext, so the summary must be
-captured with ``LC_ALL=C``; a translated capture is rejected rather than half-parsed. ``-p`` column
-names are never translated. Recommended capture for the per-CPU table, including offline CPUs:
-``LC_ALL=C lscpu -a -p=CPU,CORE,SOCKET,NODE,ONLINE``.
+The summary gives online/offline CPUs and the NUMA node → CPU map (node ids may be sparse). Labels
+are translated by gettext, so the summary must be captured with ``LC_ALL=C``; a translated capture
+is rejected rather than half-parsed.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tmnb.cpuset import MAX_CPUS, CPUSet
+from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.parse.documents import load_json
 
@@ -50,42 +48,6 @@ class LscpuSummary:
     model_name: str | None
     fields: dict[str, str | None]
     models: tuple[CpuModel, ...] = ()
-
-
-@dataclass(frozen=True)
-class LogicalCpu:
-    """One row of ``lscpu -p``. Ids are lscpu's logical indexes (node-unique cores) unless ``-y`` was
-    used; ``None`` where lscpu printed nothing (offline CPUs) or ``-``."""
-
-    cpu: int
-    core: int | None
-    socket: int | None
-    numa: int | None
-    online: bool
-
-
-@dataclass(frozen=True)
-class CpuTopology:
-    """Per-logical-CPU topology, sorted by CPU id."""
-
-    cpus: tuple[LogicalCpu, ...]
-
-    def online(self) -> CPUSet:
-        return CPUSet(c.cpu for c in self.cpus if c.online)
-
-    def offline(self) -> CPUSet:
-        return CPUSet(c.cpu for c in self.cpus if not c.online)
-
-    def numa_nodes(self) -> dict[int, CPUSet]:
-        """NUMA id → its online CPUs (the view the kubelet's CPU manager has)."""
-        nodes: dict[int, set[int]] = {}
-        for c in self.cpus:
-            if c.online and c.numa is not None:
-                nodes.setdefault(c.numa, set()).add(c.cpu)
-        return {node: CPUSet(cpus) for node, cpus in sorted(nodes.items())}
-
-    def sockets(self) -> tuple[int, ...]:
-        return tuple(sorted({c.socket for c in self.cpus if c.socket is not None}))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,88 +213,3 @@ def _summarize(fields: list[tuple[str, str | None, int | None]], source: str) ->
         fields=values,
         models=models,
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# Parsable: lscpu -p / --parse=LIST
-
-_ID_COLUMNS = {"cpu": "cpu", "core": "core", "socket": "socket", "node": "numa"}
-
-
-def parse_lscpu_parsable(text: str, *, source: str = "lscpu -p") -> CpuTopology:
-    """``lscpu -p`` (default columns) or ``lscpu [-a] -p=CPU,CORE,SOCKET,NODE[,ONLINE]``.
-
-    Without an ONLINE column a row whose core and socket cells are both *empty* is taken as offline
-    (lscpu prints nothing for the topology of an offline CPU); ``-`` is an id lscpu could not read
-    with ``-y`` (POWER and s390 have no package id), on a CPU that is online. Plain ``-p`` lists
-    online CPUs only.
-    """
-    header: list[str] | None = None
-    rows: list[LogicalCpu] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line:
-            continue
-        if line.startswith("#"):
-            candidate = line[1:].strip()
-            if "," in candidate and "CPU" in candidate.upper().split(","):
-                # Cache columns follow an empty name in the default format ("Node,,L1d,..."); they
-                # stay in the header only so that row widths can be checked.
-                header = [name.strip().lower() for name in candidate.split(",")]
-            continue
-        if header is None:
-            raise InputError(
-                "expected the '# CPU,Core,Socket,Node,...' column header before the data (output of lscpu -p)",
-                source=source,
-                line=lineno,
-            )
-        rows.append(_row(line, header, source, lineno))
-    if header is None:
-        raise InputError("no '# CPU,Core,...' column header; expected output of lscpu -p", source=source)
-    if not rows:
-        raise InputError("no CPU rows after the column header; the output looks truncated", source=source)
-    seen: set[int] = set()
-    for row in rows:
-        if row.cpu in seen:
-            raise InputError(f"CPU {row.cpu} is listed twice", source=source)
-        seen.add(row.cpu)
-    return CpuTopology(tuple(sorted(rows, key=lambda r: r.cpu)))
-
-
-def _row(line: str, header: list[str], source: str, lineno: int) -> LogicalCpu:
-    cells = line.split(",")
-    if len(cells) != len(header):
-        raise InputError(
-            f"expected {len(header)} comma-separated columns ({','.join(header)}), got {len(cells)}; "
-            "the line looks truncated",
-            source=source,
-            line=lineno,
-        )
-    ids: dict[str, int | None] = {}
-    blank: set[str] = set()
-    online: bool | None = None
-    for name, cell in zip(header, cells, strict=True):
-        cell = cell.strip()
-        if name in _ID_COLUMNS:
-            if cell in ("", "-"):
-                ids[_ID_COLUMNS[name]] = None
-                if not cell:
-                    blank.add(_ID_COLUMNS[name])
-            elif cell.isdigit() and len(cell) <= 6:
-                ids[_ID_COLUMNS[name]] = int(cell)
-            else:
-                raise InputError(
-                    f"expected a number in column {name.upper()}, got {cell!r}", source=source, line=lineno
-                )
-        elif name == "online":
-            if cell not in ("Y", "N"):
-                raise InputError(f"expected Y or N in column ONLINE, got {cell!r}", source=source, line=lineno)
-            online = cell == "Y"
-    cpu = ids.get("cpu")
-    if cpu is None:
-        raise InputError("every row needs a CPU number", source=source, line=lineno)
-    if cpu >= MAX_CPUS:
-        raise InputError(f"CPU {cpu} is beyond the largest CPU id Linux supports", source=source, line=lineno)
-    if online is None:
-        online = not {"core", "socket"} <= blank
-    return LogicalCpu(cpu=cpu, core=ids.get("core"), socket=ids.get("socket"), numa=ids.get("numa"), online=online)

@@ -26,8 +26,6 @@ from tmnb.parse.documents import load_json
 from tmnb.parse.gojson import GoStruct, kind, string_checksum
 from tmnb.parse.numbers import INT64_MAX, check_int
 
-NO_TOPOLOGY = -1
-
 
 class CheckpointRefused(InputError):
     """A checkpoint the kubelet refuses to load; ``kubelet`` is its error, as ``restoreState`` returns

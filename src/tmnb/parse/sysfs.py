@@ -121,34 +121,6 @@ def parse_hugepages(dir_name: str, files: Mapping[str, str], *, source: str) -> 
     )
 
 
-def build_numa_node(
-    node_id: int,
-    *,
-    cpulist: str,
-    meminfo: str,
-    distance: str,
-    node_order: Sequence[int],
-    hugepages: Sequence[HugePages] = (),
-    source: str,
-) -> NumaNode:
-    """Assemble one node; ``node_order`` is the ``online`` node list the distance row follows."""
-    row = parse_distance(distance, source=f"{source}/distance")
-    if len(row) != len(node_order):
-        raise InputError(
-            f"{len(row)} distances for {len(node_order)} online nodes {list(node_order)}",
-            source=f"{source}/distance",
-        )
-    mem = parse_node_meminfo(meminfo, node_id=node_id, source=f"{source}/meminfo")
-    return NumaNode(
-        id=node_id,
-        cpus=CPUSet.parse(cpulist, source=f"{source}/cpulist"),
-        memory_total=mem["MemTotal"],
-        memory_free=mem["MemFree"],
-        hugepages=tuple(sorted(hugepages, key=lambda h: h.size_bytes)),
-        distances=dict(zip(node_order, row, strict=True)),
-    )
-
-
 def _read(path: Path, what: str = "a sysfs attribute") -> str:
     return read_sysfs(path, what=what)
 
