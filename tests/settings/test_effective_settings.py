@@ -9,7 +9,7 @@ import pytest
 from tmnb.parse.kubelet_config import parse_configz, parse_kubelet_config, parse_kubelet_dropin, read_dropin_dir
 from tmnb.parse.kubelet_flags import parse_kubelet_args
 from tmnb.parse.systemd import parse_systemd_units
-from tmnb.settings.effective import Layer, Setting, effective_settings, without_configz
+from tmnb.settings.effective import Layer, Setting, effective_settings
 from tmnb.versions import KubeVersion
 
 KUBELET = Path(__file__).parents[1] / "fixtures" / "node" / "kubelet"
@@ -100,18 +100,6 @@ def test_configz_is_the_truth_and_drift_is_reported() -> None:
     ]
     assert s.value("cpuManagerReconcilePeriod") == "10s"
     assert s.setting("hairpinMode").overridden == ()  # only /configz knows it
-
-
-def test_without_configz_is_the_on_disk_view() -> None:
-    layers = node_layers()
-    with_configz = effective_settings(**layers, version=V131)
-    del layers["configz"]
-    on_disk = effective_settings(**layers, version=V131)
-    view = without_configz(with_configz)
-    assert not view.from_configz and view.drift == ()
-    for name, setting in on_disk.fields.items():
-        assert view.fields[name] == setting, name
-    assert without_configz(on_disk) is on_disk
 
 
 def test_only_configz() -> None:

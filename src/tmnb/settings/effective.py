@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from tmnb.parse.duration import format_go_duration, parse_go_duration
@@ -247,18 +247,6 @@ def _apply_configz(fields: dict[str, Setting], doc: KubeletConfigDoc) -> tuple[d
         if trusted and not same_value(layered.value, running):
             drift.append(Drift(name, layered.value, layered.as_layer(), running))
     return result, tuple(drift)
-
-
-def without_configz(settings: KubeletSettings) -> KubeletSettings:
-    """The on-disk view (what the kubelet will run after a restart)."""
-    if not settings.from_configz:
-        return settings
-    fields = {}
-    for name, setting in settings.fields.items():
-        if setting.overridden:
-            last = setting.overridden[-1]
-            fields[name] = Setting(last.value, last.source, last.detail, setting.overridden[:-1])
-    return replace(settings, fields=fields, drift=(), from_configz=False)
 
 
 def snapshot_settings(
