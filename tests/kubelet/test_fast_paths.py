@@ -8,7 +8,7 @@ from itertools import combinations
 import pytest
 
 from tmnb.errors import InputError
-from tmnb.kubelet.bitmask import has_mask, is_narrower, iterate_masks, mask_of, masks_reaching, subset_sums
+from tmnb.kubelet.bitmask import has_mask, iterate_masks, mask_of, masks_reaching, subset_sums
 from tmnb.kubelet.hints import TopologyHint, hint_objects, sized_hints
 from tmnb.kubelet.memory_static import MemoryStaticPolicy, _best, calculate_hints
 from tmnb.kubelet.pod import Container, Pod
@@ -56,6 +56,21 @@ def test_sized_hints_is_the_comprehension() -> None:
         found = [m for m in masks if rng.random() < 0.5]
         size = rng.randint(0, 5)
         assert sized_hints(nodes, found, size) == [preferred[m] if m.bit_count() == size else other[m] for m in found]
+
+
+def is_narrower(a: int, b: int) -> bool:
+    """The kubelet's ``bitmask.IsNarrowerThan``: fewer nodes wins; equal counts compare the masks as
+    unsigned numbers (not lexicographically)."""
+    return a < b if a.bit_count() == b.bit_count() else a.bit_count() < b.bit_count()
+
+
+def test_default_hint_scan_narrower_is_count_then_numeric() -> None:
+    def best(*masks: int) -> int | None:
+        return _best([TopologyHint(m, True) for m in masks]).affinity
+
+    assert best(mask_of([0, 3]), mask_of([1, 2])) == mask_of([1, 2])  # 6 < 9 although {0,3} has the lower node
+    assert best(mask_of([1, 2]), mask_of([0, 3])) == mask_of([1, 2])
+    assert best(mask_of([0, 1]), mask_of([7])) == mask_of([7])
 
 
 def test_default_hint_scan_is_the_kubelets() -> None:

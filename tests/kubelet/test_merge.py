@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tmnb.errors import InputError
-from tmnb.kubelet.bitmask import bits_of, is_narrower, iterate_masks, mask_of
+from tmnb.kubelet.bitmask import bits_of, iterate_masks, mask_of
 from tmnb.kubelet.hints import ProviderHints, TopologyHint
 from tmnb.kubelet.merge import (
     NUMAInfo,
@@ -43,12 +43,6 @@ class TestBitmask:
         for bad in (-1, 64):
             with pytest.raises(InputError, match="bit number must be in range 0-63"):
                 mask_of([bad])
-
-    def test_narrower_is_count_then_numeric(self):
-        assert is_narrower(M(1, 2), M(0, 3))  # 6 < 9 although {0,3} has the lower node
-        assert not is_narrower(M(0, 3), M(1, 2))
-        assert is_narrower(M(7), M(0, 1))
-        assert not is_narrower(M(0, 1), M(0, 1))
 
     def test_iterate_masks_order(self):
         assert [bits_of(m) for m in iterate_masks([0, 1, 2])] == [

@@ -8,10 +8,8 @@ from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.options import (
     CPUManagerOptions,
     TopologyManagerOptions,
-    feature_gate_default,
     feature_gate_enabled,
     gate_for,
-    known_options,
     option_maturity,
     parse_cpu_manager_options,
     parse_topology_manager_options,
@@ -260,26 +258,16 @@ class TestMaturityTable:
         assert gate_for("topology", "alpha") == "TopologyManagerPolicyAlphaOptions"
         assert gate_for("cpu", "beta") == "CPUManagerPolicyBetaOptions"
         assert gate_for("cpu", "ga") is None
-        assert feature_gate_default("TopologyManagerPolicyBetaOptions", V("1.27")) is False
-        assert feature_gate_default("TopologyManagerPolicyBetaOptions", V("1.28")) is True
-        assert feature_gate_default("TopologyManagerPolicyAlphaOptions", V("1.36")) is False
-        assert feature_gate_default("CPUManagerPolicyBetaOptions", V("1.36")) is True
-        assert feature_gate_default("NoSuchGate", V("1.36")) is None
+        # unset, a gate takes its default in that version; a gate the version lacks is off
+        assert feature_gate_enabled("TopologyManagerPolicyBetaOptions", V("1.27"), None) is False
+        assert feature_gate_enabled("TopologyManagerPolicyBetaOptions", V("1.28"), {}) is True
+        assert feature_gate_enabled("TopologyManagerPolicyAlphaOptions", V("1.36"), None) is False
+        assert feature_gate_enabled("CPUManagerPolicyBetaOptions", V("1.36"), None) is True
+        assert feature_gate_enabled("NoSuchGate", V("1.36"), {"NoSuchGate": True}) is False
         assert (
             feature_gate_enabled("TopologyManagerPolicyOptions", V("1.30"), {"TopologyManagerPolicyOptions": False})
             is False
         )
-
-    def test_known_options(self):
-        assert known_options("topology", V("1.30")) == ("prefer-closest-numa-nodes",)
-        assert set(known_options("cpu", V("1.36"))) == {
-            "full-pcpus-only",
-            "distribute-cpus-across-numa",
-            "align-by-socket",
-            "distribute-cpus-across-cores",
-            "strict-cpu-reservation",
-            "prefer-align-cpus-by-uncorecache",
-        }
 
     def test_bad_manager(self):
         with pytest.raises(InputError, match="manager"):

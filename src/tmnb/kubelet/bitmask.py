@@ -35,12 +35,6 @@ def bits_of(mask: int) -> list[int]:
     return out
 
 
-def is_narrower(a: int, b: int) -> bool:
-    """Fewer nodes wins; equal counts fall back to plain unsigned comparison (not lexicographic)."""
-    ca, cb = a.bit_count(), b.bit_count()
-    return a < b if ca == cb else ca < cb
-
-
 @lru_cache(maxsize=256)
 def _iterate(bits: tuple[int, ...]) -> tuple[int, ...]:
     mask_of(bits)  # refuses a bad node id as the first combination holding it would

@@ -216,14 +216,6 @@ class CPUTopology:
         cpus = self.cpus_in_numa_nodes(nodes)
         return {s for s, m in self.socket_mask.items() if m & cpus}
 
-    def numa_of_mask(self, cpu_mask: int) -> int:
-        """NUMA affinity mask (bit = node) of a CPU mask."""
-        out = 0
-        for node, m in self.numa_mask.items():
-            if m & cpu_mask:
-                out |= 1 << node
-        return out
-
     def siblings(self, cpu_mask: int) -> int:
         """All threads of every core touched by ``cpu_mask``."""
         out = 0

@@ -125,11 +125,8 @@ class DeviceManager:
         return any(d.numa for d in self.devices.get(resource, {}).values())
 
     # ------------------------------------------------------------------ requests
-    def container_requests(self, container: Container) -> dict[str, int]:
-        return dict(self._requests(container))
-
     def _requests(self, container: Container) -> Mapping[str, int]:
-        """``container_requests``, kept on the container (read only) for managers of the same
+        """The container's requests of these devices, kept on the container (read only) for managers of the same
         resources: hints and Allocate both ask, and a fleet's pods meet many such managers."""
         seen: tuple[frozenset[str], dict[str, int]] | None = container.__dict__.get("_device_requests")
         if seen is not None and seen[0] == self._resources:

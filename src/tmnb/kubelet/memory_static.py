@@ -157,7 +157,7 @@ def _block_order(resource: str) -> tuple[bool, str]:
 
 
 def _best(hints: list[TopologyHint]) -> TopologyHint:
-    """The preferred, then narrowest hint (``is_narrower`` inline: 65,535 hints on 16 NUMA nodes)."""
+    """The preferred, then narrowest hint (the kubelet's ``IsNarrowerThan`` inline: 65,535 hints on 16 NUMA nodes)."""
     best = TopologyHint(None, False)
     best_mask, best_preferred = best
     for hint in hints:

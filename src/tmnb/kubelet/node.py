@@ -359,11 +359,6 @@ class NodeSimulator:
         no CPU state."""
         return to_cpuset(self.cpu.default) if isinstance(self.cpu, CPUStaticPolicy) else to_cpuset(0)
 
-    def free_memory(self) -> dict[int, dict[str, int]]:
-        if not isinstance(self.memory, MemoryStaticPolicy):
-            return {}
-        return {n: {r: t.free for r, t in st.memory.items()} for n, st in self.memory.state.items()}
-
 
 def _check_reserved_memory_sum(
     reserved_memory: Mapping[int, Mapping[str, Any]], reservation: Mapping[str, GoQuantity]

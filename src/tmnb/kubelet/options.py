@@ -151,21 +151,9 @@ def option_maturity(manager: Manager, name: str, version: KubeVersion) -> Maturi
     return current
 
 
-def known_options(manager: Manager, version: KubeVersion) -> tuple[str, ...]:
-    """Every option name the kubelet of ``version`` accepts for ``manager`` (at any maturity)."""
-    names = _MATURITY[_check_manager(manager)]
-    return tuple(name for name in names if option_maturity(manager, name, version) is not None)
-
-
 def gate_for(manager: Manager, maturity: Maturity) -> str | None:
     """The feature gate an option of this maturity needs; None for GA options."""
     return STAGE_GATES.get((_check_manager(manager), maturity))
-
-
-def feature_gate_default(gate: str, version: KubeVersion) -> bool | None:
-    """Default of a gate in a kubelet version; None when the gate does not exist there."""
-    stage = _gate_stage(gate, version)
-    return None if stage is None else stage.default
 
 
 def feature_gate_enabled(gate: str, version: KubeVersion, feature_gates: Mapping[str, bool] | None) -> bool:
