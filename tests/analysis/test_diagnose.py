@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 
 from factories import node, pod, settings, snapshot
-from tmnb.analysis.diagnose import diagnose, diagnose_all
+from tmnb.analysis.diagnose import Diagnosis, diagnose
 from tmnb.errors import InputError
 from tmnb.snapshot import Allocation, KubeletInfo, Snapshot
 
@@ -30,8 +30,12 @@ def fleet(big_cpu: str = "8", **kubelet: str) -> Snapshot:
     return snapshot([w1, w2], [pod("holder", cpu="4"), big])
 
 
+def diagnose_big(snap: Snapshot) -> Diagnosis:
+    return diagnose(snap, next(p for p in snap.pods if p.name == "big"))
+
+
 def test_rejection_is_reproduced_and_explained_in_numbers():
-    (d,) = diagnose_all(fleet())
+    d = diagnose_big(fleet())
     assert d.pod == "app/big" and d.node == "worker-1" and d.reproduced
     assert "asks for 8 exclusive CPUs; the largest free set on one NUMA node is 6" in d.why
     assert "NUMA 0: 6 free, NUMA 1: 4 free" in d.why
@@ -41,7 +45,7 @@ def test_rejection_is_reproduced_and_explained_in_numbers():
 
 
 def test_remedies_are_checked_and_ranked():
-    kinds = {r.kind: r for r in diagnose_all(fleet())[0].remedies}
+    kinds = {r.kind: r for r in diagnose_big(fleet()).remedies}
     assert kinds["smaller request"].change == "container main: cpu 8 → 6 (requests and limits)"
     assert "best-effort" in kinds["policy"].change and "span NUMA nodes" in kinds["policy"].note
     assert kinds["free resources"].change == "move app/holder off worker-1"
@@ -61,7 +65,7 @@ def test_pod_scope_is_offered_only_when_it_admits():
 
 
 def test_a_pod_the_node_admits_now_says_so_and_offers_nothing():
-    d = diagnose_all(fleet(big_cpu="2"))[0]
+    d = diagnose_big(fleet(big_cpu="2"))
     assert not d.reproduced and "would admit the pod now" in d.why and d.remedies == []
 
 

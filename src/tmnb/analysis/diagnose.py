@@ -9,7 +9,7 @@ only remedies the model admits are shown, best first.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -17,7 +17,6 @@ from typing import Any
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.names import (
-    ADMISSION_REASONS,
     BEST_EFFORT,
     RESTRICTED,
     SCOPE_CONTAINER,
@@ -270,12 +269,3 @@ def diagnose(snapshot: Snapshot, pod: Pod, *, pool_label: str = "tmnb.dev/pool")
         remedies += _moving_pods(snapshot, model, mpod, node)
         remedies += _other_pools(snapshot, mpod, node, lambda n: labels.get(n, {}).get(pool_label, "(no pool)"))
     return Diagnosis(who, node, pod.reason or "", pod.message or "", not result.admitted, why, hints, merged, remedies)
-
-
-def rejected(snapshot: Snapshot) -> list[Pod]:
-    return [p for p in snapshot.pods if p.phase == "Failed" and p.reason in ADMISSION_REASONS and p.node]
-
-
-def diagnose_all(snapshot: Snapshot, pods: Sequence[Pod] | None = None) -> list[Diagnosis]:
-    """Every rejected pod of the snapshot (or the ones given), diagnosed."""
-    return [diagnose(snapshot, p) for p in (rejected(snapshot) if pods is None else pods)]
