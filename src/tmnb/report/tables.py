@@ -21,8 +21,6 @@ import pandas as pd
 from tmnb.cpuset import CPUSet
 
 GIB = float(1 << 30)
-#: Units a numeric column can be declared in; bytes are shown in binary multiples.
-UNITS = ("CPUs", "bytes", "GiB", "%", "s")
 #: Tables up to this many rows are shown whole, without paging or search controls.
 SHORT = 15
 #: A column whose longest cell is longer than this is prose: wrapped within a bounded width.

@@ -40,23 +40,6 @@ NodeResult = Literal["done", "failed", "rolled back"]
 
 CONFIG_MODE = 0o644
 STATE_MODE = 0o644
-#: steps in order; "stop"/"state-files" only when state files move, "drain" only when needed
-STEPS = (
-    "preflight",
-    "cordon",
-    "drain",
-    "backup",
-    "stop",
-    "state-files",
-    "apply",
-    "start",
-    "wait-ready",
-    "verify",
-    "uncordon",
-    "after-snapshot",
-)
-#: steps after which the node's files differ from the backup: a failure from here on rolls back
-WRITES_FROM = "state-files"
 
 
 @dataclass
