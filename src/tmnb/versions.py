@@ -23,10 +23,6 @@ class KubeVersion:
             raise InputError(f"invalid Kubernetes version {text!r}: expected vMAJOR.MINOR[.PATCH]", source=source)
         return cls(int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
 
-    @property
-    def minor_line(self) -> tuple[int, int]:
-        return (self.major, self.minor)
-
     def __str__(self) -> str:
         return f"v{self.major}.{self.minor}.{self.patch}"
 
