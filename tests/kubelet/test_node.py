@@ -15,12 +15,19 @@ from tmnb.kubelet.node import (
     NodeModel,
     NodeSimulator,
     NUMANode,
+    PodResult,
     reserved_cpu_count,
-    simulate,
 )
 from tmnb.kubelet.pod import Container, Pod
 
 GI = 1 << 30
+
+
+def admit_all(node: NodeModel, pods: list[Pod | dict]) -> list[PodResult]:
+    """Admit ``pods`` in order on a freshly started kubelet for ``node``."""
+    sim = NodeSimulator(node)
+    return [sim.admit(p) for p in pods]
+
 
 # 2 sockets = 2 NUMA nodes, 3 cores x 2 threads each: NUMA0 = 0,6,1,7,2,8  NUMA1 = 3,9,4,10,5,11
 CPUS = tuple(CPUInfo(c, c % 6, (c % 6) // 3, (c % 6) // 3) for c in range(12))
@@ -53,7 +60,7 @@ def gpod(name: str, cpu: str, memory: str = "1Gi", *, init=(), extra=None, sidec
 
 
 def test_sequential_single_numa_node_packing():
-    results = simulate(
+    results = admit_all(
         NodeModel("n1", machine(), settings()),
         [gpod("a", "4"), gpod("b", "6"), gpod("c", "2"), gpod("d", "1")],
     )
@@ -83,7 +90,7 @@ def test_best_effort_admits_cross_numa_and_allocates_from_hint_first():
 
 def test_smt_alignment_error_with_full_pcpus_only():
     node = NodeModel("n", machine(), settings(cpu_manager_policy_options={"full-pcpus-only": "true"}))
-    (res,) = simulate(node, [gpod("odd", "3")])
+    (res,) = admit_all(node, [gpod("odd", "3")])
     assert (res.admitted, res.reason, res.message) == (
         False,
         "SMTAlignmentError",
@@ -107,7 +114,7 @@ def test_smt_alignment_error_with_full_pcpus_only():
 def test_memory_empty_map_quirk_ends_in_unexpected_admission_error(kw, text):
     # 8Gi nodes (1Gi reserved on node 0): 20Gi fits no mask -> empty hint map -> no preference,
     # the TM admits, then the memory manager's Allocate fails.
-    (res,) = simulate(NodeModel("n", machine(), settings(**kw)), [gpod("big", "1", "20Gi")])
+    (res,) = admit_all(NodeModel("n", machine(), settings(**kw)), [gpod("big", "1", "20Gi")])
     assert (res.admitted, res.reason) == (False, "UnexpectedAdmissionError")
     assert res.message == f"Allocate failed due to [memorymanager] {text}, which is unexpected"
 
@@ -115,7 +122,7 @@ def test_memory_empty_map_quirk_ends_in_unexpected_admission_error(kw, text):
 def test_device_pulls_cpus_to_its_numa_node():
     devices = {"vendor.com/gpu": (Device("gpu0", (1,)), Device("gpu1", (1,)))}
     pod = gpod("g", "2", extra={"vendor.com/gpu": "1"})
-    (res,) = simulate(NodeModel("n", machine(devices), settings()), [pod])
+    (res,) = admit_all(NodeModel("n", machine(devices), settings()), [pod])
     app = res.containers[0]
     assert res.admitted and app.affinity.numa() == [1]
     assert app.devices == {"vendor.com/gpu": ("gpu0",)}
@@ -150,7 +157,7 @@ def test_pod_scope_one_hint_for_all_containers():
     node = NodeModel("n", machine(), settings(topology_manager_scope="pod"))
     res = {"cpu": "2", "memory": "1Gi"}
     pod = Pod(uid="p", name="p", containers=(Container("a", res, res), Container("b", res, res)))
-    (out,) = simulate(node, [pod])
+    (out,) = admit_all(node, [pod])
     assert out.admitted
     assert {c.affinity.numa()[0] for c in out.containers} == {0}
     assert len(set(out.containers[0].cpuset) | set(out.containers[1].cpuset)) == 4
@@ -161,7 +168,7 @@ def test_pod_dict_input_and_burstable_shared_pool():
         "metadata": {"name": "web", "namespace": "shop", "uid": "u1"},
         "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}}]},
     }
-    (res,) = simulate(NodeModel("n", machine(), settings()), [pod])
+    (res,) = admit_all(NodeModel("n", machine(), settings()), [pod])
     assert (res.admitted, res.namespace, res.name) == (True, "shop", "web")
     assert len(res.containers[0].cpuset) == 0 and res.containers[0].affinity.affinity is None
 
@@ -175,7 +182,7 @@ def test_existing_allocations_are_respected():
             ExistingAllocation("old", "app", cpus="3-5,9-11", memory=(ModelMemoryBlock((1,), GI, "memory"),)),
         ),
     )
-    (res,) = simulate(node, [gpod("new", "5")])
+    (res,) = admit_all(node, [gpod("new", "5")])
     assert res.admitted and str(res.containers[0].cpuset) == "1-2,6-8"
 
 

@@ -1,7 +1,7 @@
 """A faithful model of kubelet 1.36 Topology Manager admission, ported from the kubelet's
 ``pkg/kubelet/cm`` (topologymanager, cpumanager, memorymanager, devicemanager).
 
-Entry points: :func:`simulate` / :class:`NodeSimulator` (admit pods on a modelled node),
+Entry points: :class:`NodeSimulator` (admit pods on a modelled node),
 :func:`new_topology_manager` (start-up checks), :data:`POLICIES` / :func:`policy_for` (one
 :class:`TopologyPolicy` type per policy, each with its hint merge),
 the option parsers in :mod:`tmnb.kubelet.options`, and the conformance runner
@@ -23,7 +23,6 @@ from tmnb.kubelet.node import (
     NUMANode,
     PodResult,
     reserved_cpu_count,
-    simulate,
 )
 from tmnb.kubelet.options import (
     CPUManagerOptions,
@@ -61,5 +60,4 @@ __all__ = [
     "parse_topology_manager_options",
     "policy_for",
     "reserved_cpu_count",
-    "simulate",
 ]

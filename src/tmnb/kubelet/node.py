@@ -1,7 +1,7 @@
 """Simulation API: admit pods on a modelled node the way its kubelet would.
 
 Build a :class:`NodeModel` (machine, effective kubelet settings, existing allocations), then
-``simulate(node, pods)`` or keep a :class:`NodeSimulator` and ``admit`` pods one by one. Starting
+start a :class:`NodeSimulator` on it and ``admit`` pods one by one. Starting
 the simulator runs the kubelet's own start-up checks, so a configuration the kubelet would refuse
 raises ``ConfigRejected`` with the kubelet's text instead of producing answers.
 """
@@ -395,12 +395,6 @@ def _validate_node_allocatable(capacity: Mapping[str, GoQuantity], reservation: 
         raise ConfigRejected("invalid Node Allocatable configuration. " + " ".join(errors))
 
 
-def simulate(node: NodeModel, pods: Iterable[Pod | Mapping[str, Any]]) -> list[PodResult]:
-    """Admit ``pods`` in order on a freshly started kubelet for ``node``."""
-    sim = NodeSimulator(node)
-    return [sim.admit(p) for p in pods]
-
-
 def reserved_cpu_count(kube_reserved_cpu: Any = 0, system_reserved_cpu: Any = 0) -> int:
     """ceil(kubeReserved.cpu + systemReserved.cpu), as the kubelet sizes the static reservation."""
     total = quantity(kube_reserved_cpu or 0, "kubeReserved.cpu") + quantity(
@@ -419,5 +413,4 @@ __all__ = [
     "NodeSimulator",
     "PodResult",
     "reserved_cpu_count",
-    "simulate",
 ]
