@@ -20,6 +20,7 @@ from tmnb.metrics.collect import Collected
 from tmnb.metrics.frame import group_labels
 from tmnb.metrics.windows import Windows
 from tmnb.plots.figures import show
+from tmnb.report import display
 
 BEFORE, AFTER, CHANGE = "#9ecae1", "#a1d99b", "#d9d9d9"
 VERDICT_COLOURS = {
@@ -148,15 +149,13 @@ def show_signals(got: Collected, span: Windows | None, group_by: Sequence[str], 
     """Each signal with data: its time series, then its before/after distributions, saved and shown.
     A signal that is 0 in every sample (throttling without CFS quotas) gets a sentence, not two
     empty figures."""
-    from IPython.display import Markdown, display
-
     paths = []
     for s in got.with_data():
         frame = got.frame
         windows = frame["window"].isin(["before", "after"]) if "window" in frame else False
         values = frame.loc[(frame["query"] == s.name) & windows & np.isfinite(frame["value"]), "value"]
         if len(values) and (values == 0).all():
-            display(Markdown(f"_{s.name}: 0 in every sample of both windows; no figure._"))
+            display.markdown(f"_{s.name}: 0 in every sample of both windows; no figure._")
             continue
         fig = timeseries(got.frame, s.name, span, group_by=group_by, unit=s.unit)
         paths.append(show(fig, out_dir, f"{s.name}-over-time"))

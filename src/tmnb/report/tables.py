@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from tmnb.cpuset import CPUSet
+from tmnb.report import display
 
 GIB = float(1 << 30)
 #: Units a numeric column can be declared in; bytes are shown in binary multiples.
@@ -161,13 +162,12 @@ def _init() -> None:
     """Embed the DataTables bundle once per kernel, so the HTML report needs no network."""
     global _initialised
     if not _initialised:
-        from IPython.display import HTML, display
         from itables import init_notebook_mode, javascript, options
 
         # itables shows its init script before the bundle that script awaits; a live JupyterLab runs
         # them in that order and fails ("Cannot destructure property 'set_or_remove_dark_class'").
         # The bundle shown first makes the init find it (the repeat it shows itself is harmless).
-        display(HTML(javascript.generate_init_offline_itables_html(options.dt_bundle)))
+        display.html(javascript.generate_init_offline_itables_html(options.dt_bundle))
         init_notebook_mode(all_interactive=False, connected=False)
         _initialised = True
 
@@ -208,10 +208,8 @@ def show(
 ) -> None:
     """Display ``frame`` for a person and write its CSV; ``empty`` is the sentence shown instead of
     a table without rows (say what was looked for and why nothing matched)."""
-    from IPython.display import HTML, Markdown, display
-
     if frame.empty:
-        display(Markdown(f"_{empty}_"))
+        display.markdown(f"_{empty}_")
         return
     table = humanize(frame, units)
     path = write_csv(table, out_dir, name)
@@ -248,9 +246,7 @@ def show(
         column_filters="footer" if long else False,
         scrollX=True,
     )
-    display(
-        HTML(
-            f'<p class="tmnb-csv"><small>All {len(table)} rows as CSV: <a href="{path.parent.name}/'
-            f'{path.name}">{path.parent.name}/{path.name}</a></small></p>'
-        )
+    display.html(
+        f'<p class="tmnb-csv"><small>All {len(table)} rows as CSV: <a href="{path.parent.name}/'
+        f'{path.name}">{path.parent.name}/{path.name}</a></small></p>'
     )
