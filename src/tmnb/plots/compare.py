@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
 
 from tmnb.analysis.compare import VERDICTS, alignment_matrix
 from tmnb.metrics.collect import Collected
@@ -32,7 +35,7 @@ VERDICT_COLOURS = {
     "new": "#d9ef8b",
     "unchanged": "#e0e0e0",
 }
-_COLOURS = plt.get_cmap("tab10").colors
+_COLOURS = matplotlib.color_sequences["tab10"]
 
 
 def timeseries(
@@ -65,7 +68,7 @@ def timeseries(
                 ha="right",
             )
     handles, _ = ax.get_legend_handles_labels()
-    handles += [plt.Line2D([], [], color=c, label=g) for g, c in colour.items()]
+    handles += [Line2D([], [], color=c, label=g) for g, c in colour.items()]
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     ax.set_title(f"{query}: before and after the change ({data['series'].nunique()} series)")
     ax.set_xlabel("time (UTC)")
@@ -103,7 +106,7 @@ def distributions(frame: pd.DataFrame, query: str, *, group_by: Sequence[str] = 
         for patch, colour in zip(art["boxes"], colours, strict=True):
             patch.set_facecolor(colour)
     ax.set_yticks(ticks, names, fontsize=8)
-    legend = [plt.Rectangle((0, 0), 1, 1, color=c, label=w) for w, c in (("before", BEFORE), ("after", AFTER))]
+    legend = [Rectangle((0, 0), 1, 1, color=c, label=w) for w, c in (("before", BEFORE), ("after", AFTER))]
     ax.legend(handles=legend, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     ax.set_title(f"{query}: distribution per workload, before and after")
     ax.set_xlabel(unit or "value")
@@ -148,8 +151,10 @@ def alignment_changes(table: pd.DataFrame) -> Figure:
 def show_signals(got: Collected, span: Windows | None, group_by: Sequence[str], out_dir: str | Path) -> list[Path]:
     """Each signal with data: its time series, then its before/after distributions, saved and shown.
     A signal that is 0 in every sample (throttling without CFS quotas) gets a sentence, not two
-    empty figures."""
-    paths = []
+    empty figures. Without windows (no metrics source) nothing was collected: no figure."""
+    paths: list[Path] = []
+    if span is None:
+        return paths
     for s in got.with_data():
         frame = got.frame
         windows = frame["window"].isin(["before", "after"]) if "window" in frame else False

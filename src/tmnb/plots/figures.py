@@ -19,13 +19,12 @@ def overlapping_text(fig: Figure) -> list[tuple[str, str]]:
     """Pairs of visible texts that collide when drawn: the tick labels of each axis, and the texts
     written inside an axes. A figure a person must read has none."""
     fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     groups = []
     for ax in fig.axes:
         groups += [ax.get_xticklabels(), ax.get_yticklabels(), ax.texts]
     clashes = []
     for group in groups:
-        shown = [(t.get_text(), t.get_window_extent(renderer)) for t in group if t.get_visible() and t.get_text()]
+        shown = [(t.get_text(), t.get_window_extent()) for t in group if t.get_visible() and t.get_text()]
         for i, (a, box_a) in enumerate(shown):
             clashes += [(a, b) for b, box_b in shown[i + 1 :] if box_a.overlaps(box_b)]
     return clashes
