@@ -11,7 +11,7 @@ from tmnb.postmortem import kubelet_log, rejections, timeline
 from tmnb.postmortem.evidence import Evidence, open_evidence
 from tmnb.report import display
 from tmnb.report.tables import show
-from tmnb.report.verdict import Verdict
+from tmnb.report.verdict import Tone, Verdict
 
 
 def _target(found: Evidence) -> dict[str, Any] | None:
@@ -77,7 +77,7 @@ def verdict(found: Evidence) -> Verdict:
     else:
         todo = ["Keep this evidence as one verified bundle:"]
         command = f"tmnb evidence pack {found.root} --out {found.root}-evidence.tar.gz"
-    tone = "stop" if wrong else "ok"
+    tone: Tone = "stop" if wrong else "ok"
     sections = [
         ("Rejected pods, and why", pods),
         ("Kubelets that did not start", kubelets),
