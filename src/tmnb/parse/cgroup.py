@@ -17,6 +17,8 @@ from tmnb.errors import InputError
 
 CgroupVersion = Literal["v1", "v2"]
 Qos = Literal["guaranteed", "burstable", "besteffort"]
+#: The QoS classes a kubepods slice or folder names; a pod directly under kubepods is guaranteed.
+_NAMED_QOS: dict[str, Qos] = {"burstable": "burstable", "besteffort": "besteffort"}
 
 #: The file holding the CPUs a cgroup's tasks may actually use, then the requested set.
 CPUSET_FILES: dict[CgroupVersion, tuple[str, str]] = {
@@ -94,7 +96,7 @@ def parse_kube_cgroup_path(path: str) -> KubeCgroupRef | None:
             return None
         return KubeCgroupRef(
             pod_uid=pod.group(2).replace("_", "-"),
-            qos=pod.group(1) or "guaranteed",  # type: ignore[arg-type]
+            qos=_NAMED_QOS.get(pod.group(1) or "", "guaranteed"),
             driver="systemd",
             container_id=oci.group("id"),
             runtime=oci.group("prefix"),
@@ -103,7 +105,8 @@ def parse_kube_cgroup_path(path: str) -> KubeCgroupRef | None:
     for i, part in enumerate(parts):
         pod = _SYSTEMD_POD.search(part)
         if pod:
-            ref = KubeCgroupRef(pod.group(2).replace("_", "-"), pod.group(1) or "guaranteed", "systemd")  # type: ignore[arg-type]
+            qos = _NAMED_QOS.get(pod.group(1) or "", "guaranteed")
+            ref = KubeCgroupRef(pod.group(2).replace("_", "-"), qos, "systemd")
             if i + 1 < len(parts):
                 scope = _SYSTEMD_SCOPE.match(parts[i + 1])
                 if scope:
@@ -118,8 +121,8 @@ def parse_kube_cgroup_path(path: str) -> KubeCgroupRef | None:
 
 def _cgroupfs(rest: list[str]) -> KubeCgroupRef | None:
     qos: Qos = "guaranteed"
-    if rest and rest[0] in ("burstable", "besteffort"):
-        qos = rest[0]  # type: ignore[assignment]
+    if rest and rest[0] in _NAMED_QOS:
+        qos = _NAMED_QOS[rest[0]]
         rest = rest[1:]
     if not rest:
         return None
