@@ -23,7 +23,7 @@ from tmnb.replay import Mode, NodePlan, plans_for, show_value
 from tmnb.report.tables import some
 from tmnb.report.verdict import Verdict
 from tmnb.settings.target import check_target_fields
-from tmnb.snapshot import Snapshot
+from tmnb.snapshot import Node, Snapshot
 
 #: Findings whose remedy is a manual step during the rollout, not a change of plan.
 MANUAL_ACTION_RULES = {"manager-policy-change", "flag-overrides-file", "kubeadm-overwrites", "version-skew"}
@@ -93,7 +93,7 @@ def recommend_canary(
     proposed (a canary must tell whether the change works, not demonstrate a known failure)."""
     bad = set(verdict_table.loc[verdict_table["verdict"] == "will reject pods", "node"])
     guaranteed = Counter(p.node for p in snapshot.pods if p.qos_class == "Guaranteed" and p.phase == "Running")
-    by_pool: dict[str, list] = {}
+    by_pool: dict[str, list[Node]] = {}
     for node in snapshot.nodes:
         by_pool.setdefault(pool_of(node, pool_label), []).append(node)
     rows = []
@@ -186,21 +186,22 @@ def assess(
     snapshot: Snapshot,
     target: Mapping[str, Any],
     *,
-    mode: str = "drain",
-    fail_on: str = "blocker",
+    mode: Mode = "drain",
+    fail_on: Severity = "blocker",
     pool_label: str | None = None,
 ) -> Readiness:
     if not isinstance(target, Mapping) or not target:
         raise InputError("expected a non-empty mapping of KubeletConfiguration fields to set", where="target")
     check_target_fields(target)
+    # Checked at run time as well: a notebook passes its parameters as plain strings.
     if fail_on not in SEVERITY_ORDER:
         raise InputError(f"expected one of {', '.join(SEVERITY_ORDER)}, got {fail_on!r}", where="fail_on")
     if mode not in ("drain", "restart"):
         raise InputError(f"expected drain or restart, got {mode!r}", where="mode")
     plans = plans_for(snapshot.nodes, target)
     findings = lint(snapshot, target, pool_label=pool_label, plans=plans)
-    pods, nodes = whatif(snapshot, target, mode=mode, plans=plans)  # type: ignore[arg-type]
-    table = verdicts(snapshot, findings, pods, fail_on)  # type: ignore[arg-type]
+    pods, nodes = whatif(snapshot, target, mode=mode, plans=plans)
+    table = verdicts(snapshot, findings, pods, fail_on)
     refused = set(nodes.loc[~nodes["kubelet starts"], "node"]) if not nodes.empty else set()
     table.loc[table["node"].isin(refused), "verdict"] = "needs action"
     unknown = set(nodes.loc[~nodes["modelled"], "node"]) if not nodes.empty else set()
@@ -209,7 +210,7 @@ def assess(
     changing = set(plan.loc[plan["change"] == "yes", "node"])
     return Readiness(
         target=dict(target),
-        fail_on=fail_on,  # type: ignore[arg-type]
+        fail_on=fail_on,
         findings=findings,
         lint=to_frame(findings),
         pods=pods,
@@ -218,7 +219,7 @@ def assess(
         plan=plan,
         canary=recommend_canary(snapshot, table, changing, pool_label),
         plans=plans,
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,
     )
 
 
