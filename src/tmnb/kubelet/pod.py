@@ -13,12 +13,15 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final, Literal
 
 from tmnb.errors import InputError
 from tmnb.parse.quantity import quantity
 
-GUARANTEED, BURSTABLE, BEST_EFFORT = "Guaranteed", "Burstable", "BestEffort"
+QosClass = Literal["Guaranteed", "Burstable", "BestEffort"]
+GUARANTEED: Final = "Guaranteed"
+BURSTABLE: Final = "Burstable"
+BEST_EFFORT: Final = "BestEffort"
 _QOS_RESOURCES = ("cpu", "memory")
 _ZERO = Decimal(0)  # Decimals compare and add faster with a Decimal than with an int
 
@@ -188,7 +191,7 @@ class Pod:
         )
 
 
-def compute_qos(pod: Pod) -> str:
+def compute_qos(pod: Pod) -> QosClass:
     """``ComputePodQOS`` over cpu and memory; pod-level resources decide when present."""
     requests: dict[str, Decimal] = {}
     limits: dict[str, Decimal] = {}
