@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 MIME = "application/vnd.tmnb.result+json"
 
 
-def glue(name: str, value: Any) -> None:
+def glue(name: str, value: object) -> None:
     """Record ``value`` (JSON-serialisable) under ``name`` in the executed notebook."""
     payload = {"name": name, "value": json.loads(json.dumps(value, default=str))}
     display.show({MIME: payload, "text/plain": f"{name} = {payload['value']!r}"}, raw=True)

@@ -48,7 +48,8 @@ def some(items: Sequence[str], shown: int, sep: str = ", ") -> str:
 
 
 def quantity(x: Any, unit: str) -> str:
-    """``30 CPUs``, ``1 CPU``, ``128 GiB``, ``512 MiB``, ``45 %``; empty when absent."""
+    """``30 CPUs``, ``1 CPU``, ``128 GiB``, ``512 MiB``, ``45 %``; empty when absent. ``x`` is a
+    table's cell (Any: a number of any kind pandas holds, numpy's included, or a missing value)."""
     if _absent(x):
         return ""
     x = float(x)
@@ -76,7 +77,7 @@ def moment(value: datetime) -> str:
     return f"{text}.{stamp.microsecond // 1000:03d}" if stamp.microsecond else text
 
 
-def _absent(value: Any) -> bool:
+def _absent(value: object) -> bool:
     if value is None or value is pd.NA or value is pd.NaT:
         return True
     return isinstance(value, float) and math.isnan(value)
@@ -86,7 +87,7 @@ def _is_cpu_column(column: str) -> bool:
     return bool(re.search(r"cpuset|cpus?\b|cpu list", column, re.IGNORECASE))
 
 
-def cell(value: Any, column: str = "") -> str:
+def cell(value: object, column: str = "") -> str:
     """One value as text: lists ``0,1`` (cpu-lists for CPU columns), mappings ``key: value``."""
     if _absent(value):
         return ABSENT_WORDS.get(column, "")
@@ -146,7 +147,7 @@ def humanize(frame: pd.DataFrame, units: Mapping[str, str] | None = None) -> pd.
     return out.rename(columns={c: c.removesuffix("_gib") for c in out.columns}).astype(object)
 
 
-def _row_unit(unit: Any) -> str:
+def _row_unit(unit: object) -> str:
     return {"cpus": "CPUs", "cpu": "CPUs"}.get(str(unit), str(unit))
 
 
