@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
@@ -223,7 +224,7 @@ def assess(
     )
 
 
-def results(report: Readiness, snapshot_path: object) -> dict[str, Any]:
+def results(report: Readiness, snapshot_path: str | Path) -> dict[str, Any]:
     """What a readiness run hands whoever scheduled it (the run manifest's ``results``): each node's
     verdict, each pool's canary, the blocker and rejection counts, the stored snapshot, and the
     alert when there is one."""
