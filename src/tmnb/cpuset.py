@@ -56,22 +56,31 @@ class CPUSet(frozenset[int]):
     def to_mask(self, nbits: int | None = None) -> str:
         return format_hexmask(self, nbits)
 
+    # A CPUSet holds CPU ids only, so union and symmetric difference take ints where frozenset's
+    # take any element type (and widen the result): a deliberate narrowing of frozenset's interface.
     def __or__(self, other: Iterable[int]) -> CPUSet:  # type: ignore[override]
         return CPUSet(frozenset.__or__(self, frozenset(other)))
 
-    def __and__(self, other: Iterable[int]) -> CPUSet:  # type: ignore[override]
-        return CPUSet(frozenset.__and__(self, frozenset(other)))
+    def __and__(self, other: Iterable[object]) -> CPUSet:
+        return CPUSet(frozenset.intersection(self, other))
 
-    def __sub__(self, other: Iterable[int]) -> CPUSet:  # type: ignore[override]
-        return CPUSet(frozenset.__sub__(self, frozenset(other)))
+    def __sub__(self, other: Iterable[object]) -> CPUSet:
+        return CPUSet(frozenset.difference(self, other))
 
     def __xor__(self, other: Iterable[int]) -> CPUSet:  # type: ignore[override]
         return CPUSet(frozenset.__xor__(self, frozenset(other)))
 
-    union = __or__
-    intersection = __and__
-    difference = __sub__
-    symmetric_difference = __xor__
+    def union(self, *others: Iterable[int]) -> CPUSet:  # type: ignore[override]
+        return CPUSet(frozenset.union(self, *others))
+
+    def intersection(self, *others: Iterable[object]) -> CPUSet:
+        return CPUSet(frozenset.intersection(self, *others))
+
+    def difference(self, *others: Iterable[object]) -> CPUSet:
+        return CPUSet(frozenset.difference(self, *others))
+
+    def symmetric_difference(self, other: Iterable[int]) -> CPUSet:  # type: ignore[override]
+        return self ^ other
 
 
 def parse_cpulist(text: str, *, source: str | None = None, strided: bool = False) -> frozenset[int]:

@@ -12,10 +12,10 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
+from tmnb.kubelet.hints import ProviderHints
 from tmnb.kubelet.names import (
     BEST_EFFORT,
     RESTRICTED,
@@ -23,7 +23,7 @@ from tmnb.kubelet.names import (
     SCOPE_POD,
     SINGLE_NUMA_NODE,
 )
-from tmnb.kubelet.node import NodeModel, NodeSimulator
+from tmnb.kubelet.node import ModelSettings, NodeModel, NodeSimulator
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.parse.quantity import quantity
@@ -74,7 +74,7 @@ def _admits(model: NodeModel, pod: ModelPod) -> bool:
 def _hint_rows(sim: NodeSimulator, pod: ModelPod) -> tuple[list[dict[str, str]], str]:
     names = ("device manager", "CPU manager", "memory manager")
     policy, pod_scope = sim.topology.policy, sim.topology.scope == SCOPE_POD
-    groups: list[tuple[str, list[Any]]] = (
+    groups: list[tuple[str, list[ProviderHints]]] = (
         [("(pod)", [p.get_pod_topology_hints(pod) for p in sim.providers])]
         if pod_scope
         else [(c.name, [p.get_topology_hints(pod, c) for p in sim.providers]) for c in pod.all_containers()]
@@ -152,21 +152,25 @@ def _smaller_request(model: NodeModel, sim: NodeSimulator, pod: ModelPod, node: 
             return
 
 
-def _settings(model: NodeModel, **changes: Any) -> NodeModel:
-    return dataclasses.replace(model, settings=dataclasses.replace(model.settings, **changes))
+def _settings(model: NodeModel, settings: ModelSettings) -> NodeModel:
+    return dataclasses.replace(model, settings=settings)
 
 
 def _setting_changes(model: NodeModel, pod: ModelPod, node: str) -> Iterable[Remedy]:
     s = model.settings
     other = SCOPE_CONTAINER if s.topology_manager_scope == SCOPE_POD else SCOPE_POD
-    if _admits(_settings(model, topology_manager_scope=other), pod):
+    if _admits(_settings(model, dataclasses.replace(s, topology_manager_scope=other)), pod):
         yield Remedy("scope", f"topologyManagerScope: {s.topology_manager_scope} → {other}", node)
     options = dict(s.topology_manager_policy_options)
     if s.topology_manager_policy in (RESTRICTED, BEST_EFFORT) and options.get(PREFER_CLOSEST) != "true":
-        closer = _settings(model, topology_manager_policy_options={**options, PREFER_CLOSEST: "true"})
+        closer = _settings(
+            model, dataclasses.replace(s, topology_manager_policy_options={**options, PREFER_CLOSEST: "true"})
+        )
         if _admits(closer, pod):
             yield Remedy("policy option", f'topologyManagerPolicyOptions: {PREFER_CLOSEST}: "true"', node)
-    if s.topology_manager_policy != BEST_EFFORT and _admits(_settings(model, topology_manager_policy=BEST_EFFORT), pod):
+    if s.topology_manager_policy != BEST_EFFORT and _admits(
+        _settings(model, dataclasses.replace(s, topology_manager_policy=BEST_EFFORT)), pod
+    ):
         yield Remedy(
             "policy",
             f"topologyManagerPolicy: {s.topology_manager_policy} → {BEST_EFFORT}",

@@ -33,7 +33,7 @@ _CORE_RESOURCES = {"cpu", "memory", "pods", "ephemeral-storage"}
 GIB = 1 << 30
 
 
-def _render(value: Any) -> str:
+def _render(value: object) -> str:
     """A setting as the kubelet's flags take it: ``cpu=500m, memory=1Gi`` (its map flags trim the
     space after a comma, which lets a narrow cell wrap there); a reservedMemory entry as
     ``NUMA 0: memory=1Gi``; lists joined by ``; ``."""

@@ -19,12 +19,12 @@ from tmnb.analysis.inventory import is_integer_cpu, shape_of, skew_note
 from tmnb.analysis.occupancy import pool_of
 from tmnb.cpuset import CPUSet
 from tmnb.kubelet.names import BEST_EFFORT, CPU_STATIC, RESTRICTED, SINGLE_NUMA_NODE, TOPOLOGY_NONE
-from tmnb.kubelet.options import gate_for, option_maturity
+from tmnb.kubelet.options import Manager, gate_for, option_maturity
 from tmnb.parse.quantity import parse_quantity
 from tmnb.replay import DEFAULTS, NodePlan, plans_for, show_value
 from tmnb.settings.effective import KubeletSettings, snapshot_settings
 from tmnb.settings.validate import validate_settings
-from tmnb.snapshot import Setting, Snapshot
+from tmnb.snapshot import Pod, Setting, Snapshot
 from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
 Severity = Literal["blocker", "warning", "info"]
@@ -90,12 +90,13 @@ def option_maturity_rule(p: NodePlan) -> Iterator[Finding]:
     """Alpha and beta options work only while their gate stays on: worth knowing before a rollout."""
     if p.version is None:
         return
-    for manager, field, off in (
+    managers: tuple[tuple[Manager, str, bool], ...] = (
         ("topology", "topologyManagerPolicyOptions", p.planned.get("topologyManagerPolicy") == TOPOLOGY_NONE),
         ("cpu", "cpuManagerPolicyOptions", p.planned.get("cpuManagerPolicy") != CPU_STATIC),
-    ):
+    )
+    for manager, field, off in managers:
         for name in (p.planned.get(field) or {}) if not off else ():
-            maturity = option_maturity(manager, name, p.version)  # type: ignore[arg-type]
+            maturity = option_maturity(manager, name, p.version)
             if maturity in {"alpha", "beta"}:
                 yield Finding(
                     "option-maturity",
@@ -106,7 +107,7 @@ def option_maturity_rule(p: NodePlan) -> Iterator[Finding]:
                     f"{maturity} in kubelet {p.version}",
                     "warning" if maturity == "alpha" else "info",
                     f"{name} is {maturity} in this kubelet and depends on the "
-                    f"{gate_for(manager, maturity)} feature gate.",  # type: ignore[arg-type]
+                    f"{gate_for(manager, maturity)} feature gate.",
                     "Keep the gate explicit in featureGates and re-check after kubelet upgrades.",
                 )
 
@@ -165,7 +166,7 @@ def devices_without_numa(p: NodePlan) -> Iterator[Finding]:
         )
 
 
-def non_integer_guaranteed(p: NodePlan, pods: Iterable[Any]) -> Iterator[Finding]:
+def non_integer_guaranteed(p: NodePlan, pods: Iterable[Pod]) -> Iterator[Finding]:
     for pod in pods:
         fractional = [c.name for c in pod.containers if not is_integer_cpu(c.requests.get("cpu"))]
         if pod.qos_class == "Guaranteed" and fractional:

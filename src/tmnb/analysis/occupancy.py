@@ -46,7 +46,8 @@ def _setting(node: Node, name: str) -> object:
 
 def _reserved_memory(node: Node) -> dict[tuple[int, str], int]:
     out: dict[tuple[int, str], int] = {}
-    for entry in _setting(node, "reservedMemory") or []:
+    entries = _setting(node, "reservedMemory")
+    for entry in entries if isinstance(entries, list) else []:
         for kind, qty in entry.get("limits", {}).items():
             out[(int(entry["numaNode"]), kind)] = int(parse_quantity(qty))
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
@@ -23,7 +24,7 @@ from tmnb.replay import Mode, NodePlan, plans_for, show_value
 from tmnb.report.tables import some
 from tmnb.report.verdict import Verdict
 from tmnb.settings.target import check_target_fields
-from tmnb.snapshot import Snapshot
+from tmnb.snapshot import Node, Snapshot
 
 #: Findings whose remedy is a manual step during the rollout, not a change of plan.
 MANUAL_ACTION_RULES = {"manager-policy-change", "flag-overrides-file", "kubeadm-overwrites", "version-skew"}
@@ -93,7 +94,7 @@ def recommend_canary(
     proposed (a canary must tell whether the change works, not demonstrate a known failure)."""
     bad = set(verdict_table.loc[verdict_table["verdict"] == "will reject pods", "node"])
     guaranteed = Counter(p.node for p in snapshot.pods if p.qos_class == "Guaranteed" and p.phase == "Running")
-    by_pool: dict[str, list] = {}
+    by_pool: dict[str, list[Node]] = {}
     for node in snapshot.nodes:
         by_pool.setdefault(pool_of(node, pool_label), []).append(node)
     rows = []
@@ -186,21 +187,22 @@ def assess(
     snapshot: Snapshot,
     target: Mapping[str, Any],
     *,
-    mode: str = "drain",
-    fail_on: str = "blocker",
+    mode: Mode = "drain",
+    fail_on: Severity = "blocker",
     pool_label: str | None = None,
 ) -> Readiness:
     if not isinstance(target, Mapping) or not target:
         raise InputError("expected a non-empty mapping of KubeletConfiguration fields to set", where="target")
     check_target_fields(target)
+    # Checked at run time as well: a notebook passes its parameters as plain strings.
     if fail_on not in SEVERITY_ORDER:
         raise InputError(f"expected one of {', '.join(SEVERITY_ORDER)}, got {fail_on!r}", where="fail_on")
     if mode not in ("drain", "restart"):
         raise InputError(f"expected drain or restart, got {mode!r}", where="mode")
     plans = plans_for(snapshot.nodes, target)
     findings = lint(snapshot, target, pool_label=pool_label, plans=plans)
-    pods, nodes = whatif(snapshot, target, mode=mode, plans=plans)  # type: ignore[arg-type]
-    table = verdicts(snapshot, findings, pods, fail_on)  # type: ignore[arg-type]
+    pods, nodes = whatif(snapshot, target, mode=mode, plans=plans)
+    table = verdicts(snapshot, findings, pods, fail_on)
     refused = set(nodes.loc[~nodes["kubelet starts"], "node"]) if not nodes.empty else set()
     table.loc[table["node"].isin(refused), "verdict"] = "needs action"
     unknown = set(nodes.loc[~nodes["modelled"], "node"]) if not nodes.empty else set()
@@ -209,7 +211,7 @@ def assess(
     changing = set(plan.loc[plan["change"] == "yes", "node"])
     return Readiness(
         target=dict(target),
-        fail_on=fail_on,  # type: ignore[arg-type]
+        fail_on=fail_on,
         findings=findings,
         lint=to_frame(findings),
         pods=pods,
@@ -218,11 +220,11 @@ def assess(
         plan=plan,
         canary=recommend_canary(snapshot, table, changing, pool_label),
         plans=plans,
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,
     )
 
 
-def results(report: Readiness, snapshot_path: object) -> dict[str, Any]:
+def results(report: Readiness, snapshot_path: str | Path) -> dict[str, Any]:
     """What a readiness run hands whoever scheduled it (the run manifest's ``results``): each node's
     verdict, each pool's canary, the blocker and rejection counts, the stored snapshot, and the
     alert when there is one."""

@@ -111,7 +111,7 @@ def run_options(inp: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _cpu_ids(value: Any, name: str) -> int:
+def _cpu_ids(value: object, name: str) -> int:
     if not isinstance(value, list) or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in value):
         raise InputError(f"field {name!r} must be a list of CPU ids", where="input")
     return mask_of_cpus(value)
@@ -346,7 +346,7 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-def answer(case: Any) -> dict[str, Any]:
+def answer(case: object) -> dict[str, Any]:
     """One answer line for one decoded case; never raises."""
     case_id = case.get("id") if isinstance(case, Mapping) else None
     try:

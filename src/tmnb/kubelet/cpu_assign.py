@@ -10,6 +10,7 @@ and must match the kubelet's CPU for CPU.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from itertools import combinations
 
 from tmnb.errors import InputError
@@ -60,13 +61,13 @@ class _Accumulator:
     def _free(self, group: int) -> int:
         return (self.avail & group).bit_count()
 
-    def _sorted(self, ids: list[int], masks: dict[int, int] | object) -> list[int]:
-        return sorted(ids, key=lambda i: ((self.avail & masks[i]).bit_count(), i))  # type: ignore[index]
+    def _sorted(self, ids: list[int], masks: Mapping[int, int]) -> list[int]:
+        return sorted(ids, key=lambda i: ((self.avail & masks[i]).bit_count(), i))
 
-    def _present(self, ids: tuple[int, ...], masks: dict[int, int] | object, within: int = -1) -> list[int]:
+    def _present(self, ids: tuple[int, ...], masks: Mapping[int, int], within: int = -1) -> list[int]:
         """Ids whose group has an available CPU inside ``within`` (the kubelet's details.XInY)."""
         avail = self.avail & within
-        return [i for i in ids if masks[i] & avail]  # type: ignore[index]
+        return [i for i in ids if masks[i] & avail]
 
     # -- orderings (numaFirst / socketsFirst)
     def sorted_numa_nodes(self) -> list[int]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
@@ -146,7 +145,8 @@ class CPUTopology:
         return topology
 
     @classmethod
-    def from_json(cls, rows: Sequence[Mapping[str, Any]], where: str = "cpus") -> CPUTopology:
+    def from_json(cls, rows: object, where: str = "cpus") -> CPUTopology:
+        """The topology in decoded JSON: a list of {cpu, core, socket, numa} objects, checked here."""
         if not isinstance(rows, Sequence) or isinstance(rows, str | bytes):
             raise InputError("expected a list of {cpu, core, socket, numa}", where=where)
         out = []

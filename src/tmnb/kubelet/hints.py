@@ -56,7 +56,7 @@ def sized_hints(nodes: tuple[int, ...], masks: Sequence[int], size: int) -> list
 ProviderHints = Mapping[str, "list[TopologyHint] | None"] | None
 
 
-def hint_from_json(value: Any, where: str) -> TopologyHint:
+def hint_from_json(value: object, where: str) -> TopologyHint:
     if not isinstance(value, Mapping) or "preferred" not in value or "numa" not in value:
         raise InputError('expected a hint {"numa": [ids] | null, "preferred": bool}', where=where)
     numa, preferred = value["numa"], value["preferred"]
@@ -72,7 +72,7 @@ def hint_from_json(value: Any, where: str) -> TopologyHint:
         raise InputError(err.message, where=where) from None
 
 
-def provider_from_json(value: Any, where: str) -> dict[str, list[TopologyHint] | None] | None:
+def provider_from_json(value: object, where: str) -> dict[str, list[TopologyHint] | None] | None:
     """``null`` -> nil map, ``{}`` -> empty map, ``{"cpu": null | [] | [...]}`` kept as given."""
     if value is None:
         return None

@@ -167,10 +167,11 @@ def _best(hints: list[TopologyHint]) -> TopologyHint:
             or (preferred and not best_preferred)
             or (
                 preferred == best_preferred
+                and mask is not None  # a memory hint always has an affinity
                 and (
-                    mask < best_mask  # type: ignore[operator]
-                    if mask.bit_count() == best_mask.bit_count()  # type: ignore[union-attr]
-                    else mask.bit_count() < best_mask.bit_count()  # type: ignore[union-attr]
+                    mask < best_mask
+                    if mask.bit_count() == best_mask.bit_count()
+                    else mask.bit_count() < best_mask.bit_count()
                 )
             )
         ):

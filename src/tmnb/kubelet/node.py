@@ -34,7 +34,7 @@ from tmnb.kubelet.names import (
 )
 from tmnb.kubelet.options import parse_cpu_manager_options
 from tmnb.kubelet.pod import Container, Pod
-from tmnb.kubelet.scope import AdmitResult, admit_pod
+from tmnb.kubelet.scope import AdmitResult, HintProvider, admit_pod
 from tmnb.parse.quantity import quantity
 from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
@@ -174,7 +174,7 @@ class _NoProvider:
         return None
 
 
-def _bytes(value: Any, where: str) -> int:
+def _bytes(value: object, where: str) -> int:
     q = quantity(value, where)
     if q != int(q) or q < 0:
         raise InputError(f"expected a whole, non-negative number of bytes, got {value!r}", where=where)
@@ -310,7 +310,7 @@ class NodeSimulator:
 
     # ------------------------------------------------------------------ admission
     @property
-    def providers(self) -> Sequence[Any]:
+    def providers(self) -> Sequence[HintProvider]:
         """Registration order in the kubelet: device manager, CPU manager, memory manager."""
         return (self.devices, self.cpu, self.memory)
 
@@ -341,9 +341,9 @@ class NodeSimulator:
                 ContainerResult(
                     c.name,
                     affinity.get(c.name),
-                    to_cpuset(cpus or 0),
-                    tuple(memory) if memory else (),
-                    dict(devices) if devices else {},
+                    to_cpuset(cpus if isinstance(cpus, int) else 0),
+                    tuple(memory) if isinstance(memory, list) else (),
+                    dict(devices) if isinstance(devices, dict) else {},
                 )
             )
         return PodResult(
@@ -395,7 +395,7 @@ def _validate_node_allocatable(capacity: Mapping[str, GoQuantity], reservation: 
         raise ConfigRejected("invalid Node Allocatable configuration. " + " ".join(errors))
 
 
-def reserved_cpu_count(kube_reserved_cpu: Any = 0, system_reserved_cpu: Any = 0) -> int:
+def reserved_cpu_count(kube_reserved_cpu: object = 0, system_reserved_cpu: object = 0) -> int:
     """ceil(kubeReserved.cpu + systemReserved.cpu), as the kubelet sizes the static reservation."""
     total = quantity(kube_reserved_cpu or 0, "kubeReserved.cpu") + quantity(
         system_reserved_cpu or 0, "systemReserved.cpu"

@@ -53,6 +53,8 @@ _MATURITY: dict[Manager, dict[str, tuple[tuple[int, Maturity], ...]]] = {
     },
 }
 
+#: The maturities behind a feature gate, as the kubelet's message names them.
+_GATED_STAGES: tuple[tuple[Maturity, str], ...] = (("alpha", "Alpha"), ("beta", "Beta"))
 #: The feature gate an option of each non-GA maturity needs.
 STAGE_GATES: dict[tuple[Manager, Maturity], str] = {
     ("topology", "alpha"): "TopologyManagerPolicyAlphaOptions",
@@ -195,8 +197,8 @@ def _check_available(
     maturity = option_maturity(manager, name, version)
     if maturity is None:
         raise ConfigRejected(f"unknown {label} Policy option: {gostr.quote(name)}")
-    for stage, level in (("alpha", "Alpha"), ("beta", "Beta")):
-        gate = STAGE_GATES[(manager, stage)]  # type: ignore[index]
+    for stage, level in _GATED_STAGES:
+        gate = STAGE_GATES[(manager, stage)]
         if maturity == stage and not feature_gate_enabled(gate, version, feature_gates):
             raise ConfigRejected(
                 f"{label} Policy {level}-level Options not enabled, but option {gostr.quote(name)} provided"

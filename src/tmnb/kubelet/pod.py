@@ -13,12 +13,15 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final, Literal
 
 from tmnb.errors import InputError
 from tmnb.parse.quantity import quantity
 
-GUARANTEED, BURSTABLE, BEST_EFFORT = "Guaranteed", "Burstable", "BestEffort"
+QosClass = Literal["Guaranteed", "Burstable", "BestEffort"]
+GUARANTEED: Final = "Guaranteed"
+BURSTABLE: Final = "Burstable"
+BEST_EFFORT: Final = "BestEffort"
 _QOS_RESOURCES = ("cpu", "memory")
 _ZERO = Decimal(0)  # Decimals compare and add faster with a Decimal than with an int
 
@@ -32,7 +35,7 @@ def milli_value(q: Decimal) -> int:
     return value(q * 1000)
 
 
-def _resources(raw: Any, where: str) -> dict[str, Decimal]:
+def _resources(raw: object, where: str) -> dict[str, Decimal]:
     """Parsed quantities by resource name. Dicts skip the (slow) Mapping check, and a value's field
     name is only spelled out when it is wrong: every pod of a fleet comes through here."""
     if raw is None:
@@ -66,6 +69,8 @@ class Container:
     containers the restart policy ("Always" makes it a restartable sidecar)."""
 
     name: str
+    # Any: quantities as given (strings, ints, Decimals), Decimals once constructed; the dataclass
+    # has one type for both, and the managers read them as Decimals.
     requests: Mapping[str, Any] = field(default_factory=dict)
     limits: Mapping[str, Any] = field(default_factory=dict)
     restart_policy: str | None = None
@@ -92,7 +97,7 @@ class Pod:
     containers: tuple[Container, ...] = ()
     init_containers: tuple[Container, ...] = ()
     qos_class: str | None = None
-    pod_requests: Mapping[str, Any] | None = None
+    pod_requests: Mapping[str, Any] | None = None  # Any: as Container.requests
     pod_limits: Mapping[str, Any] | None = None
     # Every manager walks the containers and asks for the QoS class several times per pod, so
     # both are made once at construction (the pod is frozen, and nothing they read can change).
@@ -186,7 +191,7 @@ class Pod:
         )
 
 
-def compute_qos(pod: Pod) -> str:
+def compute_qos(pod: Pod) -> QosClass:
     """``ComputePodQOS`` over cpu and memory; pod-level resources decide when present."""
     requests: dict[str, Decimal] = {}
     limits: dict[str, Decimal] = {}

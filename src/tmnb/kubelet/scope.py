@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from tmnb.kubelet.errors import AdmissionError
 from tmnb.kubelet.hints import ProviderHints, TopologyHint
@@ -28,7 +28,9 @@ class HintProvider(Protocol):
 
     def get_pod_topology_hints(self, pod: Pod) -> ProviderHints: ...
 
-    def allocate(self, pod: Pod, container: Container, affinity: TopologyHint) -> Any: ...
+    def allocate(self, pod: Pod, container: Container, affinity: TopologyHint) -> object:
+        """What the provider gave the container (a CPU mask, device ids, memory blocks, or None)."""
+        ...
 
 
 @dataclass
@@ -39,7 +41,8 @@ class AdmitResult:
     reason: str = ""
     message: str = ""
     affinity: dict[str, TopologyHint] = field(default_factory=dict)
-    allocations: dict[str, list[Any]] = field(default_factory=dict)
+    #: per container, each provider's ``allocate`` result, in the providers' order
+    allocations: dict[str, list[object]] = field(default_factory=dict)
 
     @property
     def pod_status_message(self) -> str:

@@ -174,7 +174,7 @@ def _aggregate(errors: list[str]) -> str:
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
-def _quantity(text: Any, where: str) -> GoQuantity:
+def _quantity(text: object, where: str) -> GoQuantity:
     if isinstance(text, int) and not isinstance(text, bool):
         text = str(text)
     if not isinstance(text, str):

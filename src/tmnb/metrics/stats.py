@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -85,7 +85,8 @@ def _summary(before: np.ndarray, after: np.ndarray) -> dict[str, float]:
 
 
 def _seconds(part: pd.DataFrame) -> np.ndarray:
-    return (part["timestamp"] - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy()
+    seconds: np.ndarray = (part["timestamp"] - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy()
+    return seconds
 
 
 def block_seconds(part: pd.DataFrame) -> float:
@@ -280,7 +281,8 @@ def as_records(table: pd.DataFrame, digits: int = 4) -> list[dict[str, object]]:
     missing = rounded.isna()
     missing[numeric.columns] = ~np.isfinite(numeric.astype(float))
     values = rounded.astype(object)
-    return values.where(~missing, None).to_dict("records")
+    records: list[dict[str, object]] = values.where(~missing, None).to_dict("records")
+    return records
 
 
 def for_verdict(table: pd.DataFrame, got: Collected) -> tuple[list[str], list[str], list[str]]:
@@ -302,7 +304,7 @@ def _figure(value: float) -> str:
     return str(np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="-"))
 
 
-def _pair(row: Any, name: str) -> str:
+def _pair(row: object, name: str) -> str:
     before, after = _figure(getattr(row, f"{name}_before")), _figure(getattr(row, f"{name}_after"))
     return f"{before} → {after}" if before or after else ""
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 Qos = Literal["guaranteed", "burstable", "besteffort"]
+#: The QoS classes a kubepods slice or folder names; a pod directly under kubepods is guaranteed.
+_NAMED_QOS: dict[str, Qos] = {"burstable": "burstable", "besteffort": "besteffort"}
 
 _SYSTEMD_POD = re.compile(r"kubepods(?:-(burstable|besteffort))?-pod([0-9a-fA-F_]+)\.slice$")
 _SYSTEMD_SCOPE = re.compile(r"^(cri-containerd|crio|docker|crio-conmon)-([0-9a-f]{64})\.scope$")
@@ -42,7 +44,7 @@ def parse_kube_cgroup_path(path: str) -> KubeCgroupRef | None:
             return None
         return KubeCgroupRef(
             pod_uid=pod.group(2).replace("_", "-"),
-            qos=pod.group(1) or "guaranteed",  # type: ignore[arg-type]
+            qos=_NAMED_QOS.get(pod.group(1) or "", "guaranteed"),
             driver="systemd",
             container_id=oci.group("id"),
             runtime=oci.group("prefix"),
@@ -51,7 +53,8 @@ def parse_kube_cgroup_path(path: str) -> KubeCgroupRef | None:
     for i, part in enumerate(parts):
         pod = _SYSTEMD_POD.search(part)
         if pod:
-            ref = KubeCgroupRef(pod.group(2).replace("_", "-"), pod.group(1) or "guaranteed", "systemd")  # type: ignore[arg-type]
+            qos = _NAMED_QOS.get(pod.group(1) or "", "guaranteed")
+            ref = KubeCgroupRef(pod.group(2).replace("_", "-"), qos, "systemd")
             if i + 1 < len(parts):
                 scope = _SYSTEMD_SCOPE.match(parts[i + 1])
                 if scope:
@@ -66,8 +69,8 @@ def parse_kube_cgroup_path(path: str) -> KubeCgroupRef | None:
 
 def _cgroupfs(rest: list[str]) -> KubeCgroupRef | None:
     qos: Qos = "guaranteed"
-    if rest and rest[0] in ("burstable", "besteffort"):
-        qos = rest[0]  # type: ignore[assignment]
+    if rest and rest[0] in _NAMED_QOS:
+        qos = _NAMED_QOS[rest[0]]
         rest = rest[1:]
     if not rest:
         return None

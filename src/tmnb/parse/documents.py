@@ -90,7 +90,7 @@ def load_yaml(text: str, *, source: str, expected: str) -> tuple[Any, list[tuple
     return data, loader.duplicates
 
 
-def _go_key(value: Any) -> str:
+def _go_key(value: object) -> str:
     """``%#v`` of a decoded YAML map key, as gopkg.in/yaml.v2 prints it."""
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

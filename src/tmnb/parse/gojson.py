@@ -41,7 +41,7 @@ def fold(name: str) -> str:
     return "".join(_FOLD_TO_ASCII.get(ch, ch.upper() if ch.isascii() else ch) for ch in name)
 
 
-def kind(value: Any) -> str:
+def kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

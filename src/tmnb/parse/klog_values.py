@@ -113,7 +113,7 @@ def parse_pairs(text: str) -> dict[str, Any]:
     return values
 
 
-def format_value(value: Any) -> str:
+def format_value(value: object) -> str:
     """A value as klog's text format writes it (the inverse of ``parse_pairs`` for one value):
     strings quoted (JSON's quoting is Go's for the text kubelets log), maps and lists as JSON,
     numbers and booleans bare."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -217,7 +217,7 @@ def _doc(kind: LayerKind, source: str, body: dict[str, Any], duplicates: list[tu
 # Value types: what the kubelet's JSON decoder accepts for the fields tmnb reads
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: object) -> str:
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, (int, float)):
@@ -231,7 +231,7 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _reject(field: str, value: Any, expected: str, *, source: str, where: str | None = None) -> ConfigRejected:
+def _reject(field: str, value: object, expected: str, *, source: str, where: str | None = None) -> ConfigRejected:
     return ConfigRejected(
         f"the kubelet cannot decode a JSON {_json_type(value)} ({value!r}) where KubeletConfiguration.{field} "
         f"needs {expected}",
@@ -240,7 +240,7 @@ def _reject(field: str, value: Any, expected: str, *, source: str, where: str | 
     )
 
 
-def check_field_value(field: str, value: Any, *, source: str) -> None:
+def check_field_value(field: str, value: object, *, source: str) -> None:
     """Raise ``ConfigRejected`` if the kubelet could not decode ``value`` into ``field``."""
     gotype = FIELD_TYPES.get(field) or ("duration" if field in DURATION_FIELDS else None)
     if value is None or gotype is None:
@@ -285,7 +285,7 @@ def check_field_value(field: str, value: Any, *, source: str) -> None:
         _check_reserved_memory(value, source=source)
 
 
-def _check_reserved_memory(value: Any, *, source: str) -> None:
+def _check_reserved_memory(value: object, *, source: str) -> None:
     if not isinstance(value, list):
         raise _reject("reservedMemory", value, "a list of {numaNode, limits}", source=source)
     for i, item in enumerate(value):
@@ -387,7 +387,7 @@ def _walk(
     shown: str,
     files: list[tuple[Path, str]],
     skipped: list[str],
-    refused: Any,
+    refused: Callable[[str], ConfigRejected],
 ) -> None:
     """``filepath.WalkDir`` below the root: entries sorted by name, real directories entered where
     they sort, every other entry (a symlink to a directory included) read if it ends in .conf."""

@@ -9,7 +9,6 @@ name the field.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from tmnb.errors import InputError
 
@@ -33,7 +32,7 @@ def json_int(text: str) -> int | OversizedNumber:
     return OversizedNumber(text) if len(text.lstrip("-")) > MAX_DIGITS else int(text)
 
 
-def describe(value: Any) -> str:
+def describe(value: object) -> str:
     if isinstance(value, OversizedNumber):
         return repr(value)
     text = repr(value)
@@ -68,7 +67,7 @@ def parse_int(
 
 
 def check_int(
-    value: Any, *, lo: int = 0, hi: int = UINT64_MAX, what: str, source: str | None = None, where: str | None = None
+    value: object, *, lo: int = 0, hi: int = UINT64_MAX, what: str, source: str | None = None, where: str | None = None
 ) -> int:
     """A decoded JSON value that must be an integer in ``[lo, hi]`` (bools and floats are refused)."""
     if isinstance(value, OversizedNumber):

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_UP, Decimal, localcontext
 from functools import cache, lru_cache
-from typing import Any, cast
+from typing import cast
 
 from tmnb.errors import InputError
 
@@ -38,13 +38,13 @@ _DECIMAL_SUFFIXES = ((18, "E"), (15, "P"), (12, "T"), (9, "G"), (6, "M"), (3, "k
 
 
 @cache
-def _client_parser() -> Callable[[Any], Decimal]:
+def _client_parser() -> Callable[[str | int | float | Decimal], Decimal]:
     """``kubernetes.utils.parse_quantity`` from the installed client. Importing ``kubernetes.utils``
     pulls in the whole API client, so unless it is already loaded the quantity module, which only
     needs ``decimal``, is loaded on its own from the same file."""
     loaded = sys.modules.get("kubernetes.utils")
     if loaded is not None:
-        return cast(Callable[[Any], Decimal], loaded.parse_quantity)
+        return cast(Callable[[str | int | float | Decimal], Decimal], loaded.parse_quantity)
     package = importlib.util.find_spec("kubernetes")
     if package is None or not package.submodule_search_locations:
         raise InputError("the kubernetes Python client is not installed (needed to parse quantities)")
@@ -54,7 +54,7 @@ def _client_parser() -> Callable[[Any], Decimal]:
         raise InputError(f"cannot load the kubernetes client's quantity parser from {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return cast(Callable[[Any], Decimal], module.parse_quantity)
+    return cast(Callable[[str | int | float | Decimal], Decimal], module.parse_quantity)
 
 
 def parse_quantity(value: str | int | float | Decimal) -> Decimal:
@@ -74,7 +74,7 @@ def _cached(value: str | int | float) -> Decimal | None:
 _QUANTITY_TYPES = (str, int, float)
 
 
-def quantity(value: Any, where: str) -> Decimal:
+def quantity(value: object, where: str) -> Decimal:
     """Parse a Kubernetes quantity ("500m", "2Gi", 2); errors name the field. Parsed values are
     cached: a fleet repeats the same few quantity strings hundreds of thousands of times."""
     if isinstance(value, Decimal):

@@ -18,7 +18,7 @@ opaque number. Unknown keys are ignored, as the kubelet ignores them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from tmnb.cpuset import MAX_CPUS, CPUSet
 from tmnb.errors import InputError
@@ -208,7 +208,7 @@ def _payload(doc: GoStruct, *, version: str, manager: str, expected: str) -> tup
 # cpu_manager_state
 
 
-def _cpuset(value: Any, source: str, where: str, *, pod: str | None = None, container: str | None = None) -> CPUSet:
+def _cpuset(value: object, source: str, where: str, *, pod: str | None = None, container: str | None = None) -> CPUSet:
     """A CPU list as ``cpuset.Parse`` reads it: no spaces, ``+3`` is CPU 3."""
     if value is None:  # a null string in a Go map[string]string is ""
         return CPUSet()
@@ -331,7 +331,7 @@ def _memory_block(doc: GoStruct) -> CheckpointMemoryBlock:
     )
 
 
-def _blocks(value: Any, source: str, where: str) -> tuple[CheckpointMemoryBlock, ...]:
+def _blocks(value: object, source: str, where: str) -> tuple[CheckpointMemoryBlock, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
@@ -412,7 +412,7 @@ def parse_memory_manager_state(text: str | bytes, *, source: str = "memory_manag
 # device manager checkpoint
 
 
-def _device_ids(value: Any, source: str, where: str) -> tuple[str, ...]:
+def _device_ids(value: object, source: str, where: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):

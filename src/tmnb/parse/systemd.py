@@ -231,7 +231,7 @@ def _expand_exec(
     expand = True
     if words:
         first = words[0]
-        prefix = re.match(r"^[@\-:+!]*", first).group(0)  # type: ignore[union-attr]
+        prefix = first[: len(first) - len(first.lstrip("@-:+!"))]  # systemd's special executable prefixes
         expand = ":" not in prefix
         words[0] = first[len(prefix) :]
     argv: list[str] = []

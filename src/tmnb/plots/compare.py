@@ -10,16 +10,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
 
 from tmnb.analysis.compare import VERDICTS, alignment_matrix
 from tmnb.metrics.collect import Collected
 from tmnb.metrics.frame import group_labels
 from tmnb.metrics.windows import Windows
 from tmnb.plots.figures import show
+from tmnb.report import display
 
 BEFORE, AFTER, CHANGE = "#9ecae1", "#a1d99b", "#d9d9d9"
 VERDICT_COLOURS = {
@@ -31,7 +35,7 @@ VERDICT_COLOURS = {
     "new": "#d9ef8b",
     "unchanged": "#e0e0e0",
 }
-_COLOURS = plt.get_cmap("tab10").colors
+_COLOURS = matplotlib.color_sequences["tab10"]
 
 
 def timeseries(
@@ -64,7 +68,7 @@ def timeseries(
                 ha="right",
             )
     handles, _ = ax.get_legend_handles_labels()
-    handles += [plt.Line2D([], [], color=c, label=g) for g, c in colour.items()]
+    handles += [Line2D([], [], color=c, label=g) for g, c in colour.items()]
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     ax.set_title(f"{query}: before and after the change ({data['series'].nunique()} series)")
     ax.set_xlabel("time (UTC)")
@@ -102,7 +106,7 @@ def distributions(frame: pd.DataFrame, query: str, *, group_by: Sequence[str] = 
         for patch, colour in zip(art["boxes"], colours, strict=True):
             patch.set_facecolor(colour)
     ax.set_yticks(ticks, names, fontsize=8)
-    legend = [plt.Rectangle((0, 0), 1, 1, color=c, label=w) for w, c in (("before", BEFORE), ("after", AFTER))]
+    legend = [Rectangle((0, 0), 1, 1, color=c, label=w) for w, c in (("before", BEFORE), ("after", AFTER))]
     ax.legend(handles=legend, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     ax.set_title(f"{query}: distribution per workload, before and after")
     ax.set_xlabel(unit or "value")
@@ -147,16 +151,16 @@ def alignment_changes(table: pd.DataFrame) -> Figure:
 def show_signals(got: Collected, span: Windows | None, group_by: Sequence[str], out_dir: str | Path) -> list[Path]:
     """Each signal with data: its time series, then its before/after distributions, saved and shown.
     A signal that is 0 in every sample (throttling without CFS quotas) gets a sentence, not two
-    empty figures."""
-    from IPython.display import Markdown, display
-
-    paths = []
+    empty figures. Without windows (no metrics source) nothing was collected: no figure."""
+    paths: list[Path] = []
+    if span is None:
+        return paths
     for s in got.with_data():
         frame = got.frame
         windows = frame["window"].isin(["before", "after"]) if "window" in frame else False
         values = frame.loc[(frame["query"] == s.name) & windows & np.isfinite(frame["value"]), "value"]
         if len(values) and (values == 0).all():
-            display(Markdown(f"_{s.name}: 0 in every sample of both windows; no figure._"))
+            display.markdown(f"_{s.name}: 0 in every sample of both windows; no figure._")
             continue
         fig = timeseries(got.frame, s.name, span, group_by=group_by, unit=s.unit)
         paths.append(show(fig, out_dir, f"{s.name}-over-time"))

@@ -8,6 +8,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from tmnb.report import display
+
 #: Figures are saved at this resolution.
 DPI = 110
 
@@ -22,9 +24,7 @@ def save(fig: Figure, out_dir: str | Path, name: str) -> Path:
 
 def show(fig: Figure, out_dir: str | Path, name: str) -> Path:
     """Save as PNG, display that same PNG (rendering once, not twice), and release the figure."""
-    from IPython.display import Image, display
-
     path = save(fig, out_dir, name)
     plt.close(fig)
-    display(Image(filename=str(path)))
+    display.image(path)
     return path

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
@@ -24,7 +26,7 @@ from tmnb.snapshot import Node, Snapshot
 GIB = float(1 << 30)
 RESERVED, FREE, SHARED, OFFLINE = "#7f7f7f", "#ececec", "#fbf3d5", "#ffffff"
 # tab20 without its greys (reserved is grey), strong shades first so neighbours differ.
-_TAB20 = plt.get_cmap("tab20").colors
+_TAB20 = matplotlib.color_sequences["tab20"]
 _PALETTE = [_TAB20[i] for i in (*range(0, 20, 2), *range(1, 20, 2)) if i not in (14, 15)]
 
 
@@ -60,7 +62,7 @@ def node_numa_bars(occ: pd.DataFrame, pods: pd.DataFrame, node: str) -> Figure:
     )
     owners = sorted(set(pods.loc[pods["node"] == node, "pod"]))
     colour = {p: _PALETTE[i % len(_PALETTE)] for i, p in enumerate(owners)}
-    segments: list[tuple[plt.Axes, float, float, float, str]] = []
+    segments: list[tuple[Axes, float, float, float, str]] = []
     for ax, resource in zip(axes[0], resources, strict=False):
         rows = mine[mine["resource"] == resource].set_index("numa").reindex(zones)
         div, unit = _scale(str(rows["unit"].dropna().iloc[0]))
@@ -95,13 +97,12 @@ def node_numa_bars(occ: pd.DataFrame, pods: pd.DataFrame, node: str) -> Figure:
     return fig
 
 
-def _label_fitting_segments(fig: Figure, segments: list[tuple[plt.Axes, float, float, float, str]]) -> None:
+def _label_fitting_segments(fig: Figure, segments: list[tuple[Axes, float, float, float, str]]) -> None:
     """Write each pod's name inside its bar segment, only where the rendered text fits (the legend
     names every pod anyway)."""
-    renderer = fig.canvas.get_renderer()
     for ax, y, left, width, pod in segments:
         text = ax.text(left + width / 2, y, pod, ha="center", va="center", fontsize=MIN_FONT, clip_on=True)
-        box = text.get_window_extent(renderer)
+        box = text.get_window_extent()  # drawn by the figure's own renderer
         (x0, _), (x1, _) = ax.transData.transform([(left, y), (left + width, y)])
         if box.width + 4 > abs(x1 - x0):
             text.remove()

@@ -11,10 +11,14 @@ import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tmnb.errors import InputError
 from tmnb.snapshot import Snapshot, load
+
+if TYPE_CHECKING:
+    from tmnb.analysis.diagnose import Diagnosis
+    from tmnb.parse.klog import KubeletLog
 
 #: whole-cluster snapshots (a rollout's per-node ``after-NODE`` snapshots are read as well, per node)
 FULL_SNAPSHOTS = ("snapshot.json.gz", "snapshot.json", "before.json.gz")
@@ -29,9 +33,9 @@ class Evidence:
     journal_path: Path | None = None
     runs: list[dict[str, Any]] = field(default_factory=list)
     #: parsed kubelet journal excerpts, by id of the excerpt (tmnb.postmortem.kubelet_log)
-    parsed: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
+    parsed: dict[int, KubeletLog] = field(default_factory=dict, repr=False, compare=False)
     #: each rejected pod's diagnosis (tmnb.postmortem.rejections.diagnoses): a replay, done once
-    explained: list[Any] | None = field(default=None, repr=False, compare=False)
+    explained: list[tuple[str, Diagnosis, list[str]]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def before(self) -> Snapshot:

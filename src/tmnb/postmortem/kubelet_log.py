@@ -56,7 +56,7 @@ def excerpts(evidence: Evidence) -> Iterator[tuple[str, KubeletJournal, KubeletL
             yield node.name, excerpt, log
 
 
-def _pod(value: Any) -> str:
+def _pod(value: object) -> str:
     if isinstance(value, dict):  # JSON logging writes klog.KObj as {"name", "namespace"}
         return f"{value.get('namespace', '')}/{value.get('name', '')}".lstrip("/")
     return str(value)

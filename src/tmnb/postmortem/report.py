@@ -9,20 +9,9 @@ from typing import Any
 
 from tmnb.postmortem import kubelet_log, rejections, timeline
 from tmnb.postmortem.evidence import Evidence, open_evidence
+from tmnb.report import display
 from tmnb.report.tables import show
-from tmnb.report.verdict import Verdict
-
-
-def _show(obj: Any) -> None:
-    from IPython.display import display
-
-    display(obj)
-
-
-def _markdown(text: str) -> None:
-    from IPython.display import Markdown
-
-    _show(Markdown(text))
+from tmnb.report.verdict import Tone, Verdict
 
 
 def _target(found: Evidence) -> dict[str, Any] | None:
@@ -88,7 +77,7 @@ def verdict(found: Evidence) -> Verdict:
     else:
         todo = ["Keep this evidence as one verified bundle:"]
         command = f"tmnb evidence pack {found.root} --out {found.root}-evidence.tar.gz"
-    tone = "stop" if wrong else "ok"
+    tone: Tone = "stop" if wrong else "ok"
     sections = [
         ("Rejected pods, and why", pods),
         ("Kubelets that did not start", kubelets),
@@ -101,11 +90,11 @@ def verdict(found: Evidence) -> Verdict:
 def headline(evidence: str) -> Evidence:
     """The verdict block first, then what the evidence holds."""
     found = open_evidence(evidence)
-    _show(verdict(found))
+    display.show(verdict(found))
     window = timeline.change_window(found)
     span = f" The change ran {window[0]:%Y-%m-%d %H:%M:%S} – {window[1]:%H:%M:%S} UTC." if window else ""
     runs = ", ".join(f"{r['run']} ({r['status']})" for r in found.runs) or "none"
-    _markdown(
+    display.markdown(
         f"Evidence `{found.root}`: {len(found.snapshots)} snapshot(s) from {found.before.captured_at} to "
         f"{found.after.captured_at}, {len(found.journal)} journal record(s), runs: {runs}.{span}"
     )
@@ -131,13 +120,17 @@ def _kubelet_account(found: Evidence, out_dir: str) -> None:
     """Whose kubelet journal the timeline read, and what it could not (unknown lines, cut excerpts)."""
     table = kubelet_log.summary(found)
     if table.empty:
-        _markdown("_No kubelet journal excerpt in these snapshots (collected without the nodes' files)._")
+        display.markdown("_No kubelet journal excerpt in these snapshots (collected without the nodes' files)._")
         return
     named = int(table["named"].sum())
-    _markdown(f"Kubelet journal excerpts of {len(table)} node(s), {named} named record(s) in the latest of each.")
+    display.markdown(
+        f"Kubelet journal excerpts of {len(table)} node(s), {named} named record(s) in the latest of each."
+    )
     partial = table[(table["unreadable"] > 0) | table["truncated"]]
     if not partial.empty:
-        _markdown("**Excerpts the timeline reads only in part** (lines in an unknown format, or cut at the cap):")
+        display.markdown(
+            "**Excerpts the timeline reads only in part** (lines in an unknown format, or cut at the cap):"
+        )
         show(partial, "kubelet-excerpts-partial", out_dir, empty="")
 
 
@@ -146,7 +139,7 @@ def failed_pods(found: Evidence, out_dir: str) -> None:
     show(table, "rejected-pods", out_dir, empty="No pod was rejected at admission in any snapshot of this evidence.")
     flap = rejections.flapping(table)
     if not flap.empty:
-        _markdown("**Controllers whose replacements keep being rejected** (the flapping-pods symptom):")
+        display.markdown("**Controllers whose replacements keep being rejected** (the flapping-pods symptom):")
         show(flap, "flapping", out_dir, empty="")
 
 
@@ -157,12 +150,12 @@ def why_rejected(found: Evidence, out_dir: str) -> None:
 
     refused = start_refusals(found)
     if not refused.empty:
-        _markdown("**Nodes whose kubelet did not start** (its last start in the journal excerpt ended so):")
+        display.markdown("**Nodes whose kubelet did not start** (its last start in the journal excerpt ended so):")
         show(refused, "kubelet-refusals", out_dir, empty="")
 
     explained = rejections.diagnoses(found)
     if not explained:
-        _markdown("_no rejected pod to explain_")
+        display.markdown("_no rejected pod to explain_")
         return
     for number, (seen_in, d, alike) in enumerate(explained, start=1):
         verdict = "the model reproduces the rejection" if d.reproduced else "the model does not reproduce it"
@@ -171,7 +164,7 @@ def why_rejected(found: Evidence, out_dir: str) -> None:
             if alike
             else ""
         )
-        _markdown(
+        display.markdown(
             f"### {d.pod} on {d.node}\n\n**{d.reason}**: {d.message}  \n**Why** ({verdict}, replayed on the "
             f"snapshot of `{seen_in}`): {d.why}.  \n**Merged hint**: `{d.merged or 'none'}`{more}"
         )
@@ -180,9 +173,9 @@ def why_rejected(found: Evidence, out_dir: str) -> None:
         if d.remedies:
             lines = [f"{i}. {r.change} (checked on {r.checked_on}){': ' + r.note if r.note else ''}"
                      for i, r in enumerate(d.remedies, start=1)]  # fmt: skip
-            _markdown("**What would admit it**, each checked with the model, best first:\n\n" + "\n".join(lines))
+            display.markdown("**What would admit it**, each checked with the model, best first:\n\n" + "\n".join(lines))
         elif d.reproduced:
-            _markdown("_no single change the model tried admits it: resize the pod or add capacity_")
+            display.markdown("_no single change the model tried admits it: resize the pod or add capacity_")
 
 
 def configuration(found: Evidence, out_dir: str) -> None:

@@ -23,7 +23,7 @@ COLUMNS = ["time", "node", "kind", "what", "detail"]
 READY_STEPS = {"wait-ready": "Ready again", "stop": "kubelet stopped", "start": "kubelet started"}
 
 
-def utc_time(text: Any) -> pd.Timestamp | None:
+def utc_time(text: object) -> pd.Timestamp | None:
     try:
         stamp = pd.Timestamp(text)
     except (ValueError, TypeError):

@@ -20,7 +20,7 @@ from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.startup import start_settings
 from tmnb.parse.quantity import quantity
 from tmnb.replay.plan import NodePlan, kubelet_version, plan_for
-from tmnb.snapshot import Node, Pod
+from tmnb.snapshot import Container, Node, Pod
 from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
 Mode = Literal["drain", "restart"]
@@ -110,7 +110,7 @@ def node_model(node: Node, target: Mapping[str, Any], mode: Mode = "drain") -> N
 
 
 def model_pod(pod: Pod) -> ModelPod:
-    def containers(items: Iterable[Any]) -> tuple[ModelContainer, ...]:
+    def containers(items: Iterable[Container]) -> tuple[ModelContainer, ...]:
         return tuple(ModelContainer(c.name, dict(c.requests), dict(c.limits), c.restart_policy) for c in items)
 
     return ModelPod(

@@ -25,7 +25,7 @@ EMPTY_BY_DEFAULT: dict[str, Any] = {
 DEFAULTS: dict[str, Any] = {**defaults_for(None), **EMPTY_BY_DEFAULT}
 
 
-def show_value(value: Any) -> str:
+def show_value(value: object) -> str:
     if value is None:
         return "(unset)"
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from tmnb.report import display
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 MIME = "application/vnd.tmnb.result+json"
 
 
-def glue(name: str, value: Any) -> None:
+def glue(name: str, value: object) -> None:
     """Record ``value`` (JSON-serialisable) under ``name`` in the executed notebook."""
-    from IPython.display import display
-
     payload = {"name": name, "value": json.loads(json.dumps(value, default=str))}
-    display({MIME: payload, "text/plain": f"{name} = {payload['value']!r}"}, raw=True)
+    display.show({MIME: payload, "text/plain": f"{name} = {payload['value']!r}"}, raw=True)
 
 
 def glue_all(values: Mapping[str, Any]) -> None:
@@ -29,7 +32,7 @@ def glue_all(values: Mapping[str, Any]) -> None:
         glue(name, value)
 
 
-def read_glued(nb: Any) -> dict[str, Any]:
+def read_glued(nb: NotebookNode) -> dict[str, Any]:
     """Collect glued values from an executed nbformat notebook; later values win."""
     found: dict[str, Any] = {}
     for cell in nb.cells:

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+from tmnb.report import ipynb
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 KEEP_INPUT_TAGS = {"injected-parameters", "show-input"}
 #: nbconvert's lab template minus the scripts it would fetch from a CDN (see the template).
 TEMPLATES = Path(__file__).parents[1] / "templates"
 
 
-def _tag_hidden_inputs(nb: Any) -> None:
+def _tag_hidden_inputs(nb: NotebookNode) -> None:
     for cell in nb.cells:
         tags = cell.setdefault("metadata", {}).setdefault("tags", [])
         if cell.cell_type == "code" and not set(tags) & KEEP_INPUT_TAGS:
@@ -46,7 +52,7 @@ def _widget_text(model_id: str, state: dict[str, Any]) -> str:
     return ""
 
 
-def _static_widgets(nb: Any) -> None:
+def _static_widgets(nb: NotebookNode) -> None:
     """Each widget output replaced by its last text, and the widget state dropped, so nbconvert
     adds no script that fetches the widget renderer."""
     state = nb.metadata.pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
@@ -59,11 +65,10 @@ def _static_widgets(nb: Any) -> None:
 
 
 def render_html(executed: Path, target: Path, *, show_code: bool = False, title: str | None = None) -> Path:
-    import nbformat
     from nbconvert import HTMLExporter
     from traitlets.config import Config
 
-    nb = nbformat.read(executed, as_version=4)
+    nb = ipynb.read(executed)
     if not show_code:
         _tag_hidden_inputs(nb)
     _static_widgets(nb)
@@ -72,7 +77,8 @@ def render_html(executed: Path, target: Path, *, show_code: bool = False, title:
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_cell_tags = {"remove-cell"}
     config.TagRemovePreprocessor.remove_input_tags = {"remove-input"}
-    exporter = HTMLExporter(
+    # nbconvert leaves the exporter's __init__ unannotated: the keyword traits it takes, typed here.
+    exporter = cast("Callable[..., HTMLExporter]", HTMLExporter)(
         config=config,
         exclude_input_prompt=True,
         exclude_output_prompt=True,

@@ -69,7 +69,7 @@ def declared_parameters(notebook: Path) -> dict[str, dict[str, Any]]:
     return declared
 
 
-def check_choice(name: str, value: Any, declared: dict[str, Any], *, source: str) -> None:
+def check_choice(name: str, value: object, declared: dict[str, Any], *, source: str) -> None:
     """Refuse a value outside the ``a | b | c`` list of the parameter's help comment."""
     choices = declared.get("choices")
     if choices and value not in choices:

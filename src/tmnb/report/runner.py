@@ -16,13 +16,18 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tmnb import __version__
 from tmnb.errors import InputError, RunError
 from tmnb.redact import secret_in
+from tmnb.report import ipynb
 from tmnb.report.glue import read_glued
 from tmnb.report.params import check_choice, declared_parameters, default_value, typed_parameters
+
+if TYPE_CHECKING:
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets.config import Config
 
 #: The repository's notebooks (a source checkout); ``run`` also finds them by name.
 NOTEBOOKS = Path(__file__).resolve().parents[3] / "notebooks"
@@ -60,7 +65,7 @@ def _run_folder(notebook: Path, out: Path | None, reports_dir: Path) -> Path:
     return out.resolve()
 
 
-def _kernel_config() -> Any:
+def _kernel_config() -> Config:
     """Kernels get CurveZMQ keys from the manager when their kernelspec supports it (ipykernel 7
     does): the loopback channels carry code and outputs encrypted, and the kernel has no reason
     to warn that they are plain text."""
@@ -71,7 +76,7 @@ def _kernel_config() -> Any:
     return config
 
 
-def _kernel_manager() -> type:
+def _kernel_manager() -> type[AsyncKernelManager]:
     """jupyter_client sends a kernel SIGINT before every shutdown request; a kernel that finished
     the notebook has nothing to interrupt, and a SIGINT that lands in a message handler makes
     ipykernel log ``KeyboardInterrupt caught in kernel`` on a successful run. The shutdown request
@@ -118,16 +123,14 @@ def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float) -
 
 
 def _mark_failed(executed: Path, message: str) -> None:
-    import nbformat
-
     if not executed.exists():
         return
-    nb = nbformat.read(executed, as_version=4)
+    nb = ipynb.read(executed)
     nb.metadata["tmnb"] = {"status": "failed", "error": message}
-    banner = nbformat.v4.new_markdown_cell(f"**This run failed:** {message}")
+    banner = ipynb.markdown_cell(f"**This run failed:** {message}")
     banner.metadata["tags"] = ["tmnb-failure"]
     nb.cells.insert(0, banner)
-    nbformat.write(nb, executed)
+    ipynb.write(nb, executed)
 
 
 def _sha256(path: Path) -> str:
@@ -226,9 +229,7 @@ def run(
     results: dict[str, Any] = {}
     html: Path | None = None
     if executed.exists():
-        import nbformat
-
-        results = read_glued(nbformat.read(executed, as_version=4))
+        results = read_glued(ipynb.read(executed))
         html = render_html(executed, folder / f"{src.stem}.html", show_code=show_code, title=src.stem)
 
     alert = results.get("alert") or results.get("pending")

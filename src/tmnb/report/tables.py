@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from tmnb.cpuset import CPUSet
+from tmnb.report import display
 
 GIB = float(1 << 30)
 #: Tables up to this many rows are shown whole, without paging or search controls.
@@ -45,7 +46,8 @@ def some(items: Sequence[str], shown: int, sep: str = ", ") -> str:
 
 
 def quantity(x: Any, unit: str) -> str:
-    """``30 CPUs``, ``1 CPU``, ``128 GiB``, ``512 MiB``, ``45 %``; empty when absent."""
+    """``30 CPUs``, ``1 CPU``, ``128 GiB``, ``512 MiB``, ``45 %``; empty when absent. ``x`` is a
+    table's cell (Any: a number of any kind pandas holds, numpy's included, or a missing value)."""
     if _absent(x):
         return ""
     x = float(x)
@@ -73,7 +75,7 @@ def moment(value: datetime) -> str:
     return f"{text}.{stamp.microsecond // 1000:03d}" if stamp.microsecond else text
 
 
-def _absent(value: Any) -> bool:
+def _absent(value: object) -> bool:
     if value is None or value is pd.NA or value is pd.NaT:
         return True
     return isinstance(value, float) and math.isnan(value)
@@ -83,7 +85,7 @@ def _is_cpu_column(column: str) -> bool:
     return bool(re.search(r"cpuset|cpus?\b|cpu list", column, re.IGNORECASE))
 
 
-def cell(value: Any, column: str = "") -> str:
+def cell(value: object, column: str = "") -> str:
     """One value as text: lists ``0,1`` (cpu-lists for CPU columns), mappings ``key: value``."""
     if _absent(value):
         return ABSENT_WORDS.get(column, "")
@@ -143,7 +145,7 @@ def humanize(frame: pd.DataFrame, units: Mapping[str, str] | None = None) -> pd.
     return out.rename(columns={c: c.removesuffix("_gib") for c in out.columns}).astype(object)
 
 
-def _row_unit(unit: Any) -> str:
+def _row_unit(unit: object) -> str:
     return {"cpus": "CPUs", "cpu": "CPUs"}.get(str(unit), str(unit))
 
 
@@ -159,13 +161,12 @@ def _init() -> None:
     """Embed the DataTables bundle once per kernel, so the HTML report needs no network."""
     global _initialised
     if not _initialised:
-        from IPython.display import HTML, display
         from itables import init_notebook_mode, javascript, options
 
         # itables shows its init script before the bundle that script awaits; a live JupyterLab runs
         # them in that order and fails ("Cannot destructure property 'set_or_remove_dark_class'").
         # The bundle shown first makes the init find it (the repeat it shows itself is harmless).
-        display(HTML(javascript.generate_init_offline_itables_html(options.dt_bundle)))
+        display.html(javascript.generate_init_offline_itables_html(options.dt_bundle))
         init_notebook_mode(all_interactive=False, connected=False)
         _initialised = True
 
@@ -206,10 +207,8 @@ def show(
 ) -> None:
     """Display ``frame`` for a person and write its CSV; ``empty`` is the sentence shown instead of
     a table without rows (say what was looked for and why nothing matched)."""
-    from IPython.display import HTML, Markdown, display
-
     if frame.empty:
-        display(Markdown(f"_{empty}_"))
+        display.markdown(f"_{empty}_")
         return
     table = humanize(frame, units)
     path = write_csv(table, out_dir, name)
@@ -246,9 +245,7 @@ def show(
         column_filters="footer" if long else False,
         scrollX=True,
     )
-    display(
-        HTML(
-            f'<p class="tmnb-csv"><small>All {len(table)} rows as CSV: <a href="{path.parent.name}/'
-            f'{path.name}">{path.parent.name}/{path.name}</a></small></p>'
-        )
+    display.html(
+        f'<p class="tmnb-csv"><small>All {len(table)} rows as CSV: <a href="{path.parent.name}/'
+        f'{path.name}">{path.parent.name}/{path.name}</a></small></p>'
     )

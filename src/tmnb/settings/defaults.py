@@ -70,7 +70,7 @@ def defaults_for(version: KubeVersion | None) -> dict[str, Any]:
     }
 
 
-def is_zero_default(name: str, value: Any) -> bool:
+def is_zero_default(name: str, value: object) -> bool:
     """True when the kubelet replaces ``value`` with the field's default. For fields tmnb does not
     model, an empty string or zero duration is taken as "the default" too (SetDefaults fills those,
     or their default is that zero value), so kubeadm's ``syncFrequency: 0s`` is not reported as 0s."""

@@ -78,9 +78,9 @@ def normalize(field: str, value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def same_value(a: Any, b: Any) -> bool:
+def same_value(a: object, b: object) -> bool:
     """Equality where an omitted field equals an empty one (/configz drops empty maps and strings)."""
-    empty = (None, "", {}, [])
+    empty: tuple[object, ...] = (None, "", {}, [])
     if a in empty and b in empty:
         return True
     return a == b

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet import gostr
@@ -47,7 +47,7 @@ class Findings(list[Finding]):
         return None
 
 
-def show(value: Any) -> str:
+def show(value: object) -> str:
     """A configuration value as a finding prints it: strings Go-quoted, maps inline."""
     if isinstance(value, str):
         return gostr.quote(value)

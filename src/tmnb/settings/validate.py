@@ -15,11 +15,12 @@ from tmnb.cpuset import CPUSet
 from tmnb.parse.kubelet_fields import FIELD_SINCE
 from tmnb.parse.kubelet_flags import CONFIG_FLAGS
 from tmnb.settings.checkpoints import validate_checkpoints
-from tmnb.settings.effective import KubeletSettings, Layer, Setting, same_value
+from tmnb.settings.effective import KubeletSettings, same_value
 from tmnb.settings.findings import Finding, Findings, show
 from tmnb.settings.managers.cpu import check_cpu
 from tmnb.settings.managers.memory import check_memory
 from tmnb.settings.managers.topology import check_topology
+from tmnb.snapshot.model import Layer, Setting
 from tmnb.versions import KubeVersion
 
 __all__ = ["Finding", "validate_checkpoints", "validate_settings"]

@@ -62,7 +62,7 @@ def _json_path(loc: tuple[int | str, ...]) -> str:
     return path
 
 
-def from_dict(data: Any, *, source: str = "<snapshot>") -> Snapshot:
+def from_dict(data: object, *, source: str = "<snapshot>") -> Snapshot:
     """Validate a decoded document and build the model; the first problem is reported precisely."""
     if not isinstance(data, dict):
         raise SnapshotError(f"expected a JSON object at the top level, got {type(data).__name__}", source=source)

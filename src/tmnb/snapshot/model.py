@@ -9,7 +9,7 @@ read from the node (NUMA memory, hugepages) are integers in bytes or pages.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Final, Literal, cast
+from typing import Annotated, Any, Final, Literal, TypeVar, cast
 
 from pydantic import AfterValidator, ConfigDict, Field, model_validator
 from pydantic.dataclasses import dataclass
@@ -21,10 +21,13 @@ from tmnb.snapshot.values import non_negative_quantity
 SCHEMA_ID: Final = "tmnb.snapshot/v1"
 
 _STRICT = ConfigDict(extra="forbid")
+_Item = TypeVar("_Item")
+_Key = TypeVar("_Key")
 
 CpuList = Annotated[str, Field(pattern=r"^(\d+(-\d+)?(,\d+(-\d+)?)*)?$", description="Linux cpu-list, e.g. 0-3,8-11")]
 #: Free text that may quote what it came from (an event, an error naming a file's line): stored redacted.
 Text = Annotated[str, AfterValidator(redact_text)]
+#: A setting's value as the kubelet's JSON holds it (any JSON value), stored redacted.
 Value = Annotated[Any, AfterValidator(redact_value)]
 QuantityText = Annotated[
     str, AfterValidator(non_negative_quantity), Field(description="Kubernetes quantity, e.g. 4, 500m, 16Gi")
@@ -335,22 +338,22 @@ class Snapshot:
         """The node called ``name``; an ``InputError`` naming it (and the known ones) when absent."""
         found = self._index("_nodes_by_name", self.nodes, lambda n: n.name).get(name)
         if found:
-            return cast(Node, found[0])
+            return found[0]
         known = ", ".join(n.name for n in self.nodes[:5]) + (", …" if len(self.nodes) > 5 else "")
         raise InputError(f"no node named {name!r} in this snapshot (nodes: {known or 'none'})", where="nodes")
 
     def pods_on(self, node: str) -> list[Pod]:
         """The pods bound to ``node``, in snapshot order."""
-        return cast(list[Pod], list(self._index("_pods_by_node", self.pods, lambda p: p.node).get(node, ())))
+        return list(self._index("_pods_by_node", self.pods, lambda p: p.node).get(node, ()))
 
-    def _index(self, slot: str, items: list[Any], key: Callable[[Any], Any]) -> dict[Any, list[Any]]:
+    def _index(self, slot: str, items: list[_Item], key: Callable[[_Item], _Key]) -> dict[_Key, list[_Item]]:
         """``items`` grouped by ``key``, made once per list: reports ask per node, and a scan of every
         pod for each of 5,000 nodes is minutes. A list replaced or grown since is indexed again."""
         cached = self.__dict__.get(slot)
         if cached is None or cached[0] is not items or cached[1] != len(items):
-            groups: dict[Any, list[Any]] = {}
+            groups: dict[_Key, list[_Item]] = {}
             for item in items:
                 groups.setdefault(key(item), []).append(item)
             cached = (items, len(items), groups)
             object.__setattr__(self, slot, cached)
-        return cast(dict[Any, list[Any]], cached[2])
+        return cast("dict[_Key, list[_Item]]", cached[2])  # kept in __dict__, whose values are Any

@@ -24,10 +24,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tmnb.errors import InputError
 from tmnb.report.runner import NOTEBOOKS, RunResult, run
+
+if TYPE_CHECKING:
+    from tmnb.twin.sandbox import Sandbox
 
 #: The change the demo rehearses on the canary (the readiness report's default target).
 DEMO_CHANGE = {"topologyManagerPolicy": "single-numa-node"}
@@ -164,14 +167,14 @@ def pack_demo(folder: Path) -> Path:
 
     runs = sorted(p for p in folder.iterdir() if (p / "manifest.json").is_file() or (p / "journal.jsonl").is_file())
     bundle = folder.parent / f"{folder.name}-evidence.tar.gz"
-    pack(runs, bundle)
+    pack(list(runs), bundle)  # a list[str | Path]: pack's list is invariant
     _, result = verify(bundle)
     if not result.intact:
         raise TmnbError(f"the demo's own bundle does not verify: {'; '.join(result.lines())}")
     return bundle
 
 
-def _deploy_wide_pod(box: Any, canary: str) -> None:
+def _deploy_wide_pod(box: Sandbox, canary: str) -> None:
     """After the change, a team deploys a Guaranteed pod one core wider than the canary's freest NUMA
     node: single-numa-node refuses it (TopologyAffinityError), so the postmortem has a real
     rejection to explain. Skipped when the canary has no exclusive CPUs to be short of."""

@@ -20,7 +20,8 @@ _RUNNING = ["aligned", "cross-NUMA", "shared", "unknown"]
 def _scope(rows: pd.DataFrame) -> list[dict[str, str]]:
     """The workloads a confounder touches, as label sets the statistics' groups can be matched on."""
     pairs = rows[["namespace", "container"]].drop_duplicates().sort_values(["namespace", "container"])
-    return pairs.to_dict("records")
+    records: list[dict[str, str]] = pairs.to_dict("records")
+    return records
 
 
 def _quota(table: pd.DataFrame, before: Snapshot, after: Snapshot) -> Iterator[Confounder]:

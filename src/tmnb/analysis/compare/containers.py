@@ -290,7 +290,7 @@ def alignment_matrix(table: pd.DataFrame) -> pd.DataFrame:
     return matrix.reindex(index=rows, columns=cols, fill_value=0).rename_axis(index="before", columns="after")
 
 
-def _before_after(before: Any, after: Any) -> str:
+def _before_after(before: object, after: object) -> str:
     """One cell for both sides: the value once when it did not change, else ``before → after``."""
     was, now = ("" if pd.isna(v) else str(v) for v in (before, after))
     if was == now:

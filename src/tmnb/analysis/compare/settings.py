@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pandas as pd
 
@@ -12,7 +11,7 @@ from tmnb.snapshot import Snapshot
 DIFF_COLUMNS = ["node", "setting", "before", "after", "source_before", "source_after", "change"]
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     if value is None:
         return "(unset)"
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)

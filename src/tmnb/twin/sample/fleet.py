@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Literal
 
 from tmnb.snapshot import Cluster, DisruptionBudget, Event, Pod, Snapshot, SnapshotSource, save
 from tmnb.twin.sample.catalogue import WORKLOADS
@@ -48,7 +49,7 @@ def _event(
     name: str,
     reason: str,
     message: str,
-    type_: str,
+    type_: Literal["Normal", "Warning"],
     at: datetime,
     component: str,
     node: str | None,
@@ -59,7 +60,7 @@ def _event(
         name=name,
         reason=reason,
         message=message,
-        type=type_,  # type: ignore[arg-type]
+        type=type_,
         first_seen=rfc3339(at),
         last_seen=rfc3339(at),
         node=node,

@@ -6,7 +6,7 @@ every setting gets its provenance."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -37,7 +37,12 @@ DROPIN_DIR = "/etc/kubernetes/kubelet.conf.d"
 #: KubeletConfiguration JSON name -> (command-line flag, how pflag parses its value).
 _FLAG_OF = {name: (f"--{flag}", kind) for flag, (name, kind) in CONFIG_FLAGS.items()}
 #: The zero value of a field's Go type, which is what the kubelet holds when nothing sets it.
-_ZERO: dict[str, Any] = {"string": str, "[]MemoryReservation": list, "map[string]string": dict, "map[string]bool": dict}
+_ZERO: dict[str, Callable[[], object]] = {
+    "string": str,
+    "[]MemoryReservation": list,
+    "map[string]string": dict,
+    "map[string]bool": dict,
+}
 
 
 @dataclass(frozen=True)

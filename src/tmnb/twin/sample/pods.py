@@ -9,10 +9,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from decimal import Decimal
 
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
-from tmnb.kubelet.pod import compute_qos, pod_level_request
+from tmnb.kubelet.pod import QosClass, compute_qos, pod_level_request
 from tmnb.snapshot import Container, OwnerRef, Pod
 from tmnb.twin.sample.catalogue import WORKLOADS, ContainerSpec, Workload
 from tmnb.twin.sample.common import CAPTURED_AT, name_suffix, new_uid, random_stream, rfc3339
@@ -113,9 +114,12 @@ def _scheduling_request(pod: ModelPod) -> dict[str, int]:
     names = sorted({r for c in pod.all_containers() for r in (*c.requests, *c.limits)})
     request = {"pods": 1000}
     for name in names:
-        request[name] = pod_level_request(
-            pod, lambda c, r=name: math.ceil(c.requests.get(r, c.limits.get(r, 0)) * 1000)
-        )
+
+        def thousandths(c: ModelContainer, r: str = name) -> int:
+            amount: Decimal | int = c.requests.get(r, c.limits.get(r, 0))  # parsed: Decimals
+            return math.ceil(amount * 1000)
+
+        request[name] = pod_level_request(pod, thousandths)
     return request
 
 
@@ -126,6 +130,7 @@ class Template:
     containers: tuple[Container, ...]
     init_containers: tuple[Container, ...]
     model: ModelPod  # the kubelet's view, uid and name filled in per pod
+    qos_class: QosClass
     request: Mapping[str, int]
 
 
@@ -139,8 +144,9 @@ def pod_template(w: Workload) -> Template:
         containers=tuple(_model_container(c) for c in containers),
         init_containers=tuple(_model_container(c) for c in inits),
     )
-    model = replace(model, qos_class=compute_qos(model))
-    return Template(containers, inits, model, _scheduling_request(model))
+    qos_class = compute_qos(model)
+    model = replace(model, qos_class=qos_class)
+    return Template(containers, inits, model, qos_class, _scheduling_request(model))
 
 
 def make_pod(intent: Intent, template: Template, node: str | None, phase: str, seed: int) -> Pod:
@@ -152,7 +158,7 @@ def make_pod(intent: Intent, template: Template, node: str | None, phase: str, s
         name=intent.name,
         uid=new_uid(rng),
         node=node,
-        qos_class=template.model.qos_class,  # type: ignore[arg-type]
+        qos_class=template.qos_class,
         phase=phase,
         created=rfc3339(intent.created),
         owner=intent.owner,

@@ -21,6 +21,7 @@ from tmnb.kubelet.names import SINGLE_NUMA_NODE
 from tmnb.kubelet.node import NodeSimulator
 from tmnb.replay import node_model
 from tmnb.snapshot import Pod, Setting
+from tmnb.snapshot.model import SettingSource
 from tmnb.twin.sample.common import CAPTURED_AT, name_suffix, random_stream, rfc3339
 from tmnb.twin.sample.nodes import BuiltNode
 from tmnb.twin.sample.pods import Intent
@@ -77,7 +78,7 @@ def _converted(node: BuiltNode, change: Mapping[str, str]) -> BuiltNode:
     """The node's record with the change as a drop-in (how the rollout applies it) and a fresh kubelet."""
     kubelet = node.base.kubelet
     where = f"{kubelet.config_dir}/{DROPIN_NAME}" if kubelet.config_dir else kubelet.config_file
-    source = "dropin" if kubelet.config_dir else "file"
+    source: SettingSource = "dropin" if kubelet.config_dir else "file"
     settings = dict(kubelet.settings)
     settings.update({k: Setting(value=v, source=source, detail=where) for k, v in change.items()})
     base = replace(node.base, kubelet=replace(kubelet, settings=settings))

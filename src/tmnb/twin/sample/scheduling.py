@@ -110,7 +110,7 @@ class Admission:
             node = _bind_target(self.scheduler, intent, template.request)
             if node is None or intent.workload.completed:
                 phase = "Pending" if node is None else "Succeeded"
-                self._record(make_pod(intent, template, node and node.name, phase, self.seed), intent)
+                self._record(make_pod(intent, template, node.name if node else None, phase, self.seed), intent)
                 continue
             pod = self._record(make_pod(intent, template, node.name, "Running", self.seed), intent)
             result = node.sim.admit(self.model(pod))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from tmnb.errors import InputError
 from tmnb.twin.sample.catalogue import POOLS, Pool
@@ -24,20 +25,21 @@ class NodeSpec:
 
 def curated_specs() -> list[NodeSpec]:
     """14 nodes: every pool, every profile once; one old kubelet, one patch behind, one cordoned."""
-    specs = []
+    specs: list[NodeSpec] = []
     for pool in POOLS.values():
         for i in range(len(pool.profiles)):
             specs.append(NodeSpec(f"{pool.prefix}-{i + 1:02d}", pool.name, pool.profiles[i], i + 1))
-    overrides = {
-        "gen-icx-02": {"kubelet": "v1.36.1", "cordoned": True},
-        "gen-icx-03": {
-            "kubelet": "v1.34.5",
-            "runtime": "containerd://1.7.27",
-            "kernel": "5.15.0-144-generic",
-            "os_image": "Ubuntu 22.04.5 LTS",
-        },
+    overrides: dict[str, Callable[[NodeSpec], NodeSpec]] = {
+        "gen-icx-02": lambda s: replace(s, kubelet="v1.36.1", cordoned=True),
+        "gen-icx-03": lambda s: replace(
+            s,
+            kubelet="v1.34.5",
+            runtime="containerd://1.7.27",
+            kernel="5.15.0-144-generic",
+            os_image="Ubuntu 22.04.5 LTS",
+        ),
     }
-    return [NodeSpec(**{**s.__dict__, **overrides.get(s.name, {})}) for s in specs]
+    return [overrides[s.name](s) if s.name in overrides else s for s in specs]
 
 
 def apportion(total: int) -> dict[str, int]:
@@ -59,7 +61,7 @@ def scaled_specs(total: int) -> list[NodeSpec]:
     """The same pools at scale; every 50th node runs the old kubelet, every 37th is a patch behind."""
     if total < len(POOLS):
         raise InputError(f"a scaled fleet needs at least {len(POOLS)} nodes (one per pool), got {total}", where="nodes")
-    specs = []
+    specs: list[NodeSpec] = []
     for name, count in apportion(total).items():
         pool = POOLS[name]
         for i in range(count):

@@ -154,9 +154,9 @@ class Api:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         if verb == "GET" and req.query.get("watch") in ("true", "1"):
             raise ApiError(405, "MethodNotAllowed", "watch is not supported by the tmnb sandbox")
-        if verb == "GET" and name is None:
-            return self._list(req, gv, resource, ns)
         if verb == "GET":
+            if name is None:
+                return self._list(req, gv, resource, ns)
             obj = self._get(resource, ns or "", name)
             if tables.wants_table(req.headers.get("Accept", "")):
                 return Response(
@@ -201,7 +201,10 @@ class Api:
 
     def _list(self, req: Request, gv: str, resource: str, ns: str | None) -> Response:
         table = tables.wants_table(req.headers.get("Accept", ""))
-        kind = discovery.resource(gv, resource).kind  # type: ignore[union-attr]
+        known = discovery.resource(gv, resource)
+        if known is None:  # the router sends known resources only
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        kind = known.kind
         if resource in _STORED and not table:
             return Response(200, self.cluster.list_json(resource, ns, req.query, kind, gv))
         if resource in _STORED:

@@ -17,11 +17,10 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from tmnb.errors import InputError
 from tmnb.parse.kubelet_config import merge_patch
-from tmnb.snapshot import Snapshot
+from tmnb.snapshot import OwnerRef, Pod, Snapshot
 from tmnb.sources.kube_objects import pod_from_api
 from tmnb.twin.sandbox import objects
 from tmnb.twin.sandbox.budgets import budget, check_eviction
@@ -83,8 +82,8 @@ class Cluster:
         for event in snapshot.events:
             self._put("events", objects.snapshot_event(event))
         by_node: dict[str, list[Obj]] = {}
-        for pod in self.store["pods"].values():  # one pass, not one per node (150,000 pods at scale)
-            by_node.setdefault(pod["spec"].get("nodeName"), []).append(pod)
+        for obj in self.store["pods"].values():  # one pass, not one per node (150,000 pods at scale)
+            by_node.setdefault(obj["spec"].get("nodeName"), []).append(obj)
         for name in self.kubelets:
             self._start(name, _in_creation_order(by_node.get(name, [])))
 
@@ -143,14 +142,13 @@ class Cluster:
             return self._view(resource, obj)
 
     def _owners(self, snapshot: Snapshot, created: str) -> None:
-        groups: dict[tuple[str, str, str], list[Any]] = {}
+        groups: dict[tuple[str, str, str], tuple[OwnerRef, list[Pod]]] = {}
         for pod in snapshot.pods:
             if pod.owner and pod.owner.kind in OWNER_RESOURCES:
-                groups.setdefault((pod.owner.kind, pod.namespace, pod.owner.name), []).append(pod)
-        for (kind, ns, name), pods in groups.items():
+                groups.setdefault((pod.owner.kind, pod.namespace, pod.owner.name), (pod.owner, []))[1].append(pod)
+        for (kind, ns, name), (ref, pods) in groups.items():  # ref: the first pod's owner
             template = objects.pod_object(pods[0], None)
             replicas = sum(p.phase in ACTIVE for p in pods)
-            ref = pods[0].owner
             uid = ref.uid or objects.new_uid()
             owner = (ref.controller_kind, ref.controller_name) if ref.controller_kind and ref.controller_name else None
             self._put(

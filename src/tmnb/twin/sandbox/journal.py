@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
 
 from tmnb.parse.klog_values import format_value
 
@@ -32,7 +31,7 @@ def _prefix(host: str, ident: str, pid: int, now: datetime) -> str:
     return f"{now:%Y-%m-%dT%H:%M:%S%z} {host} {ident}[{pid}]: "
 
 
-def klog(host: str, pid: int, level: str, source: str, message: str, /, **values: Any) -> str:
+def klog(host: str, pid: int, level: str, source: str, message: str, /, **values: object) -> str:
     """One structured klog line of the kubelet (``values`` in the order the kubelet logs them)."""
     now = datetime.now(UTC)
     pairs = "".join(f" {key}={format_value(value)}" for key, value in values.items())

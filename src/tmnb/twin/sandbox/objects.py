@@ -10,7 +10,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from tmnb.snapshot import DisruptionBudget, Event, Node, Pod
+from tmnb.snapshot import Container, DisruptionBudget, Event, Node, Pod
 
 Obj = dict[str, Any]
 
@@ -52,7 +52,7 @@ def node_object(node: Node, created: str) -> Obj:
     }
 
 
-def _container(c: Any) -> Obj:
+def _container(c: Container) -> Obj:
     resources = {k: dict(v) for k, v in (("requests", c.requests), ("limits", c.limits)) if v}
     out: Obj = {"name": c.name, "image": c.image or "registry.k8s.io/pause:3.10", "resources": resources}
     if c.restart_policy:

@@ -122,20 +122,22 @@ def serve(
             (run_dir / STATE_FILE).unlink(missing_ok=True)
 
 
-def _ready(state: dict[str, str]) -> bool:
+def _ready(state: dict[str, Any]) -> bool:
     doc = yaml.safe_load(Path(state["kubeconfig"]).read_text())
     cluster, user = doc["clusters"][0]["cluster"], doc["users"][0]["user"]
     context = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
     req = urllib.request.Request(f"{state['url']}/readyz", headers={"Authorization": f"Bearer {user['token']}"})
     try:
         with urllib.request.urlopen(req, context=context, timeout=2) as resp:
-            return resp.status == 200
+            status: int = resp.status  # urlopen's response is Any in typeshed
+            return status == 200
     except (urllib.error.URLError, OSError):
         return False
 
 
-def start_background(argv: Sequence[str], run_dir: Path) -> dict[str, str]:
-    """Start ``tmnb sandbox up`` (without --background) detached; return its state once /readyz answers."""
+def start_background(argv: Sequence[str], run_dir: Path) -> dict[str, Any]:
+    """Start ``tmnb sandbox up`` (without --background) detached; return its state (the decoded state
+    file: pid, url, kubeconfig) once /readyz answers."""
     run_dir.mkdir(parents=True, exist_ok=True)
     refuse_if_running(run_dir)
     (run_dir / STATE_FILE).unlink(missing_ok=True)
@@ -154,7 +156,7 @@ def start_background(argv: Sequence[str], run_dir: Path) -> dict[str, str]:
             raise TmnbError(f"the sandbox exited with status {child.returncode}: {tail.strip()}")
         state_file = run_dir / STATE_FILE
         if state_file.exists():
-            state = json.loads(state_file.read_text())
+            state: dict[str, Any] = json.loads(state_file.read_text())
             if state.get("pid") == child.pid and _ready(state):
                 return state
         time.sleep(0.2)
