@@ -25,13 +25,13 @@ if TYPE_CHECKING:
 def _show(obj: object) -> None:
     from IPython.display import display
 
-    display(obj)  # type: ignore[no-untyped-call]
+    display(obj)  # type: ignore[no-untyped-call]  # IPython ships py.typed, but display has no annotations
 
 
 def _markdown(text: str) -> None:
     from IPython.display import Markdown
 
-    _show(Markdown(text))  # type: ignore[no-untyped-call]
+    _show(Markdown(text))  # type: ignore[no-untyped-call]  # Markdown has no annotations
 
 
 def answer(session: Session, outcome: Outcome) -> Verdict:
@@ -70,7 +70,7 @@ def verdict(session: Session) -> DisplayHandle | None:
     from IPython.display import display
 
     block = answer(session, session.rollout.outcome())
-    handle: DisplayHandle | None = display(block, display_id=True)  # type: ignore[no-untyped-call]
+    handle: DisplayHandle | None = display(block, display_id=True)  # type: ignore[no-untyped-call]  # unannotated in IPython
     return handle
 
 
@@ -164,7 +164,7 @@ def summary(session: Session, top: DisplayHandle | None) -> Outcome:
     verdict block at the top (``top``) updated to it."""
     outcome = session.rollout.outcome()
     if top is not None:
-        top.update(answer(session, outcome))  # type: ignore[no-untyped-call]
+        top.update(answer(session, outcome))  # type: ignore[no-untyped-call]  # unannotated in IPython
     _markdown(session.summary(outcome))
     return outcome
 
