@@ -46,35 +46,22 @@ def test_flag_overriding_the_file_blocks_a_change_of_that_field():
     ("version", "options", "gates", "fires", "text"),
     [
         (
-            "v1.30.4",
+            "v1.34.5",
             {"max-allowable-numa-nodes": "16"},
-            {},
+            {"TopologyManagerPolicyBetaOptions": False},
             True,
-            'unknown Topology Manager Policy option: "max-allowable-numa-nodes"',
+            "topology manager policy beta-level options not enabled",
         ),
         ("v1.36.1", {"max-allowable-numa-nodes": "16"}, {}, False, ""),
         ("v1.36.1", {"prefer-closest-numa-nodes": "yes"}, {}, True, 'bad value for option "prefer-closest-numa-nodes"'),
         (
-            "v1.27.3",
+            "v1.35.2",
             {"prefer-closest-numa-nodes": "true"},
-            {},
+            {"TopologyManagerPolicyOptions": False},
             True,
             'require feature gates "TopologyManagerPolicyOptions"',
         ),
-        (
-            "v1.27.3",
-            {"prefer-closest-numa-nodes": "true"},
-            {"TopologyManagerPolicyOptions": True},
-            True,
-            "Alpha-level Options not enabled",
-        ),
-        (
-            "v1.27.3",
-            {"prefer-closest-numa-nodes": "true"},
-            {"TopologyManagerPolicyOptions": True, "TopologyManagerPolicyAlphaOptions": True},
-            False,
-            "",
-        ),
+        ("v1.33.9", {"prefer-closest-numa-nodes": "true"}, {}, False, ""),
     ],
 )
 def test_option_availability_follows_the_kubelet_version(version, options, gates, fires, text):

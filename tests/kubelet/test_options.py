@@ -1,4 +1,4 @@
-"""Policy option parsing: kubelet texts, version-aware maturity, feature gates."""
+"""Policy option parsing: kubelet texts, each minor's maturity, feature gates."""
 
 from __future__ import annotations
 
@@ -8,15 +8,12 @@ from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.options import (
     CPUManagerOptions,
     TopologyManagerOptions,
-    feature_gate_enabled,
-    gate_for,
-    option_maturity,
     parse_cpu_manager_options,
     parse_topology_manager_options,
 )
-from tmnb.versions import KubeVersion
+from tmnb.kubelet.profiles import STAGE_GATES, profile
 
-V = KubeVersion.parse
+P = profile
 
 
 def rejected(func, *args, **kwargs) -> str:
@@ -84,52 +81,32 @@ class TestTopologyOptions:
             'unknown Topology Manager Policy option: "a\\"b\\n"'
         )
 
-    def test_max_allowable_unknown_before_1_31(self):
-        assert rejected(parse_topology_manager_options, {"max-allowable-numa-nodes": "8"}, version=V("1.30")) == (
-            'unknown Topology Manager Policy option: "max-allowable-numa-nodes"'
-        )
-
     def test_beta_option_needs_beta_gate(self):
+        # 1.33/1.34: max-allowable-numa-nodes is beta (topologymanager/policy_options.go), and the
+        # topology manager words the refusal in lower case
         msg = rejected(
             parse_topology_manager_options,
             {"max-allowable-numa-nodes": "8"},
-            version=V("1.33.1"),
+            kubelet=P(33),
             feature_gates={"TopologyManagerPolicyBetaOptions": False},
         )
         assert msg == (
-            'Topology Manager Policy Beta-level Options not enabled, but option "max-allowable-numa-nodes" provided'
+            'topology manager policy beta-level options not enabled, but option "max-allowable-numa-nodes" provided'
         )
 
     def test_ga_option_ignores_beta_gate(self):
         opts = parse_topology_manager_options(
-            {"max-allowable-numa-nodes": "10"}, feature_gates={"TopologyManagerPolicyBetaOptions": False}
+            {"max-allowable-numa-nodes": "10"}, kubelet=P(35), feature_gates={"TopologyManagerPolicyBetaOptions": False}
         )
         assert opts.max_allowable_numa_nodes == 10
 
-    def test_alpha_prefer_closest_in_1_26(self):
-        assert rejected(parse_topology_manager_options, {"prefer-closest-numa-nodes": "true"}, version=V("1.26")) == (
-            "topology manager policy options map[prefer-closest-numa-nodes:true] require feature gates "
-            '"TopologyManagerPolicyOptions" enabled'
-        )
-        gates = {"TopologyManagerPolicyOptions": True}
-        assert rejected(
-            parse_topology_manager_options,
-            {"prefer-closest-numa-nodes": "true"},
-            version=V("1.27"),
-            feature_gates=gates,
-        ) == (
-            'Topology Manager Policy Alpha-level Options not enabled, but option "prefer-closest-numa-nodes" provided'
-        )
-        gates["TopologyManagerPolicyAlphaOptions"] = True
-        assert parse_topology_manager_options(
-            {"prefer-closest-numa-nodes": "true"}, version=V("1.27"), feature_gates=gates
-        ).prefer_closest_numa
-
-    def test_map_gate_disabled_in_beta_era(self):
+    @pytest.mark.parametrize("minor", [33, 34, 35])
+    def test_map_gate_off_refuses_any_option_while_unlocked(self, minor):
+        # TopologyManagerPolicyOptions is GA but not locked before 1.36: off, run() refuses every option
         msg = rejected(
             parse_topology_manager_options,
             {"prefer-closest-numa-nodes": "1", "b": "2"},
-            version=V("v1.29.3"),
+            kubelet=P(minor),
             feature_gates={"TopologyManagerPolicyOptions": False},
         )
         assert msg == (
@@ -137,18 +114,10 @@ class TestTopologyOptions:
             '"TopologyManagerPolicyOptions" enabled'
         )
 
-    def test_locked_gate_cannot_be_disabled(self):
-        assert (
-            rejected(parse_topology_manager_options, {}, feature_gates={"TopologyManagerPolicyOptions": False})
-            == "cannot set feature gate TopologyManagerPolicyOptions to false, feature is locked to true"
-        )
-
     def test_malformed_input_is_input_error_not_config_rejected(self):
         with pytest.raises(InputError, match="prefer-closest-numa-nodes") as info:
             parse_topology_manager_options({"prefer-closest-numa-nodes": True})  # type: ignore[dict-item]
         assert not isinstance(info.value, ConfigRejected)
-        with pytest.raises(InputError, match="not modelled"):
-            parse_topology_manager_options({}, version=V("1.25"))
 
 
 class TestCPUOptions:
@@ -208,67 +177,41 @@ class TestCPUOptions:
         parse_cpu_manager_options({a: "true", b: "false"}, feature_gates=gates)
 
     def test_uncorecache_beta_in_1_34_alpha_in_1_33(self):
-        assert parse_cpu_manager_options({"prefer-align-cpus-by-uncorecache": "true"}, version=V("1.34"))
-        assert rejected(parse_cpu_manager_options, {"prefer-align-cpus-by-uncorecache": "true"}, version=V("1.33")) == (
+        assert parse_cpu_manager_options({"prefer-align-cpus-by-uncorecache": "true"}, kubelet=P(34))
+        assert rejected(parse_cpu_manager_options, {"prefer-align-cpus-by-uncorecache": "true"}, kubelet=P(33)) == (
             'CPU Manager Policy Alpha-level Options not enabled, but option "prefer-align-cpus-by-uncorecache" provided'
-        )
-
-    def test_map_gate_text(self):
-        msg = rejected(
-            parse_cpu_manager_options,
-            {"full-pcpus-only": "true"},
-            version=V("1.30"),
-            feature_gates={"CPUManagerPolicyOptions": False},
-        )
-        assert msg == (
-            'CPU Manager policy options map[full-pcpus-only:true] require feature gates "CPUManager", '
-            '"CPUManagerPolicyOptions" enabled'
         )
 
 
 class TestMaturityTable:
     @pytest.mark.parametrize(
-        ("manager", "name", "version", "maturity"),
-        [
-            ("topology", "prefer-closest-numa-nodes", "1.25", None),
-            ("topology", "prefer-closest-numa-nodes", "1.26", "alpha"),
-            ("topology", "prefer-closest-numa-nodes", "1.28", "beta"),
-            ("topology", "prefer-closest-numa-nodes", "1.31", "beta"),
-            ("topology", "prefer-closest-numa-nodes", "1.32", "ga"),
-            ("topology", "max-allowable-numa-nodes", "1.30", None),
-            ("topology", "max-allowable-numa-nodes", "1.31", "beta"),
-            ("topology", "max-allowable-numa-nodes", "1.34", "beta"),
-            ("topology", "max-allowable-numa-nodes", "1.35", "ga"),
-            ("cpu", "full-pcpus-only", "1.28", "beta"),
-            ("cpu", "full-pcpus-only", "1.33", "ga"),
-            ("cpu", "distribute-cpus-across-numa", "1.32", "alpha"),
-            ("cpu", "distribute-cpus-across-numa", "1.36", "beta"),
-            ("cpu", "align-by-socket", "1.36", "alpha"),
-            ("cpu", "distribute-cpus-across-cores", "1.30", None),
-            ("cpu", "strict-cpu-reservation", "1.34", "beta"),
-            ("cpu", "strict-cpu-reservation", "1.35", "ga"),
-            ("cpu", "prefer-align-cpus-by-uncorecache", "1.36", "ga"),
-            ("cpu", "no-such-option", "1.36", None),
+        ("manager", "name", "minor", "maturity"),
+        [  # policy_options.go of each minor's tree
+            ("topology", "prefer-closest-numa-nodes", 33, "ga"),
+            ("topology", "max-allowable-numa-nodes", 33, "beta"),
+            ("topology", "max-allowable-numa-nodes", 34, "beta"),
+            ("topology", "max-allowable-numa-nodes", 35, "ga"),
+            ("cpu", "full-pcpus-only", 33, "ga"),
+            ("cpu", "distribute-cpus-across-numa", 33, "beta"),
+            ("cpu", "distribute-cpus-across-numa", 37, "beta"),
+            ("cpu", "align-by-socket", 36, "alpha"),
+            ("cpu", "distribute-cpus-across-cores", 33, "alpha"),
+            ("cpu", "strict-cpu-reservation", 34, "beta"),
+            ("cpu", "strict-cpu-reservation", 35, "ga"),
+            ("cpu", "prefer-align-cpus-by-uncorecache", 33, "alpha"),
+            ("cpu", "prefer-align-cpus-by-uncorecache", 35, "beta"),
+            ("cpu", "prefer-align-cpus-by-uncorecache", 36, "ga"),
+            ("cpu", "no-such-option", 36, None),
         ],
     )
-    def test_option_maturity(self, manager, name, version, maturity):
-        assert option_maturity(manager, name, V(version)) == maturity
+    def test_option_maturity(self, manager, name, minor, maturity):
+        assert P(minor).option_maturity(manager, name) == maturity
 
     def test_gates(self):
-        assert gate_for("topology", "alpha") == "TopologyManagerPolicyAlphaOptions"
-        assert gate_for("cpu", "beta") == "CPUManagerPolicyBetaOptions"
-        assert gate_for("cpu", "ga") is None
-        # unset, a gate takes its default in that version; a gate the version lacks is off
-        assert feature_gate_enabled("TopologyManagerPolicyBetaOptions", V("1.27"), None) is False
-        assert feature_gate_enabled("TopologyManagerPolicyBetaOptions", V("1.28"), {}) is True
-        assert feature_gate_enabled("TopologyManagerPolicyAlphaOptions", V("1.36"), None) is False
-        assert feature_gate_enabled("CPUManagerPolicyBetaOptions", V("1.36"), None) is True
-        assert feature_gate_enabled("NoSuchGate", V("1.36"), {"NoSuchGate": True}) is False
-        assert (
-            feature_gate_enabled("TopologyManagerPolicyOptions", V("1.30"), {"TopologyManagerPolicyOptions": False})
-            is False
-        )
-
-    def test_bad_manager(self):
-        with pytest.raises(InputError, match="manager"):
-            option_maturity("memory", "x", V("1.36"))  # type: ignore[arg-type]
+        assert STAGE_GATES[("topology", "alpha")] == "TopologyManagerPolicyAlphaOptions"
+        assert STAGE_GATES[("cpu", "beta")] == "CPUManagerPolicyBetaOptions"
+        # unset, a gate takes its default in that minor; a gate the minor lacks is off
+        assert P(36).gate_on("TopologyManagerPolicyAlphaOptions", None) is False
+        assert P(36).gate_on("CPUManagerPolicyBetaOptions", None) is True
+        assert P(36).gate_on("NoSuchGate", {}) is False
+        assert P(35).gate_on("TopologyManagerPolicyOptions", {"TopologyManagerPolicyOptions": False}) is False

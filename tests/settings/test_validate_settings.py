@@ -16,7 +16,7 @@ from tmnb.versions import KubeVersion
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "node"
 HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
-V126, V131, V135, V136 = (KubeVersion(1, m, 0) for m in (26, 31, 35, 36))
+V133, V135, V136 = (KubeVersion(1, m, 0) for m in (33, 35, 36))
 STATIC_OK = "cpuManagerPolicy: static\nkubeReserved: {cpu: '1'}\n"
 
 
@@ -46,14 +46,14 @@ def test_defaults_are_clean() -> None:
 
 
 def test_findings_carry_version_and_kubelet_text_flag() -> None:
-    finding = only(check("topologyManagerPolicy: single-numa\n", version=V131), "topology.policy")
+    finding = only(check("topologyManagerPolicy: single-numa\n", version=V133), "topology.policy")
     assert finding == Finding(
         code="topology.policy",
         field="topologyManagerPolicy",
         severity="error",
         message='invalid configuration: topologyManagerPolicy (--topology-manager-policy) "single-numa" '
         'must be one of: ["none" "best-effort" "restricted" "single-numa-node"]',
-        kubelet_version="v1.31.0",
+        kubelet_version="v1.33.0",
         kubelet_text=True,
     )
 
@@ -69,7 +69,9 @@ def test_invalid_scope() -> None:
 
 
 def test_options_ignored_with_policy_none_but_the_map_gate_still_applies() -> None:
-    findings = check("topologyManagerPolicyOptions: {prefer-closest-numa-nodes: 'true'}\n", version=V126)
+    # 1.33-1.35: the option-map gate is GA but can still be turned off; run() then refuses any option
+    body = "topologyManagerPolicyOptions: {prefer-closest-numa-nodes: 'true'}\n"
+    findings = check(body + "featureGates: {TopologyManagerPolicyOptions: false}\n", version=V135)
     assert only(findings, "topology.options-ignored").severity == "warning"
     assert only(findings, "kubelet.rejects").message == (
         "topology manager policy options map[prefer-closest-numa-nodes:true] require feature gates "
@@ -82,12 +84,7 @@ def test_options_ignored_with_policy_none_but_the_map_gate_still_applies() -> No
     ("version", "options", "message"),
     [
         (
-            KubeVersion(1, 30, 0),
-            "max-allowable-numa-nodes: '16'",
-            'unknown Topology Manager Policy option: "max-allowable-numa-nodes"',
-        ),
-        (
-            V131,
+            V133,
             "max-allowable-numa-nodes: '4'",
             'the minimum value of "max-allowable-numa-nodes" should not be less than 8',
         ),
@@ -112,8 +109,8 @@ def test_beta_option_needs_its_gate() -> None:
         "topologyManagerPolicy: best-effort\ntopologyManagerPolicyOptions: {max-allowable-numa-nodes: '16'}\n"
         "featureGates: {TopologyManagerPolicyBetaOptions: false}\n"
     )
-    assert only(check(body, version=V131), "kubelet.rejects").message == (
-        'Topology Manager Policy Beta-level Options not enabled, but option "max-allowable-numa-nodes" provided'
+    assert only(check(body, version=V133), "kubelet.rejects").message == (
+        'topology manager policy beta-level options not enabled, but option "max-allowable-numa-nodes" provided'
     )
     assert "kubelet.rejects" not in codes(check(body, version=V135))  # GA in 1.35
 
@@ -143,11 +140,15 @@ def test_hint_provider_and_option_effect_notes() -> None:
     assert codes(check(body)) == ["topology.prefer-closest-ineffective"]
 
 
-def test_options_before_the_modelled_range_are_only_noted() -> None:
+def test_a_kubelet_outside_the_modelled_minors_is_judged_as_the_nearest_and_says_so() -> None:
     findings = check(
         "topologyManagerPolicy: restricted\ntopologyManagerPolicyOptions: {x: y}\n", version=KubeVersion(1, 25, 0)
     )
-    assert codes(findings) == ["config.field-too-new", "topology.options-unmodelled", "topology.no-cpu-memory-hints"]
+    assert only(findings, "kubelet.unmodelled").message == (
+        "kubelet v1.25.0 is outside the modelled minors (1.33, 1.34, 1.35, 1.36, 1.37): predicted as kubelet 1.33, "
+        "the nearest"
+    )
+    assert only(findings, "kubelet.rejects").message == 'unknown Topology Manager Policy option: "x"'
 
 
 # --- CPU Manager ----------------------------------------------------------------------------------
@@ -217,8 +218,13 @@ def test_cpu_options_go_through_the_kubelet_model() -> None:
 
 
 def test_locked_gate_stops_the_kubelet() -> None:
-    finding = only(check(STATIC_OK + "featureGates: {CPUManagerPolicyOptions: false}\n"), "kubelet.rejects")
-    assert finding.message == "cannot set feature gate CPUManagerPolicyOptions to false, feature is locked to true"
+    # SetDefaults_KubeletConfiguration merges the file's gates and panics on a locked one (defaults.go)
+    finding = only(check(STATIC_OK + "featureGates: {CPUManagerPolicyOptions: false}\n"), "config.feature-gates")
+    assert finding.message == (
+        "panic: failed to merge global and in-flight KubeletConfiguration while setting defaults, error: "
+        "cannot set feature gate CPUManagerPolicyOptions to false, feature is locked to true"
+    )
+    assert finding.severity == "error" and finding.kubelet_text
 
 
 def test_align_by_socket_incompatibilities() -> None:
@@ -343,8 +349,8 @@ def test_fixture_node_running_and_on_disk() -> None:
         "dropins": read_dropin_dir(kubelet / "config-dir"),
         "flags": flags,
     }
-    running = effective_settings(**layers, configz=parse_configz((kubelet / "configz.json").read_text()), version=V131)
-    findings = validate_settings(running, version=V131, numa_nodes=[0, 1], sockets=2)
+    running = effective_settings(**layers, configz=parse_configz((kubelet / "configz.json").read_text()), version=V133)
+    findings = validate_settings(running, version=V133, numa_nodes=[0, 1], sockets=2)
     assert codes(findings) == [
         "dropin.skipped-file",
         "dropin.skipped-file",
@@ -381,9 +387,7 @@ def test_unknown_duplicate_and_too_new_fields() -> None:
     )
     assert only(findings, "config.duplicate-field").field == "maxPods"
     too_new = only(check("memoryReservationPolicy: None\n", version=V135), "config.field-too-new")
-    assert (
-        too_new.message == "config.yaml: memoryReservationPolicy exists from kubelet 1.36; kubelet v1.35.0 ignores it"
-    )
+    assert too_new.message == "config.yaml: memoryReservationPolicy exists from kubelet 1.36; kubelet 1.35 ignores it"
 
 
 def test_unknown_field_in_a_dropin_is_dropped_without_a_log_line() -> None:
@@ -398,11 +402,8 @@ def test_unknown_field_in_a_dropin_is_dropped_without_a_log_line() -> None:
     assert "lenient" not in found.message and found.severity == "warning"
 
 
-@pytest.mark.parametrize(
-    ("minor", "code", "severity"),
-    [(27, "dropin.unsupported", "error"), (29, "dropin.alpha", "warning"), (30, None, None)],
-)
-def test_config_dir_by_version(minor: int, code: str | None, severity: str | None) -> None:
+@pytest.mark.parametrize("minor", [33, 34, 35, 36, 37])
+def test_config_dir_is_read_by_every_supported_minor(minor: int) -> None:
     version = KubeVersion(1, minor, 0)
     dropin = parse_kubelet_dropin(HEADER + "maxPods: 200\n", source="/etc/kubernetes/kubelet.conf.d/10.conf")
     s = effective_settings(
@@ -410,8 +411,7 @@ def test_config_dir_by_version(minor: int, code: str | None, severity: str | Non
         dropins=[dropin],
         version=version,
     )
-    found = [f for f in validate_settings(s, version=version) if f.code.startswith("dropin.")]
-    assert [(f.code, f.severity) for f in found] == ([(code, severity)] if code else [])
+    assert [f.code for f in validate_settings(s, version=version) if f.code.startswith("dropin.")] == []
 
 
 # --- checkpoints ----------------------------------------------------------------------------------
@@ -446,20 +446,11 @@ def test_memory_policy_change_without_deleting_the_state_file() -> None:
     )
 
 
-def test_flag_the_kubelet_version_does_not_know() -> None:
-    findings = check("", "--topology-manager-scope=pod", version=KubeVersion(1, 19, 0))
-    assert (
-        only(findings, "flag.unknown").message == "failed to parse kubelet flag: unknown flag: --topology-manager-scope"
-    )
-
-
-def test_none_policy_options_meet_the_gate_first() -> None:
-    body = "cpuManagerPolicyOptions: {full-pcpus-only: 'true'}\nfeatureGates: {CPUManagerPolicyOptions: false}\n"
-    finding = only(check(body, version=KubeVersion(1, 30, 0)), "cpu.options-with-none")
-    assert finding.message == (
-        'CPU Manager policy options map[full-pcpus-only:true] require feature gates "CPUManager", '
-        '"CPUManagerPolicyOptions" enabled'
-    )
+def test_cpu_options_under_none_are_refused_by_the_none_policy() -> None:
+    # the CPU option-map gate is GA and locked in every supported minor, so run() checks none
+    body = "cpuManagerPolicyOptions: {full-pcpus-only: 'true'}\n"
+    finding = only(check(body, version=V133), "cpu.options-with-none")
+    assert finding.message == "None policy: received unsupported options=map[full-pcpus-only:true]"
 
 
 STATE_BODY = STATIC_OK + "reservedSystemCPUs: '0,32'\n"

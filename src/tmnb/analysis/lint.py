@@ -19,13 +19,13 @@ from tmnb.analysis.inventory import is_integer_cpu, shape_of, skew_note
 from tmnb.analysis.occupancy import pool_of
 from tmnb.cpuset import CPUSet
 from tmnb.kubelet.names import BEST_EFFORT, CPU_STATIC, RESTRICTED, SINGLE_NUMA_NODE, TOPOLOGY_NONE
-from tmnb.kubelet.options import Manager, gate_for, option_maturity
+from tmnb.kubelet.profiles import KUBELET_VERSION, STAGE_GATES, Manager
 from tmnb.parse.quantity import parse_quantity
 from tmnb.replay import DEFAULTS, NodePlan, plans_for, show_value
 from tmnb.settings.effective import KubeletSettings, snapshot_settings
 from tmnb.settings.validate import validate_settings
 from tmnb.snapshot import Pod, Setting, Snapshot
-from tmnb.versions import MODELLED_KUBELET, KubeVersion
+from tmnb.versions import KubeVersion
 
 Severity = Literal["blocker", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "blocker": 2}
@@ -43,10 +43,6 @@ REMEDIES = {
     "eviction threshold for memory.",
     "kubelet.rejects": "Upgrade the kubelet first, enable the named feature gate, or drop the option.",
     "configz.drift": "Restart the kubelet (drained) so the running configuration matches the files before changing it.",
-}
-STATE_FILES = {
-    "cpuManagerPolicy": "/var/lib/kubelet/cpu_manager_state",
-    "memoryManagerPolicy": "/var/lib/kubelet/memory_manager_state",
 }
 
 
@@ -88,26 +84,25 @@ def flag_overrides_file(p: NodePlan) -> Iterator[Finding]:
 
 def option_maturity_rule(p: NodePlan) -> Iterator[Finding]:
     """Alpha and beta options work only while their gate stays on: worth knowing before a rollout."""
-    if p.version is None:
-        return
+    kubelet = p.planned_kubelet
     managers: tuple[tuple[Manager, str, bool], ...] = (
         ("topology", "topologyManagerPolicyOptions", p.planned.get("topologyManagerPolicy") == TOPOLOGY_NONE),
         ("cpu", "cpuManagerPolicyOptions", p.planned.get("cpuManagerPolicy") != CPU_STATIC),
     )
     for manager, field, off in managers:
         for name in (p.planned.get(field) or {}) if not off else ():
-            maturity = option_maturity(manager, name, p.version)
-            if maturity in {"alpha", "beta"}:
+            maturity = kubelet.option_maturity(manager, name)
+            if maturity == "alpha" or maturity == "beta":
                 yield Finding(
                     "option-maturity",
                     p.node.name,
                     f"{manager} manager",
                     f"{field}.{name}",
                     "a GA option",
-                    f"{maturity} in kubelet {p.version}",
+                    f"{maturity} in kubelet {kubelet.name}",
                     "warning" if maturity == "alpha" else "info",
                     f"{name} is {maturity} in this kubelet and depends on the "
-                    f"{gate_for(manager, maturity)} feature gate.",
+                    f"{STAGE_GATES[(manager, maturity)]} feature gate.",
                     "Keep the gate explicit in featureGates and re-check after kubelet upgrades.",
                 )
 
@@ -130,22 +125,26 @@ def cpu_none_with_strict_policy(p: NodePlan) -> Iterator[Finding]:
 
 
 def manager_policy_change(p: NodePlan) -> Iterator[Finding]:
-    for field, state in STATE_FILES.items():
-        if p.changes(field):
-            yield Finding(
-                "manager-policy-change",
-                p.node.name,
-                "kubelet restart",
-                field,
-                show_value(p.planned.get(field)),
-                show_value(p.current.get(field)),
-                "warning",
-                f"Changing {field} makes the kubelet refuse to start while {state} holds the old policy "
-                '("could not restore state from checkpoint: configured policy ... differs from state checkpoint '
-                'policy").',
-                f"Manual action: drain the node, stop the kubelet, remove {state}, apply the config, "
-                "start the kubelet, verify, uncordon.",
-            )
+    """A checkpoint the change spoils: the kubelet refuses to start over it (or may, for a reserved set
+    whose new CPUs a pod holds), so the node needs a drain and the file moved aside."""
+    for name, fields in p.spoiled_checkpoints().items():
+        state = f"/var/lib/kubelet/{name}"
+        changed = ", ".join(fields)
+        yield Finding(
+            "manager-policy-change",
+            p.node.name,
+            "kubelet restart",
+            fields[0],
+            "; ".join(f"{f}={show_value(p.planned.get(f))}" for f in fields),
+            "; ".join(f"{f}={show_value(p.current.get(f))}" for f in fields),
+            "warning",
+            f"Changing {changed} while {state} holds the old state can make the kubelet refuse to start "
+            '("could not restore state from checkpoint: configured policy ... differs from state checkpoint '
+            'policy", "not all reserved cpus ... are present in defaultCpuSet", "the expected machine state is '
+            'different from the real one"); tmnb drains and moves the file aside whenever one of these changes.',
+            f"Manual action: drain the node, stop the kubelet, remove {state}, apply the config, "
+            "start the kubelet, verify, uncordon.",
+        )
 
 
 def devices_without_numa(p: NodePlan) -> Iterator[Finding]:
@@ -241,6 +240,8 @@ def planned_settings(p: NodePlan) -> KubeletSettings:
     fields = {name: Setting(value, "default") for name, value in DEFAULTS.items()}
     fields.update(p.node.kubelet.settings)
     for name, value in p.target.items():
+        if name == KUBELET_VERSION:
+            continue
         previous = fields.get(name)
         history = () if previous is None else (*previous.overridden, previous.as_layer())
         fields[name] = Setting(value, "file", "planned change", history)
@@ -250,7 +251,7 @@ def planned_settings(p: NodePlan) -> KubeletSettings:
 def kubelet_config(p: NodePlan) -> Iterator[Finding]:
     """The planned configuration through the version-aware validator: what this kubelet would refuse."""
     hw = p.node
-    version = p.version or MODELLED_KUBELET
+    version = p.planned_kubelet.version if p.upgrades else p.version
     memory = hw.capacity.get("memory")
     found = validate_settings(
         planned_settings(p),
@@ -269,7 +270,7 @@ def kubelet_config(p: NodePlan) -> Iterator[Finding]:
             hw.name,
             f.code.split(".")[0],
             f.field,
-            f"a configuration kubelet {version} accepts" if f.severity == "error" else "",
+            f"a configuration kubelet {p.planned_kubelet.name} accepts" if f.severity == "error" else "",
             show_value(p.planned.get(f.field)),
             _SEVERITY[f.severity],
             ("The kubelet would refuse to start: " if refused else "") + f.message,

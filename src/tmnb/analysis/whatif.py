@@ -173,14 +173,19 @@ def whatif(
     pod_rows, node_rows = [], []
     bar = tqdm(snapshot.nodes, desc="what-if", unit="node", delay=2, disable=disabled(progress))
     for node in bar:
-        replay = replay_node(node, snapshot.pods_on(node.name), target, mode=mode, sizes=sizes, plan=plans[node.name])
+        plan = plans[node.name]
+        replay = replay_node(node, snapshot.pods_on(node.name), target, mode=mode, sizes=sizes, plan=plan)
         rows = [_row(node.name, r) for r in replay.results]
+        # an upgrade what-if is predicted as the target minor, which is always modelled
+        note = "" if plan.upgrades else plan.kubelet.note() or ""
         pod_rows += rows
         rejected = [r for r in rows if not r["admitted"]]
         node_rows.append(
             {
                 "node": node.name,
-                "modelled": not replay.unmodelled,
+                "kubelet": plan.planned_kubelet.name,
+                "modelled": not replay.unmodelled and not note,
+                "kubelet note": note,
                 "kubelet starts": not replay.refused,
                 "refusal": replay.refused or replay.unmodelled,
                 "pods replayed": len(rows),

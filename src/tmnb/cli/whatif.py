@@ -45,6 +45,11 @@ def add_parsers(sub: Subcommands) -> None:
         "topologyManagerPolicyOptions='{prefer-closest-numa-nodes: \"true\"}'",
     )
     what.add_argument(
+        "--kubelet-version",
+        metavar="MINOR",
+        help="predict after an upgrade to this kubelet minor (1.33 to 1.37), as --set kubeletVersion=MINOR does",
+    )
+    what.add_argument(
         "--mode",
         choices=["drain", "restart"],
         default="drain",
@@ -57,7 +62,10 @@ def command(args: argparse.Namespace) -> int:
     import json
 
     check_inputs(args.snapshot, args.node_root, args.pods)
-    target = parse_settings(args.settings)
+    from tmnb.kubelet.profiles import KUBELET_VERSION, parse_minor
+
+    upgrade = [f"{KUBELET_VERSION}={parse_minor(args.kubelet_version, where='--kubelet-version').name}"]
+    target = parse_settings([*args.settings, *(upgrade if args.kubelet_version else [])])
     from tmnb.analysis.whatif import whatif
 
     snapshot = load_whatif_input(args.snapshot, args.node_root, args.pods, args.node_name)
@@ -72,6 +80,9 @@ def command(args: argparse.Namespace) -> int:
         print(humanize(pods.drop(columns=["uid"])).to_string(index=False) if len(pods) else "(no active pods)")
         print()
         print(humanize(nodes).to_string(index=False))
+    for node, note in zip(nodes.get("node", []), nodes.get("kubelet note", []), strict=True):
+        if note:  # never silent: the prediction is not the node's own kubelet minor
+            print(f"tmnb: {node}: {note}", file=sys.stderr)
     refused = nodes[~nodes["kubelet starts"]] if len(nodes) else nodes
     for row in refused.itertuples():
         print(f"tmnb: {row.node}: the kubelet would not start: {row.refusal}", file=sys.stderr)

@@ -1,5 +1,5 @@
-"""A faithful model of kubelet 1.36 Topology Manager admission, ported from the kubelet's
-``pkg/kubelet/cm`` (topologymanager, cpumanager, memorymanager, devicemanager).
+"""A faithful model of Topology Manager admission in each supported kubelet minor (``profiles``),
+ported from the kubelet's ``pkg/kubelet/cm`` (topologymanager, cpumanager, memorymanager, devicemanager).
 
 Entry points: :class:`NodeSimulator` (admit pods on a modelled node),
 :func:`new_topology_manager` (start-up checks), :data:`POLICIES` / :func:`policy_for` (one
@@ -27,7 +27,6 @@ from tmnb.kubelet.node import (
 from tmnb.kubelet.options import (
     CPUManagerOptions,
     TopologyManagerOptions,
-    option_maturity,
     parse_cpu_manager_options,
     parse_topology_manager_options,
 )
@@ -55,7 +54,6 @@ __all__ = [
     "TopologyManagerOptions",
     "TopologyPolicy",
     "new_topology_manager",
-    "option_maturity",
     "parse_cpu_manager_options",
     "parse_topology_manager_options",
     "policy_for",

@@ -25,6 +25,7 @@ from tmnb.kubelet.names import SCOPE_CONTAINER
 from tmnb.kubelet.node import Machine, NodeModel, NodeSimulator, NUMANode
 from tmnb.kubelet.options import CPUManagerOptions, parse_cpu_manager_options, parse_topology_manager_options
 from tmnb.kubelet.pod import Container, Pod
+from tmnb.kubelet.profiles import DEFAULT_MINOR, KubeletProfile, parse_minor, profile
 from tmnb.kubelet.scope import admit_pod
 from tmnb.kubelet.startup import start_settings
 
@@ -59,6 +60,13 @@ def option_strings(options: Mapping[str, Any] | None) -> dict[str, str]:
     return out
 
 
+def _kubelet(inp: Mapping[str, Any]) -> KubeletProfile:
+    """``input.version``: the minor that answers the case; absent means the default (1.36)."""
+    if "version" not in inp:
+        return profile(DEFAULT_MINOR)
+    return parse_minor(_field(inp, "version", str), where="input.version")
+
+
 def _manager(inp: Mapping[str, Any], scope_default: str = SCOPE_CONTAINER) -> TopologyManagerConfig:
     return new_topology_manager(
         _field(inp, "policy", str),
@@ -66,6 +74,7 @@ def _manager(inp: Mapping[str, Any], scope_default: str = SCOPE_CONTAINER) -> To
         option_strings(_field(inp, "options", dict, None)),
         _field(inp, "numa_nodes", list),
         _field(inp, "distances", (list, dict, type(None)), None),
+        kubelet=_kubelet(inp),
     )
 
 
@@ -84,7 +93,7 @@ def run_options(inp: Mapping[str, Any]) -> dict[str, Any]:
     options_error = None
     parsed = None
     try:
-        parsed = parse_topology_manager_options(options)
+        parsed = parse_topology_manager_options(options, kubelet=_kubelet(inp))
     except ConfigRejected as err:
         options_error = err.message
     try:
@@ -148,7 +157,9 @@ def run_cpu_provider(inp: Mapping[str, Any]) -> dict[str, Any]:
     reserved = _cpu_ids(_field(inp, "reserved_cpus", list, []), "reserved_cpus")
     try:
         options = parse_cpu_manager_options(
-            option_strings(_field(inp, "cpu_policy_options", dict, {})), feature_gates=ALL_OPTION_GATES
+            option_strings(_field(inp, "cpu_policy_options", dict, {})),
+            kubelet=_kubelet(inp),
+            feature_gates=ALL_OPTION_GATES,
         )
         policy = CPUStaticPolicy(
             topo,
@@ -307,7 +318,7 @@ def run_node_replay(inp: Mapping[str, Any]) -> dict[str, Any]:
     machine = _machine(inp)
     pods = [Pod.from_pod_dict(p, where=f"input.pods[{i}]") for i, p in enumerate(_field(inp, "pods", list))]
     try:
-        settings = start_settings(_field(inp, "kubelet", dict), machine)
+        settings = start_settings(_field(inp, "kubelet", dict), machine, kubelet=_kubelet(inp))
         sim = NodeSimulator(NodeModel("node", machine, settings))
     except ConfigRejected as err:
         return {"error": err.message}

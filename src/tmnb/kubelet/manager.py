@@ -10,7 +10,7 @@ from tmnb.kubelet.merge import NUMAInfo
 from tmnb.kubelet.names import SCOPE_NONE, TOPOLOGY_NONE, TOPOLOGY_SCOPES
 from tmnb.kubelet.options import parse_topology_manager_options
 from tmnb.kubelet.policy import NonePolicy, TopologyPolicy, policy_for
-from tmnb.versions import MODELLED_KUBELET, KubeVersion
+from tmnb.kubelet.profiles import KubeletProfile
 
 DistanceRows = Sequence[Sequence[int] | None] | Mapping[int, Sequence[int] | None]
 
@@ -40,7 +40,7 @@ def new_topology_manager(
     numa_nodes: Sequence[int],
     distances: DistanceRows | None = None,
     *,
-    version: KubeVersion = MODELLED_KUBELET,
+    kubelet: KubeletProfile | None = None,
     feature_gates: Mapping[str, bool] | None = None,
 ) -> TopologyManagerConfig:
     """Start the manager as the kubelet does, raising ``ConfigRejected`` with its text where it would
@@ -49,7 +49,7 @@ def new_topology_manager(
     nodes = tuple(numa_nodes)
     if policy == TOPOLOGY_NONE:
         return TopologyManagerConfig(NonePolicy(NUMAInfo(nodes)), SCOPE_NONE)
-    opts = parse_topology_manager_options(options, version=version, feature_gates=feature_gates)
+    opts = parse_topology_manager_options(options, kubelet=kubelet, feature_gates=feature_gates)
     rows = _distance_rows(nodes, distances)
     if opts.prefer_closest_numa:
         for node in nodes:

@@ -34,9 +34,9 @@ from tmnb.kubelet.names import (
 )
 from tmnb.kubelet.options import parse_cpu_manager_options
 from tmnb.kubelet.pod import Container, Pod
+from tmnb.kubelet.profiles import DEFAULT_MINOR, KubeletProfile, profile
 from tmnb.kubelet.scope import AdmitResult, HintProvider, admit_pod
 from tmnb.parse.quantity import quantity
-from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,8 @@ class ModelSettings:
     memory_manager_policy: str = MEMORY_NONE
     #: ``reservedMemory``: NUMA node -> resource -> quantity.
     reserved_memory: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
-    version: KubeVersion = MODELLED_KUBELET
+    #: the minor whose kubelet this is, and the configuration's ``featureGates`` (merged at start-up)
+    kubelet: KubeletProfile = field(default_factory=lambda: profile(DEFAULT_MINOR))
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     #: Machine capacity and ``GetNodeAllocatableReservation`` as ``tmnb.kubelet.startup`` computes
     #: them; with them the managers check reservedMemory and Node Allocatable as the kubelet does.
@@ -194,7 +195,7 @@ class NodeSimulator:
             s.topology_manager_policy_options,
             [n.id for n in m.numa_nodes],
             distances,
-            version=s.version,
+            kubelet=s.kubelet,
             feature_gates=s.feature_gates,
         )
         self.cpu_topology = CPUTopology.of(m.cpus)
@@ -227,7 +228,7 @@ class NodeSimulator:
             raise ConfigRejected("[cpumanager] unable to determine reserved CPU resources for static policy")
         try:
             options = parse_cpu_manager_options(
-                s.cpu_manager_policy_options, version=s.version, feature_gates=s.feature_gates
+                s.cpu_manager_policy_options, kubelet=s.kubelet, feature_gates=s.feature_gates
             )
             return CPUStaticPolicy(
                 self.cpu_topology,
@@ -386,10 +387,11 @@ def _validate_node_allocatable(capacity: Mapping[str, GoQuantity], reservation: 
     """``validateNodeAllocatable``, printing quantities with ``%v`` as the kubelet does."""
     errors = []
     for name, reserved in reservation.items():
-        left = capacity.get(name, GoQuantity.of(0)).sub(reserved)
-        if left.value < 0:
+        total = capacity.get(name, GoQuantity.of(0))
+        if total.sub(reserved).value < 0:
             errors.append(
-                f"Resource {gostr.quote(name)} has an allocatable of {reserved.go_v()}, capacity of {left.go_v()}"
+                f"Resource {gostr.quote(name)} has a reservation of {reserved.go_v()} but capacity of "
+                f"{total.go_v()}. Expected capacity >= reservation."
             )
     if errors:
         raise ConfigRejected("invalid Node Allocatable configuration. " + " ".join(errors))

@@ -17,11 +17,13 @@ from typing import Any
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet import gostr
+from tmnb.kubelet.gates import merge_feature_gates
 from tmnb.kubelet.go_quantity import BINARY_SI, GoQuantity
 from tmnb.kubelet.names import CPU_NONE, MEMORY_NONE, SCOPE_CONTAINER, TOPOLOGY_NONE, TOPOLOGY_SCOPES
 from tmnb.kubelet.node import Machine, ModelSettings
 from tmnb.kubelet.policy import TOPOLOGY_POLICIES
-from tmnb.versions import MODELLED_KUBELET, KubeVersion
+from tmnb.kubelet.profiles import DEFAULT_MINOR, KubeletProfile, profile
+from tmnb.parse.duration import format_go_duration, parse_go_duration
 
 #: ``eviction.DefaultEvictionHard`` (pkg/kubelet/eviction/defaults_linux.go), which ``loadConfigFile``
 #: puts in when the file has no evictionHard at all.
@@ -55,8 +57,17 @@ V1BETA1_DEFAULTS: Mapping[str, Any] = {
     "cgroupsPerQOS": True,
     "maxPods": 110,
     "podsPerCore": 0,
+    "imageMinimumGCAge": "2m",
 }
-_ENFORCE_KEYS = ("pods", "system-reserved", "kube-reserved", "none")
+_ENFORCE_KEYS = (
+    "pods",
+    "system-reserved",
+    "system-reserved-compressible",
+    "kube-reserved",
+    "kube-reserved-compressible",
+    "none",
+)
+_MEMORY_RESERVATION_POLICIES = ("None", "TieredReservation")
 _RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")
 
 
@@ -70,24 +81,29 @@ class Reservations:
     memory_available: tuple[GoQuantity | None, float | None] | None
 
 
-def decode(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The configuration with v1beta1 defaults filled in and the command line's evictionHard
-    default (``loadConfigFile``) when the file has none."""
+def decode(config: Mapping[str, Any], kubelet: KubeletProfile) -> dict[str, Any]:
+    """The configuration as ``loadConfigFile`` leaves it: the file's feature gates merged into the
+    kubelet's (a panic on a gate it cannot merge), v1beta1 defaults filled in, and the command
+    line's evictionHard default when the file has none (or its missing signals, with
+    ``mergeDefaultEvictionSettings``)."""
+    merge_feature_gates(kubelet, config.get("featureGates"))
     decoded = {**V1BETA1_DEFAULTS, **config}
+    if kubelet.knows_field("memoryReservationPolicy") and not decoded.get("memoryReservationPolicy"):
+        decoded["memoryReservationPolicy"] = _MEMORY_RESERVATION_POLICIES[0]
     if decoded.get("evictionHard") is None:
         decoded["evictionHard"] = dict(DEFAULT_EVICTION_HARD)
+    elif decoded.get("mergeDefaultEvictionSettings") and kubelet.knows_field("mergeDefaultEvictionSettings"):
+        decoded["evictionHard"] = {**DEFAULT_EVICTION_HARD, **decoded["evictionHard"]}
     return decoded
 
 
-def validate(cfg: Mapping[str, Any]) -> None:
-    """``ValidateKubeletConfiguration`` for the fields that shape resource management, in its order;
-    all failures are reported together as its aggregate error."""
+def validate(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> None:
+    """``ValidateKubeletConfiguration`` of ``kubelet``'s minor for the fields that shape resource
+    management, in its order; all failures are reported together as its aggregate error."""
     errors: list[str] = []
-    if not cfg["cgroupsPerQOS"] and cfg["enforceNodeAllocatable"]:
-        errors.append(
-            "enforceNodeAllocatable (--enforce-node-allocatable) is not supported unless cgroupsPerQOS "
-            "(--cgroups-per-qos) is set to true"
-        )
+    gc_age = parse_go_duration(str(cfg["imageMinimumGCAge"]), where="imageMinimumGCAge")
+    if kubelet.refuses_negative_image_gc_age and gc_age < 0:
+        errors.append(f"imageMinimumGCAge {format_go_duration(gc_age)} must not be negative")
     if cfg["maxPods"] < 0:
         errors.append(f"maxPods (--max-pods) {cfg['maxPods']} must not be a negative number")
     if cfg["podsPerCore"] < 0:
@@ -116,33 +132,69 @@ def validate(cfg: Mapping[str, Any]) -> None:
         except gostr.GoParseError as err:
             errors.append(f"unable to parse reservedSystemCPUs (--reserved-cpus) {reserved}, error: {err}")
     errors += reserved_memory_errors(cfg.get("reservedMemory") or [])
+    if kubelet.knows_field("memoryReservationPolicy"):
+        errors += _memory_reservation_policy(cfg, kubelet)
     if errors:
         raise ConfigRejected(_aggregate([f"invalid configuration: {e}" for e in errors]))
 
 
-def _enforce_node_allocatable(cfg: Mapping[str, Any]) -> list[str]:
+def _memory_reservation_policy(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> list[str]:
+    value = cfg["memoryReservationPolicy"]
     errors = []
-    keys = cfg["enforceNodeAllocatable"]
+    if value == _MEMORY_RESERVATION_POLICIES[1] and not kubelet.gate_on("MemoryQoS", cfg.get("featureGates")):
+        errors.append(f"memoryReservationPolicy {gostr.quote(value)} requires MemoryQoS feature gate to be enabled")
+    if value not in _MEMORY_RESERVATION_POLICIES:
+        none, tiered = (gostr.quote(v) for v in _MEMORY_RESERVATION_POLICIES)
+        errors.append(
+            f"option {gostr.quote(value)} specified for memoryReservationPolicy. Valid options are {none} or {tiered}"
+        )
+    return errors
+
+
+def _enforce_node_allocatable(cfg: Mapping[str, Any]) -> list[str]:
+    """The enforcement keys: exclusive pairs first, then each key once (duplicates named), its
+    cgroup, and cgroupsPerQOS for every key that enforces something."""
+    flag = "in enforceNodeAllocatable (--enforce-node-allocatable)"
+    keys = list(cfg["enforceNodeAllocatable"])
+    _, system, system_c, kube, kube_c, none = _ENFORCE_KEYS
+    errors = [
+        f"both {gostr.quote(a)} and {gostr.quote(b)} cannot be specified together {flag}"
+        for a, b in ((system, system_c), (kube, kube_c))
+        if a in keys and b in keys
+    ]
+    seen: set[str] = set()
     for key in keys:
-        if key == "system-reserved" and not cfg.get("systemReservedCgroup"):
+        if key in seen:
+            errors.append(f"duplicated enforcements {gostr.quote(key)} {flag}")
+            continue
+        seen.add(key)
+        if key in (system, system_c) and not cfg.get("systemReservedCgroup"):
             errors.append(
-                'systemReservedCgroup (--system-reserved-cgroup) must be specified when "system-reserved" contained '
-                "in enforceNodeAllocatable (--enforce-node-allocatable)"
+                "systemReservedCgroup (--system-reserved-cgroup) must be specified when "
+                f"{gostr.quote(system)} or {gostr.quote(system_c)} included {flag}"
             )
-        elif key == "kube-reserved" and not cfg.get("kubeReservedCgroup"):
+        elif key in (kube, kube_c) and not cfg.get("kubeReservedCgroup"):
             errors.append(
-                'kubeReservedCgroup (--kube-reserved-cgroup) must be specified when "kube-reserved" contained in '
-                "enforceNodeAllocatable (--enforce-node-allocatable)"
+                "kubeReservedCgroup (--kube-reserved-cgroup) must be specified when "
+                f"{gostr.quote(kube)} or {gostr.quote(kube_c)} included {flag}"
             )
-        elif key == "none" and len(keys) > 1:
-            errors.append(
-                "enforceNodeAllocatable (--enforce-node-allocatable) may not contain additional enforcements "
-                'when "none" is specified'
-            )
+        elif key == none:
+            if len(keys) > 1:
+                errors.append(
+                    "enforceNodeAllocatable (--enforce-node-allocatable) may not contain additional enforcements "
+                    f"when {gostr.quote(none)} is specified"
+                )
+            continue
         elif key not in _ENFORCE_KEYS:
+            valid = ", ".join(gostr.quote(k) for k in _ENFORCE_KEYS[:-1]) + f" or {gostr.quote(none)}"
             errors.append(
-                f"option {gostr.quote(key)} specified for enforceNodeAllocatable (--enforce-node-allocatable). Valid "
-                "options are " + ", ".join(gostr.quote(k) for k in _ENFORCE_KEYS[:3]) + f', or "{_ENFORCE_KEYS[3]}"'
+                f"option {gostr.quote(key)} specified for enforceNodeAllocatable (--enforce-node-allocatable). "
+                f"Valid options are {valid}"
+            )
+            continue
+        if not cfg["cgroupsPerQOS"]:
+            errors.append(
+                f"cgroupsPerQOS (--cgroups-per-qos) must be set to true when {gostr.quote(key)} contained {flag}"
             )
     return errors
 
@@ -251,7 +303,7 @@ def _memory_threshold(eviction_hard: Mapping[str, Any]) -> tuple[GoQuantity | No
             fraction = _float32(_float32(number) / 100)
             if fraction < 0:
                 raise ConfigRejected(f"eviction percentage threshold {signal} must be >= 0%: {value}")
-            if fraction > 100:
+            if fraction > 1:
                 raise ConfigRejected(f"eviction percentage threshold {signal} must be <= 100%: {value}")
             if signal == "memory.available":
                 found = (None, fraction)
@@ -304,11 +356,12 @@ def allocatable_reservation(caps: Mapping[str, GoQuantity], r: Reservations) -> 
 
 
 def start_settings(
-    config: Mapping[str, Any], machine: Machine, *, version: KubeVersion = MODELLED_KUBELET
+    config: Mapping[str, Any], machine: Machine, *, kubelet: KubeletProfile | None = None
 ) -> ModelSettings:
-    """The managers' settings for a kubelet started with ``config`` on ``machine``."""
-    cfg = decode(config)
-    validate(cfg)
+    """The managers' settings for ``kubelet``'s minor started with ``config`` on ``machine``."""
+    kubelet = kubelet or profile(DEFAULT_MINOR)
+    cfg = decode(config, kubelet)
+    validate(cfg, kubelet)
     r = reservations(cfg, machine)
     caps = capacity(machine)
     reservation = allocatable_reservation(caps, r)
@@ -324,7 +377,7 @@ def start_settings(
         reserved_cpu_count=0 if cpu is None else math.ceil(cpu.milli_value() / 1000),
         memory_manager_policy=cfg["memoryManagerPolicy"],
         reserved_memory=reserved_memory,
-        version=version,
+        kubelet=kubelet,
         feature_gates=dict(cfg.get("featureGates") or {}),
         capacity=caps,
         allocatable_reservation=reservation,

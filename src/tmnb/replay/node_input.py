@@ -14,14 +14,12 @@ from tmnb.kubelet.cpu_topology import CPUInfo
 from tmnb.kubelet.devices import Device as ModelDevice
 from tmnb.kubelet.memory_static import ModelMemoryBlock
 from tmnb.kubelet.node import ExistingAllocation, Machine, ModelSettings, NodeModel, NUMANode
-from tmnb.kubelet.options import OLDEST_MODELLED
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.startup import start_settings
 from tmnb.parse.quantity import quantity
-from tmnb.replay.plan import NodePlan, kubelet_version, plan_for
+from tmnb.replay.plan import NodePlan, plan_for
 from tmnb.snapshot import Container, Node, Pod
-from tmnb.versions import MODELLED_KUBELET, KubeVersion
 
 Mode = Literal["drain", "restart"]
 
@@ -50,18 +48,10 @@ def machine_of(node: Node) -> Machine:
     )
 
 
-def _version(node: Node) -> KubeVersion:
-    """The node's kubelet version when the model covers it, else the modelled release."""
-    version = kubelet_version(node)
-    if version is None or not OLDEST_MODELLED <= version <= MODELLED_KUBELET:
-        return MODELLED_KUBELET
-    return version
-
-
 def settings_of(plan: NodePlan) -> ModelSettings:
     """The planned settings through the kubelet's own start-up steps, so a configuration it would
     refuse raises ``ConfigRejected`` in its words before any pod is predicted."""
-    return start_settings(plan.planned, machine_of(plan.node), version=_version(plan.node))
+    return start_settings(plan.planned, machine_of(plan.node), kubelet=plan.planned_kubelet)
 
 
 #: Collection steps whose error means the kubelet cannot load its configuration and exits.

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tmnb.errors import InputError
+from tmnb.kubelet.profiles import CHECKPOINT_POLICIES, KUBELET_VERSION, KubeletProfile, Resolved, parse_minor, resolve
 from tmnb.settings.defaults import defaults_for
 from tmnb.snapshot import Node
 from tmnb.versions import KubeVersion
@@ -39,10 +40,33 @@ class NodePlan:
     current: Mapping[str, Any]
     planned: Mapping[str, Any]
     target: Mapping[str, Any]
+    #: the node's kubelet version as reported (None when unknown)
     version: KubeVersion | None
+    #: the minor the node is predicted as today, and whether that is its own
+    kubelet: Resolved
+    #: the minor after the change: the target's ``kubeletVersion`` (an upgrade what-if), else today's
+    planned_kubelet: KubeletProfile
 
     def changes(self, name: str) -> bool:
         return show_value(self.current.get(name)) != show_value(self.planned.get(name))
+
+    def spoiled_checkpoints(self) -> dict[str, tuple[str, ...]]:
+        """Checkpoint files (by name) the kubelet may refuse at start after this change, with the changed
+        fields that spoil them (the profile's ``checkpoint_spoilers``); a file counts only where its
+        manager keeps assignments before or after the change, or its policy changes."""
+        out = {}
+        for name, fields in self.planned_kubelet.checkpoint_spoilers.items():
+            policy_field, stateful = CHECKPOINT_POLICIES[name]
+            keeps_state = self.changes(policy_field) or self.current.get(policy_field) == stateful
+            changed = tuple(f for f in fields if self.changes(f))
+            if keeps_state and changed:
+                out[name] = changed
+        return out
+
+    @property
+    def upgrades(self) -> bool:
+        """Whether the change moves the node to another kubelet minor."""
+        return self.planned_kubelet.minor != self.kubelet.profile.minor
 
 
 def kubelet_version(node: Node) -> KubeVersion | None:
@@ -54,8 +78,13 @@ def kubelet_version(node: Node) -> KubeVersion | None:
 
 def plan_for(node: Node, target: Mapping[str, Any]) -> NodePlan:
     version = kubelet_version(node)
+    resolved = resolve(version)
     current = {**defaults_for(version), **EMPTY_BY_DEFAULT, **{k: s.value for k, s in node.kubelet.settings.items()}}
-    return NodePlan(node, current, {**current, **target}, target, version)
+    fields = {k: v for k, v in target.items() if k != KUBELET_VERSION}
+    planned_kubelet = (
+        parse_minor(target[KUBELET_VERSION], where=KUBELET_VERSION) if KUBELET_VERSION in target else resolved.profile
+    )
+    return NodePlan(node, current, {**current, **fields}, target, version, resolved, planned_kubelet)
 
 
 def plans_for(nodes: Iterable[Node], target: Mapping[str, Any]) -> dict[str, NodePlan]:

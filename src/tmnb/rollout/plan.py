@@ -20,12 +20,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import yaml
 
 from tmnb.errors import InputError
-from tmnb.kubelet.names import CPU_STATIC, MEMORY_STATIC
+from tmnb.kubelet.profiles import Resolved
 from tmnb.parse.jsonable import JsonDict
 from tmnb.replay import NodePlan, show_value
 from tmnb.snapshot import Node, Snapshot
 from tmnb.snapshot.select import parse_selector
-from tmnb.versions import KubeVersion
 
 if TYPE_CHECKING:
     from tmnb.analysis.readiness import Readiness
@@ -38,16 +37,9 @@ CPU_STATE = f"{KUBELET_ROOT}/cpu_manager_state"
 MEMORY_STATE = f"{KUBELET_ROOT}/memory_manager_state"
 #: Sorts after the usual 00-/10-/50- drop-ins, so the change wins the merge.
 DROPIN_NAME = "99-tmnb.conf"
-#: --config-dir is beta (on by default) from 1.30; 1.28/1.29 need an environment variable.
-DROPIN_SINCE = KubeVersion(1, 30, 0)
 KUBELET_CONFIG_HEADER = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
-#: Fields whose change invalidates a state file: the kubelet refuses to start over the old one.
-STATE_FILE_FIELDS: dict[str, tuple[str, ...]] = {
-    CPU_STATE: ("cpuManagerPolicy", "cpuManagerPolicyOptions", "reservedSystemCPUs"),
-    MEMORY_STATE: ("memoryManagerPolicy", "reservedMemory"),
-}
 
 Reader = Callable[[str, str], bytes | None]
 
@@ -206,14 +198,14 @@ def _config_file_view(node: Node) -> str:
     return _yaml({**KUBELET_CONFIG_HEADER, **seen})
 
 
-def _apply_how(node: Node, version: KubeVersion | None, how: ApplyHow) -> tuple[Literal["edit", "drop-in"], str]:
+def _apply_how(node: Node, kubelet: Resolved, how: ApplyHow) -> tuple[Literal["edit", "drop-in"], str]:
     """How to write the change on this node, or why it cannot be written (second item)."""
-    dropin_ok = bool(node.kubelet.config_dir) and version is not None and version >= DROPIN_SINCE
+    dropin_ok = bool(node.kubelet.config_dir) and kubelet.modelled and kubelet.profile.config_dir
     if how == "drop-in" and not dropin_ok:
         why = (
             "the kubelet runs without --config-dir"
             if not node.kubelet.config_dir
-            else f"kubelet {version or 'of unknown version'} has no --config-dir by default (beta from v1.30)"
+            else f"{kubelet.note()}: tmnb does not know how it reads --config-dir"
         )
         return "drop-in", why
     if how == "drop-in" or (how == "auto" and dropin_ok):
@@ -244,19 +236,8 @@ def _overridden_by(node: Node, target: Mapping[str, Any], how: str) -> list[str]
 
 
 def state_files_for(plan: NodePlan) -> list[str]:
-    """State files that hold the old policy's assignments after this change."""
-    out = []
-    for path, fields in STATE_FILE_FIELDS.items():
-        static_cpu = plan.changes("cpuManagerPolicy") or plan.current.get("cpuManagerPolicy") == CPU_STATIC
-        if path == CPU_STATE and not static_cpu:
-            continue
-        if path == MEMORY_STATE and not (
-            plan.changes("memoryManagerPolicy") or plan.current.get("memoryManagerPolicy") == MEMORY_STATIC
-        ):
-            continue
-        if any(plan.changes(f) for f in fields):
-            out.append(path)
-    return out
+    """State files that hold the old settings' assignments after this change (``NodePlan.spoiled_checkpoints``)."""
+    return [f"{KUBELET_ROOT}/{name}" for name in plan.spoiled_checkpoints()]
 
 
 def _files(node: Node, fields: Mapping[str, Any], how: Literal["edit", "drop-in"], read: Reader | None) -> FileChange:
@@ -426,7 +407,7 @@ def build_plan(
                 )
             )
             continue
-        how, cannot = _apply_how(node, plan.version, apply)
+        how, cannot = _apply_how(node, plan.kubelet, apply)
         blocked = [cannot] if cannot else _overridden_by(node, target, how)
         if blocked:
             excluded.append(Excluded(node.name, "refused: " + "; ".join(blocked)))

@@ -16,6 +16,7 @@ from tmnb.errors import InputError
 from tmnb.kubelet import gostr, options
 from tmnb.kubelet.checkpoint import could_not_restore, mismatch
 from tmnb.kubelet.names import CPU_NONE, CPU_STATIC, MEMORY_NONE
+from tmnb.kubelet.profiles import KubeletProfile, resolve
 from tmnb.parse.documents import load_json
 from tmnb.parse.files import STATE_LIMIT, go_read_error, read_capped
 from tmnb.parse.state_files import (
@@ -35,7 +36,7 @@ from tmnb.versions import KubeVersion
 def validate_checkpoints(
     settings: KubeletSettings,
     *,
-    version: KubeVersion,
+    version: KubeVersion | None,
     cpu_state: CpuManagerState | None = None,
     memory_state: MemoryManagerState | None = None,
     online_cpus: CPUSet | None = None,
@@ -60,7 +61,7 @@ def validate_checkpoints(
 
 def _check_cpu_state(
     settings: KubeletSettings,
-    version: KubeVersion,
+    version: KubeVersion | None,
     state: CpuManagerState,
     online_cpus: CPUSet | None,
     path: str,
@@ -82,7 +83,7 @@ def _check_cpu_state(
     if not default:
         out.add("state.cpu-invalid", "cpuManagerPolicy", "error", "default cpuset cannot be empty", kubelet=True)
         return
-    strict = _strict_cpu_reservation(settings, version)
+    strict = _strict_cpu_reservation(settings, resolve(version).profile)
     reserved = _reserved_cpus(settings)
     if reserved is not None:
         if strict and reserved & default:
@@ -119,10 +120,10 @@ def _reserved_cpus(settings: KubeletSettings) -> CPUSet | None:
         return None  # reported by validate_settings
 
 
-def _strict_cpu_reservation(settings: KubeletSettings, version: KubeVersion) -> bool:
+def _strict_cpu_reservation(settings: KubeletSettings, kubelet: KubeletProfile) -> bool:
     try:
         parsed = options.parse_cpu_manager_options(
-            settings.value("cpuManagerPolicyOptions", {}), version=version, feature_gates=settings.value("featureGates")
+            settings.value("cpuManagerPolicyOptions", {}), kubelet=kubelet, feature_gates=settings.value("featureGates")
         )
     except InputError:  # ConfigRejected included: reported by validate_settings
         return False

@@ -13,16 +13,13 @@ from typing import Any
 
 from tmnb.kubelet import startup
 from tmnb.kubelet.names import CPU_NONE, MEMORY_NONE, SCOPE_CONTAINER, TOPOLOGY_NONE
+from tmnb.kubelet.profiles import resolve
 from tmnb.parse.duration import parse_go_duration
-from tmnb.parse.kubelet_fields import DURATION_FIELDS, FIELD_SINCE, FIELD_TYPES
+from tmnb.parse.kubelet_fields import DURATION_FIELDS, FIELD_TYPES
 from tmnb.versions import KubeVersion
 
-#: eviction.DefaultEvictionHard as the kubelets tmnb reports on write it to /configz: the four signals
-#: of the releases before imagefs.inodesFree joined the default set (the replay uses all five, which
-#: changes no reservation: only memory.available reserves anything).
-DEFAULT_EVICTION_HARD: dict[str, str] = {
-    k: v for k, v in startup.DEFAULT_EVICTION_HARD.items() if k != "imagefs.inodesFree"
-}
+#: eviction.DefaultEvictionHard, which every supported minor writes to /configz when the file has none.
+DEFAULT_EVICTION_HARD: dict[str, str] = dict(startup.DEFAULT_EVICTION_HARD)
 _DEFAULTS: dict[str, Any] = {
     "cpuManagerPolicy": CPU_NONE,
     "cpuManagerReconcilePeriod": "10s",
@@ -66,7 +63,7 @@ def defaults_for(version: KubeVersion | None) -> dict[str, Any]:
     return {
         name: copy.deepcopy(value)
         for name, value in _DEFAULTS.items()
-        if version is None or version.major != 1 or FIELD_SINCE[name] <= version.minor
+        if version is None or resolve(version).profile.knows_field(name)
     }
 
 

@@ -29,9 +29,9 @@ class Finding:
 class Findings(list[Finding]):
     """Collects findings for one kubelet version."""
 
-    def __init__(self, version: KubeVersion) -> None:
+    def __init__(self, version: KubeVersion | None) -> None:
         super().__init__()
-        self.version = str(version)
+        self.version = str(version) if version is not None else "unknown"
 
     def add(self, code: str, field: str, severity: Severity, message: str, *, kubelet: bool = False) -> None:
         self.append(Finding(code, field, severity, message, self.version, kubelet))

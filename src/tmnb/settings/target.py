@@ -15,15 +15,33 @@ from tmnb.errors import InputError
 from tmnb.parse.kubelet_config import check_field_value
 from tmnb.parse.kubelet_fields import FIELD_SINCE
 
+#: The key of an upgrade what-if (``tmnb.kubelet.profiles.KUBELET_VERSION``, checked by a test): not imported
+#: here, so that a typo is answered before the kubelet model loads.
+KUBELET_VERSION = "kubeletVersion"
 #: apiVersion/kind belong to the document, not to a change
 _DOCUMENT = ("apiVersion", "kind")
 
 
-def check_target_fields(target: Mapping[str, Any], *, where: str = "target", values: bool = True) -> None:
+def check_target_fields(
+    target: Mapping[str, Any], *, where: str = "target", values: bool = True, upgrades: bool = True
+) -> None:
     """Known field names with values the kubelet could decode (``--set cpuManagerPolicy=-1`` is a
     YAML integer the kubelet's JSON decoder refuses for a string field); ``values=False`` checks the
-    names alone, before the values are parsed."""
+    names alone, before the values are parsed. ``kubeletVersion`` (an upgrade what-if) names a
+    supported minor; ``upgrades=False`` refuses it (the rollout changes configuration, not binaries)."""
     for name, value in target.items():
+        if name == KUBELET_VERSION:
+            if not upgrades:
+                raise InputError(
+                    "a rollout changes the kubelet's configuration, not its version: upgrade the kubelet with your "
+                    "node image or package pipeline, then roll the configuration out",
+                    where=f"{where}.{name}",
+                )
+            if values:
+                from tmnb.kubelet.profiles import parse_minor
+
+                parse_minor(value, where=f"{where}.{name}")
+            continue
         if name in FIELD_SINCE:
             if values:
                 check_field_value(name, value, source=where)

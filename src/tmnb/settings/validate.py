@@ -12,6 +12,8 @@ import difflib
 from collections.abc import Collection
 
 from tmnb.cpuset import CPUSet
+from tmnb.kubelet.gates import merge_feature_gates
+from tmnb.kubelet.profiles import KubeletProfile, resolve
 from tmnb.parse.kubelet_fields import FIELD_SINCE
 from tmnb.parse.kubelet_flags import CONFIG_FLAGS
 from tmnb.settings.checkpoints import validate_checkpoints
@@ -34,7 +36,7 @@ _DEPRECATED_FLAG = (
 def validate_settings(
     settings: KubeletSettings,
     *,
-    version: KubeVersion,
+    version: KubeVersion | None,
     numa_nodes: Collection[int] | None = None,
     sockets: int | None = None,
     memory_capacity: int | None = None,
@@ -43,10 +45,16 @@ def validate_settings(
     """Check effective settings against a kubelet ``version``. Hardware facts are optional; checks
     that need a missing one are skipped (NUMA count, socket count, memory for % eviction, online CPUs)."""
     out = Findings(version)
-    _check_layers(settings, version, out)
+    resolved = resolve(version)
+    note = resolved.note()
+    if note:
+        out.add("kubelet.unmodelled", "kubeletVersion", "warning", note)
+    kubelet = resolved.profile
+    _check_layers(settings, kubelet, out)
     gates = settings.value("featureGates", {})
-    check_topology(settings, version, gates, numa_nodes, out)
-    check_cpu(settings, version, gates, numa_nodes, sockets, online_cpus, out)
+    out.rejected("featureGates", lambda: merge_feature_gates(kubelet, gates), code="config.feature-gates")
+    check_topology(settings, kubelet, gates, numa_nodes, out)
+    check_cpu(settings, kubelet, gates, numa_nodes, sockets, online_cpus, out)
     check_memory(settings, numa_nodes, memory_capacity, out)
     return list(out)
 
@@ -62,10 +70,10 @@ def _layered(setting: Setting) -> tuple[Layer, ...]:
     return (*setting.overridden, setting.as_layer())
 
 
-def _check_layers(settings: KubeletSettings, version: KubeVersion, out: Findings) -> None:
-    _check_fields(settings, version, out)
-    _check_dropins(settings, version, out)
-    _check_flags(settings, version, out)
+def _check_layers(settings: KubeletSettings, kubelet: KubeletProfile, out: Findings) -> None:
+    _check_fields(settings, kubelet, out)
+    _check_dropins(settings, out)
+    _check_flags(settings, kubelet, out)
     for drift in settings.drift:
         out.add(
             "configz.drift",
@@ -77,13 +85,7 @@ def _check_layers(settings: KubeletSettings, version: KubeVersion, out: Findings
         )
 
 
-def _too_new(name: str, version: KubeVersion) -> int | None:
-    """The minor that introduced ``name`` when ``version`` predates it."""
-    since = FIELD_SINCE.get(name)
-    return since if since is not None and version.major == 1 and version.minor < since else None
-
-
-def _check_fields(settings: KubeletSettings, version: KubeVersion, out: Findings) -> None:
+def _check_fields(settings: KubeletSettings, kubelet: KubeletProfile, out: Findings) -> None:
     for source, name in settings.unknown_fields:
         close = difflib.get_close_matches(name, list(FIELD_SINCE), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]}?)" if close else ""
@@ -103,13 +105,13 @@ def _check_fields(settings: KubeletSettings, version: KubeVersion, out: Findings
         out.add("config.unknown-field", name, "warning", message)
     for name, setting in settings.fields.items():
         configured = [layer for layer in _layered(setting) if layer.source in ("file", "dropin")]
-        since = _too_new(name, version)
+        since = kubelet.field_since(name)
         if configured and since is not None:
             out.add(
                 "config.field-too-new",
                 name,
                 "warning",
-                f"{configured[-1].detail}: {name} exists from kubelet 1.{since}; kubelet {version} ignores it",
+                f"{configured[-1].detail}: {name} exists from kubelet 1.{since}; kubelet {kubelet.name} ignores it",
             )
     for source, name in settings.duplicate_fields:
         out.add(
@@ -117,7 +119,8 @@ def _check_fields(settings: KubeletSettings, version: KubeVersion, out: Findings
         )
 
 
-def _check_dropins(settings: KubeletSettings, version: KubeVersion, out: Findings) -> None:
+def _check_dropins(settings: KubeletSettings, out: Findings) -> None:
+    """Drop-in files the kubelet skips (``--config-dir`` is on by default in every supported minor)."""
     if settings.dropin_dir_unread:
         out.add("dropin.dir-unread", "configDir", "warning", settings.dropin_dir_unread)
     for path in settings.skipped_dropin_files:
@@ -127,33 +130,15 @@ def _check_dropins(settings: KubeletSettings, version: KubeVersion, out: Finding
             "warning",
             f"{path} is ignored: the kubelet only reads drop-in files whose name ends in .conf",
         )
-    if not settings.config_dir or version.major != 1:
-        return
-    if version.minor < 28:
-        out.add(
-            "dropin.unsupported",
-            "configDir",
-            "error",
-            "failed to parse kubelet flag: unknown flag: --config-dir",
-            kubelet=True,
-        )
-    elif version.minor < 30:
-        out.add(
-            "dropin.alpha",
-            "configDir",
-            "warning",
-            f"--config-dir is alpha in kubelet {version}: it is only honoured with the environment variable "
-            "KUBELET_CONFIG_DROPIN_DIR_ALPHA set for the kubelet process",
-        )
 
 
-def _check_flags(settings: KubeletSettings, version: KubeVersion, out: Findings) -> None:
+def _check_flags(settings: KubeletSettings, kubelet: KubeletProfile, out: Findings) -> None:
     flags = settings.flags
     for use in flags.uses if flags is not None else ():
         if use.name not in CONFIG_FLAGS:
             continue
         field = CONFIG_FLAGS[use.name][0]
-        if _too_new(field, version) is not None:
+        if kubelet.field_since(field) is not None:
             out.add(
                 "flag.unknown",
                 field,

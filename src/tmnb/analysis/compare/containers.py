@@ -12,14 +12,15 @@ import pandas as pd
 from tmnb.analysis.inventory import ADMISSION_REJECTIONS
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
+from tmnb.kubelet.profiles import resolve
 from tmnb.parse.quantity import quantity
 from tmnb.snapshot import Allocation, Container, Node, Pod, Snapshot
 from tmnb.versions import KubeVersion
 
 VERDICTS = ("now rejected", "lost alignment", "gone", "newly aligned", "moved", "new", "unchanged")
 ALIGNMENTS = ("aligned", "cross-NUMA", "shared", "rejected", "not running", "unknown")
-#: From this kubelet on, DisableCPUQuotaWithExclusiveCPUs (default on) drops the CFS quota of exclusive CPUs.
-QUOTA_GATE, QUOTA_GATE_SINCE = "DisableCPUQuotaWithExclusiveCPUs", KubeVersion(1, 33)
+#: While this gate is on (every supported minor has it, on by default) exclusive CPUs get no CFS quota.
+QUOTA_GATE = "DisableCPUQuotaWithExclusiveCPUs"
 SIDE_FIELDS = ("pod", "node", "cpuset", "numa", "exclusive", "alignment", "why", "cfs_quota")
 CONTAINER_COLUMNS = [
     "namespace",
@@ -115,7 +116,8 @@ def alignment(alloc: Allocation, node: Node) -> tuple[str, str, str]:
 
 
 def _cfs_quota(spec: Container | None, exclusive: bool | None, node: Node | None) -> bool | None:
-    """Whether the container runs with a CFS quota: CPU limit set, unless exclusive on a 1.33+ kubelet."""
+    """Whether the container runs with a CFS quota: CPU limit set, unless exclusive while the kubelet's
+    DisableCPUQuotaWithExclusiveCPUs gate is on."""
     if spec is None or exclusive is None:
         return None
     if "cpu" not in spec.limits:
@@ -123,11 +125,10 @@ def _cfs_quota(spec: Container | None, exclusive: bool | None, node: Node | None
     if not exclusive:
         return True
     version = kubelet_version(node)
-    if version is None:
+    if version is None or node is None:
         return None
-    gates = node.kubelet.settings.get("featureGates") if node else None
-    enabled = (gates.value if gates and isinstance(gates.value, dict) else {}).get(QUOTA_GATE, True)
-    return not (version >= QUOTA_GATE_SINCE and enabled)
+    gates = node.kubelet.settings.get("featureGates")
+    return not resolve(version).gate_on(QUOTA_GATE, gates.value if gates and isinstance(gates.value, dict) else {})
 
 
 def _cpu_manager_policy(node: Node) -> str | None:

@@ -9,15 +9,15 @@ from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet import gostr, options
 from tmnb.kubelet.names import CPU_NONE, CPU_POLICIES, SINGLE_NUMA_NODE
+from tmnb.kubelet.profiles import KubeletProfile
 from tmnb.settings.effective import KubeletSettings
 from tmnb.settings.findings import Findings
-from tmnb.settings.managers.shared import known_policy, map_gate, options_modelled, reserved_quantity
-from tmnb.versions import KubeVersion
+from tmnb.settings.managers.shared import known_policy, reserved_quantity
 
 
 def check_cpu(
     settings: KubeletSettings,
-    version: KubeVersion,
+    kubelet: KubeletProfile,
     gates: Mapping[str, bool],
     numa_nodes: Collection[int] | None,
     sockets: int | None,
@@ -32,48 +32,34 @@ def check_cpu(
         return
     if policy == CPU_NONE:
         if opts:
-            out.rejected(
-                "cpuManagerPolicyOptions", lambda: _none_policy(opts, version, gates), code="cpu.options-with-none"
-            )
+            out.rejected("cpuManagerPolicyOptions", lambda: _none_policy(opts), code="cpu.options-with-none")
         return
-    if options_modelled(version):
-        parsed = out.rejected(
-            "cpuManagerPolicyOptions",
-            lambda: options.parse_cpu_manager_options(opts, version=version, feature_gates=gates),
-        )
-        if parsed is not None and parsed.align_by_socket:
-            if settings.value("topologyManagerPolicy") == SINGLE_NUMA_NODE:
-                out.add(
-                    "cpu.align-by-socket-single-numa",
-                    "cpuManagerPolicyOptions",
-                    "error",
-                    "Topolgy manager single-numa-node policy is incompatible with CPUManager "
-                    "align-by-socket policy option",
-                    kubelet=True,
-                )
-            if sockets is not None and numa_nodes is not None and sockets > len(numa_nodes):
-                out.add(
-                    "cpu.align-by-socket-hardware",
-                    "cpuManagerPolicyOptions",
-                    "error",
-                    "Align by socket is not compatible with hardware where number of sockets are more than "
-                    "number of NUMA",
-                    kubelet=True,
-                )
-    elif opts:
-        out.add(
-            "cpu.options-unmodelled",
-            "cpuManagerPolicyOptions",
-            "info",
-            f"policy options are validated for kubelet {options.OLDEST_MODELLED} and newer, not {version}",
-        )
+    parsed = out.rejected(
+        "cpuManagerPolicyOptions",
+        lambda: options.parse_cpu_manager_options(opts, kubelet=kubelet, feature_gates=gates),
+    )
+    if parsed is not None and parsed.align_by_socket:
+        if settings.value("topologyManagerPolicy") == SINGLE_NUMA_NODE:
+            out.add(
+                "cpu.align-by-socket-single-numa",
+                "cpuManagerPolicyOptions",
+                "error",
+                "Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket policy option",
+                kubelet=True,
+            )
+        if sockets is not None and numa_nodes is not None and sockets > len(numa_nodes):
+            out.add(
+                "cpu.align-by-socket-hardware",
+                "cpuManagerPolicyOptions",
+                "error",
+                "Align by socket is not compatible with hardware where number of sockets are more than number of NUMA",
+                kubelet=True,
+            )
     _check_static_reservation(settings, reserved, out)
 
 
-def _none_policy(opts: Mapping[str, str], version: KubeVersion, gates: Mapping[str, bool]) -> None:
-    """``run()`` checks the option-map gate first, then ``NewNonePolicy`` refuses any option."""
-    if options_modelled(version):
-        map_gate("cpu", opts, version, gates)
+def _none_policy(opts: Mapping[str, str]) -> None:
+    """``NewNonePolicy`` refuses any option (the option-map gate is GA and locked, so ``run()`` checks none)."""
     raise ConfigRejected(f"None policy: received unsupported options={gostr.format_string_map(opts)}")
 
 

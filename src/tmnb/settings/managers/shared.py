@@ -1,33 +1,25 @@
-"""What the manager rules ask alike: whether options are modelled for a version, the option-map
-feature gate, reserved quantities, and the refusal of a policy name the manager does not have."""
+"""What the manager rules ask alike: the topology option-map feature gate, reserved quantities, and
+the refusal of a policy name the manager does not have."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet import gostr, options
+from tmnb.kubelet import gostr
+from tmnb.kubelet.profiles import TOPOLOGY_OPTIONS_GATE, KubeletProfile
 from tmnb.parse.quantity import ZERO, Quantity
 from tmnb.settings.effective import KubeletSettings
 from tmnb.settings.findings import Findings
-from tmnb.versions import KubeVersion
 
 
-def options_modelled(version: KubeVersion) -> bool:
-    """Whether ``tmnb.kubelet.options`` knows this kubelet's options; older ones are not judged."""
-    return version.major == 1 and version >= options.OLDEST_MODELLED
-
-
-def map_gate(
-    manager: options.Manager, opts: Mapping[str, str], version: KubeVersion, gates: Mapping[str, bool]
-) -> None:
-    """``run()`` checks the option-map gate before any manager exists, whatever the policy."""
-    if not options.feature_gate_enabled(options.MAP_GATES[manager], version, gates):
-        label = "topology manager policy options" if manager == "topology" else "CPU Manager policy options"
-        extra = "" if manager == "topology" else '"CPUManager", '
+def topology_map_gate(opts: Mapping[str, str], kubelet: KubeletProfile, gates: Mapping[str, bool]) -> None:
+    """``run()`` checks the topology option-map gate before any manager exists, whatever the policy
+    (reachable while the gate is GA but not locked, 1.33-1.35)."""
+    if opts and not kubelet.gate_on(TOPOLOGY_OPTIONS_GATE, gates):
         raise ConfigRejected(
-            f"{label} {gostr.format_string_map(opts)} require feature gates {extra}"
-            f"{gostr.quote(options.MAP_GATES[manager])} enabled"
+            f"topology manager policy options {gostr.format_string_map(opts)} require feature gates "
+            f"{gostr.quote(TOPOLOGY_OPTIONS_GATE)} enabled"
         )
 
 

@@ -14,15 +14,15 @@ from tmnb.kubelet.names import (
     TOPOLOGY_SCOPES,
 )
 from tmnb.kubelet.policy import TOPOLOGY_POLICIES
+from tmnb.kubelet.profiles import KubeletProfile
 from tmnb.settings.effective import KubeletSettings
 from tmnb.settings.findings import Findings
-from tmnb.settings.managers.shared import map_gate, options_modelled
-from tmnb.versions import KubeVersion
+from tmnb.settings.managers.shared import topology_map_gate
 
 
 def check_topology(
     settings: KubeletSettings,
-    version: KubeVersion,
+    kubelet: KubeletProfile,
     gates: Mapping[str, bool],
     numa_nodes: Collection[int] | None,
     out: Findings,
@@ -50,7 +50,7 @@ def check_topology(
         )
     if policy not in TOPOLOGY_POLICIES:
         return
-    max_nodes = _topology_options(policy, settings.value("topologyManagerPolicyOptions", {}), version, gates, out)
+    max_nodes = _topology_options(policy, settings.value("topologyManagerPolicyOptions", {}), kubelet, gates, out)
     if policy == TOPOLOGY_NONE:
         return  # NewManager returns before counting NUMA nodes
     if numa_nodes is not None and len(numa_nodes) > max_nodes:
@@ -72,19 +72,10 @@ def check_topology(
 
 
 def _topology_options(
-    policy: str, opts: Mapping[str, str], version: KubeVersion, gates: Mapping[str, bool], out: Findings
+    policy: str, opts: Mapping[str, str], kubelet: KubeletProfile, gates: Mapping[str, bool], out: Findings
 ) -> int:
     """Check ``topologyManagerPolicyOptions``; returns the NUMA node limit they set."""
     field = "topologyManagerPolicyOptions"
-    if not options_modelled(version):
-        if opts:
-            out.add(
-                "topology.options-unmodelled",
-                field,
-                "info",
-                f"policy options are validated for kubelet {options.OLDEST_MODELLED} and newer, not {version}",
-            )
-        return options.DEFAULT_MAX_ALLOWABLE_NUMA_NODES
     if policy == TOPOLOGY_NONE:
         if opts:
             out.add(
@@ -94,10 +85,10 @@ def _topology_options(
                 "topologyManagerPolicyOptions are ignored while topologyManagerPolicy is none: the kubelet does not "
                 "parse them, so mistakes in them surface only when the policy changes",
             )
-            out.rejected(field, lambda: map_gate("topology", opts, version, gates))
+            out.rejected(field, lambda: topology_map_gate(opts, kubelet, gates))
         return options.DEFAULT_MAX_ALLOWABLE_NUMA_NODES
     parsed = out.rejected(
-        field, lambda: options.parse_topology_manager_options(opts, version=version, feature_gates=gates)
+        field, lambda: options.parse_topology_manager_options(opts, kubelet=kubelet, feature_gates=gates)
     )
     if parsed is None:
         return options.DEFAULT_MAX_ALLOWABLE_NUMA_NODES

@@ -24,6 +24,7 @@ from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import to_cpuset
 from tmnb.kubelet.names import CPU_STATIC, SCOPE_CONTAINER, TOPOLOGY_NONE
 from tmnb.kubelet.node import NodeSimulator, PodResult
+from tmnb.kubelet.profiles import resolve
 from tmnb.parse.state_files import parse_cpu_manager_state, parse_memory_manager_state
 from tmnb.replay import model_pod, node_model
 from tmnb.settings.effective import KubeletSettings
@@ -33,7 +34,7 @@ from tmnb.sources.kube_objects import pod_from_api
 from tmnb.sources.node_render import DROPIN_DIR, KUBELET_CONFIG, write_node_root
 from tmnb.sources.node_root import read_node_root
 from tmnb.twin.sandbox import journal
-from tmnb.versions import MODELLED_KUBELET, KubeVersion
+from tmnb.versions import KubeVersion
 
 STATE_DIR = "var/lib/kubelet"
 JOURNAL = "journal.log"
@@ -83,11 +84,11 @@ class SimKubelet:
         return self.sim is not None
 
     @property
-    def version(self) -> KubeVersion:
+    def version(self) -> KubeVersion | None:
         try:
             return KubeVersion.parse(self.snapshot_node.versions.kubelet or "")
         except InputError:
-            return MODELLED_KUBELET
+            return None
 
     def journal(self) -> str:
         if self.root is None:
@@ -185,7 +186,7 @@ class SimKubelet:
     def _started(self, node: Node) -> list[str]:
         """What a kubelet logs as it starts: its version, then the Topology Manager it creates."""
         self.pid += 1
-        version = self.snapshot_node.versions.kubelet or str(MODELLED_KUBELET)
+        version = self.snapshot_node.versions.kubelet or str(resolve(None).profile.version)
         lines = [self._klog("I", journal.KUBELET_VERSION, "Kubelet version", kubeletVersion=version)]
         settings = {key: s.value for key, s in node.kubelet.settings.items()}
         policy = settings.get("topologyManagerPolicy") or TOPOLOGY_NONE

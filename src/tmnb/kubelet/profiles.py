@@ -1,0 +1,297 @@
+"""What each supported kubelet minor knows and does: one profile per minor, read by every room.
+
+A fleet runs several kubelet minors at once and the change is often the upgrade itself, so every
+fact that differs between minors lives here, once: the configuration fields a minor knows, its
+feature gates (default, maturity, lock) and their dependencies, the maturity of each policy option,
+the defaults that moved, the checkpoint formats it reads and writes, which configuration changes
+make its existing checkpoints unusable at start, and how its resource managers treat pod-level
+``spec.resources``, device hints and empty pod resources. Nothing else in tmnb compares versions
+(``tests/kubelet/test_profiles.py`` looks for comparisons).
+
+Sources: the kubelet trees of each minor (OpenShift's fork at 1.33.13, 1.34.9, 1.35.6, 1.36.3 with
+its carries named where they matter; upstream for 1.37, from merged PRs and the kubelet staging
+tree); see ``docs/kubelet-minors.md``.
+
+A node whose kubelet is outside 1.33-1.37 is predicted with the nearest minor's profile and marked
+not modelled (``resolve``): callers say so, never silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from tmnb.errors import InputError
+from tmnb.kubelet.names import CPU_STATIC, MEMORY_STATIC
+from tmnb.parse.kubelet_fields import FIELD_SINCE
+from tmnb.versions import KubeVersion
+
+Manager = Literal["topology", "cpu"]
+Maturity = Literal["alpha", "beta", "ga"]
+Stage = Literal["ALPHA", "BETA", "GA", "DEPRECATED"]
+#: How the static CPU and Memory managers treat a pod with pod-level ``spec.resources``.
+PodLevelHandling = Literal[
+    "pinned",  # 1.33: the managers do not look at pod-level resources
+    "skipped-with-gate",  # 1.34, 1.35: no hints and no pinning while PodLevelResources is on
+    "skipped-unless-pod-level-managers",  # 1.36+: ... unless PodLevelResources and PodLevelResourceManagers
+]
+
+#: The minor a case or a node without a version is answered as.
+DEFAULT_MINOR = 36
+
+#: The key of a target that changes the kubelet minor rather than a configuration field.
+KUBELET_VERSION = "kubeletVersion"
+
+CPU_STATE = "cpu_manager_state"
+MEMORY_STATE = "memory_manager_state"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A feature gate as a minor registers it."""
+
+    default: bool
+    stage: Stage
+    locked: bool = False
+
+
+# (first minor, maturity from then on): the history of each policy option, from each minor's
+# cpumanager/policy_options.go and topologymanager/policy_options.go.
+_OPTION_HISTORY: dict[Manager, dict[str, tuple[tuple[int, Maturity], ...]]] = {
+    "topology": {
+        "prefer-closest-numa-nodes": ((26, "alpha"), (28, "beta"), (32, "ga")),
+        "max-allowable-numa-nodes": ((31, "beta"), (35, "ga")),
+    },
+    "cpu": {
+        "full-pcpus-only": ((22, "alpha"), (23, "beta"), (33, "ga")),
+        "distribute-cpus-across-numa": ((23, "alpha"), (33, "beta")),
+        "align-by-socket": ((25, "alpha"),),
+        "distribute-cpus-across-cores": ((31, "alpha"),),
+        "strict-cpu-reservation": ((32, "alpha"), (33, "beta"), (35, "ga")),
+        "prefer-align-cpus-by-uncorecache": ((32, "alpha"), (34, "beta"), (36, "ga")),
+    },
+}
+
+#: The gate an option of each non-GA maturity needs (the same in every supported minor).
+STAGE_GATES: dict[tuple[Manager, Maturity], str] = {
+    ("topology", "alpha"): "TopologyManagerPolicyAlphaOptions",
+    ("topology", "beta"): "TopologyManagerPolicyBetaOptions",
+    ("cpu", "alpha"): "CPUManagerPolicyAlphaOptions",
+    ("cpu", "beta"): "CPUManagerPolicyBetaOptions",
+}
+#: The gate ``run()`` checks before it hands a topology option map to the manager. The CPU
+#: manager's map gate has been GA and locked since before 1.33, so ``run()`` no longer checks it.
+TOPOLOGY_OPTIONS_GATE = "TopologyManagerPolicyOptions"
+
+#: Which configuration fields, changed while a checkpoint exists, can make the kubelet refuse to
+#: restore it or refuse its state at start (state_checkpoint.go's policy check, the static policies'
+#: validateState), the same in 1.33-1.37: the CPU file's policy name, and under the static policy the
+#: reserved set and strict-cpu-reservation (``not all reserved cpus ... are present in defaultCpuSet``,
+#: ``some of strictly reserved cpus ...``); the memory file's policy name, and under Static the machine
+#: state the reservation shapes (``the expected machine state is different from the real one``).
+_CHECKPOINT_SPOILERS: dict[str, tuple[str, ...]] = {
+    CPU_STATE: ("cpuManagerPolicy", "cpuManagerPolicyOptions", "reservedSystemCPUs"),
+    MEMORY_STATE: ("memoryManagerPolicy", "reservedMemory"),
+}
+#: The policy field of each checkpoint, and the policy under which the file holds assignments.
+CHECKPOINT_POLICIES: dict[str, tuple[str, str]] = {
+    CPU_STATE: ("cpuManagerPolicy", CPU_STATIC),
+    MEMORY_STATE: ("memoryManagerPolicy", MEMORY_STATIC),
+}
+
+
+@dataclass(frozen=True)
+class KubeletProfile:
+    """Everything tmnb knows of one kubelet minor."""
+
+    minor: int
+    gates: Mapping[str, Gate]
+    #: gate -> the gates it needs on (validated from 1.35; empty before)
+    gate_dependencies: Mapping[str, tuple[str, ...]]
+    #: ``failCgroupV1``'s v1beta1 default: from 1.35 a cgroup v1 host refuses to start
+    fail_cgroup_v1: bool
+    pod_level_resources: PodLevelHandling
+    #: device hints only over the NUMA nodes that hold the resource's devices (#138244)
+    device_hints_over_device_nodes: bool
+    #: ``spec.resources: {}`` makes a pod BestEffort (PodLevelResources on, before 1.37's fix)
+    empty_pod_resources_best_effort: bool
+    #: cpu_manager_state / memory_manager_state formats this minor writes (gate-dependent ones by name)
+    cpu_state_written: str
+    memory_state_written: str
+    #: formats it reads
+    cpu_state_read: frozenset[str]
+    memory_state_read: frozenset[str]
+    #: ``imageMinimumGCAge`` must not be negative (validation from 1.36)
+    refuses_negative_image_gc_age: bool
+    #: ``--config-dir`` drop-ins are read without an environment variable (beta, on, from 1.30)
+    config_dir: bool = True
+    checkpoint_spoilers: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _CHECKPOINT_SPOILERS)
+
+    @property
+    def version(self) -> KubeVersion:
+        return KubeVersion(1, self.minor, 0)
+
+    @property
+    def name(self) -> str:
+        return f"1.{self.minor}"
+
+    def knows_field(self, name: str) -> bool:
+        since = FIELD_SINCE.get(name)
+        return since is not None and since <= self.minor
+
+    def field_since(self, name: str) -> int | None:
+        """The minor that introduced ``name`` when this minor predates it."""
+        since = FIELD_SINCE.get(name)
+        return since if since is not None and since > self.minor else None
+
+    def option_maturity(self, manager: Manager, name: str) -> Maturity | None:
+        """Maturity of a policy option in this minor; None when it does not know the option."""
+        current: Maturity | None = None
+        for since, maturity in _OPTION_HISTORY[manager].get(name, ()):
+            if since <= self.minor:
+                current = maturity
+        return current
+
+    def options(self, manager: Manager) -> tuple[str, ...]:
+        """Every option name this minor accepts for ``manager``, at any maturity."""
+        return tuple(n for n in _OPTION_HISTORY[manager] if self.option_maturity(manager, n) is not None)
+
+    def gate_default(self, gate: str) -> bool | None:
+        spec = self.gates.get(gate)
+        return None if spec is None else spec.default
+
+    def gate_on(self, gate: str, feature_gates: Mapping[str, object] | None) -> bool:
+        """The effective value of ``gate`` (the caller has checked the gates: see ``startup``)."""
+        value = (feature_gates or {}).get(gate)
+        if isinstance(value, bool):
+            return value
+        return bool(self.gate_default(gate))
+
+
+@cache
+def _gate_table() -> dict[str, dict[str, Gate]]:
+    raw = json.loads(resources.files("tmnb.kubelet").joinpath("data/feature_gates.json").read_text())
+    return {
+        minor: {name: Gate(bool(g["default"]), g["stage"], bool(g.get("locked", False))) for name, g in gates.items()}
+        for minor, gates in raw["gates"].items()
+    }
+
+
+@cache
+def _dependency_table() -> dict[str, dict[str, tuple[str, ...]]]:
+    raw = json.loads(resources.files("tmnb.kubelet").joinpath("data/feature_gates.json").read_text())
+    return {minor: {g: tuple(d) for g, d in deps.items()} for minor, deps in raw["dependencies"].items()}
+
+
+#: The facts that move between minors, one row per minor (kubelet-versions research, docs/kubelet-minors.md):
+#: failCgroupV1 default, pod-level resources, device hints over device NUMA nodes, empty pod resources
+#: BestEffort, checkpoint formats written (cpu, memory) and read (cpu, memory), negative imageMinimumGCAge.
+_FACTS: dict[int, tuple[bool, PodLevelHandling, bool, bool, str, str, str, str, bool]] = {
+    33: (False, "pinned", False, True, "v2", "v1", "v1 v2", "v1", False),
+    34: (False, "skipped-with-gate", False, True, "v2", "v1", "v1 v2", "v1", False),
+    35: (True, "skipped-with-gate", False, True, "v2", "v1", "v1 v2", "v1", False),
+    36: (
+        True,
+        "skipped-unless-pod-level-managers",
+        True,
+        True,
+        "v2 (v3 with PodLevelResourceManagers)",
+        "v1 (v2 with PodLevelResourceManagers)",
+        "v1 v2 v3",
+        "v1 v2",
+        True,
+    ),
+    37: (True, "skipped-unless-pod-level-managers", True, False, "v4", "v3", "v1 v2 v3 v4", "v1 v2 v3", True),
+}
+
+
+@cache
+def profile(minor: int) -> KubeletProfile:
+    """The profile of a supported minor (``SUPPORTED_MINORS``)."""
+    if minor not in _FACTS:
+        raise InputError(f"kubelet 1.{minor} is not supported: expected one of {supported_names()}")
+    cgroup_v1, pod_level, device_nodes, empty_best_effort, cpu_w, mem_w, cpu_r, mem_r, gc_age = _FACTS[minor]
+    key = f"1.{minor}"
+    return KubeletProfile(
+        minor=minor,
+        gates=_gate_table()[key],
+        gate_dependencies=_dependency_table().get(key, {}),
+        fail_cgroup_v1=cgroup_v1,
+        pod_level_resources=pod_level,
+        device_hints_over_device_nodes=device_nodes,
+        empty_pod_resources_best_effort=empty_best_effort,
+        cpu_state_written=cpu_w,
+        memory_state_written=mem_w,
+        cpu_state_read=frozenset(cpu_r.split()),
+        memory_state_read=frozenset(mem_r.split()),
+        refuses_negative_image_gc_age=gc_age,
+    )
+
+
+SUPPORTED_MINORS: tuple[int, ...] = tuple(_FACTS)
+
+
+def supported_names() -> str:
+    return ", ".join(f"1.{m}" for m in SUPPORTED_MINORS)
+
+
+#: Gates that first appeared in a supported minor, for kubelets older than every profile: such a
+#: kubelet does not have them (kube_features.go's first versioned spec).
+GATE_FIRST_MINOR: dict[str, int] = {"DisableCPUQuotaWithExclusiveCPUs": 33}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The profile a node is predicted with, and whether it is the node's own minor."""
+
+    profile: KubeletProfile
+    modelled: bool
+    #: the node's own version as reported (None when unknown)
+    reported: KubeVersion | None
+
+    def gate_on(self, gate: str, feature_gates: Mapping[str, object] | None) -> bool:
+        """The gate's effective value on this node; off on a kubelet older than the gate."""
+        first = GATE_FIRST_MINOR.get(gate)
+        reported = self.reported
+        if first is not None and reported is not None and reported.major == 1 and reported.minor < first:
+            return False
+        return self.profile.gate_on(gate, feature_gates)
+
+    def note(self) -> str | None:
+        """The finding every report shows when the prediction is not the node's own minor."""
+        if self.modelled:
+            return None
+        if self.reported is None:
+            return f"kubelet version unknown: predicted as kubelet {self.profile.name}"
+        return (
+            f"kubelet {self.reported} is outside the modelled minors ({supported_names()}): "
+            f"predicted as kubelet {self.profile.name}, the nearest"
+        )
+
+
+def resolve(version: KubeVersion | None) -> Resolved:
+    """The profile for a node's kubelet: its own minor when supported, else the nearest, not modelled."""
+    if version is None:
+        return Resolved(profile(DEFAULT_MINOR), False, None)
+    if version.major == 1 and version.minor in SUPPORTED_MINORS:
+        return Resolved(profile(version.minor), True, version)
+    nearest = min(SUPPORTED_MINORS, key=lambda m: abs(m - version.minor) if version.major == 1 else -m)
+    return Resolved(profile(nearest), False, version)
+
+
+def parse_minor(text: object, *, where: str) -> KubeletProfile:
+    """A user's ``--kubelet-version`` / ``kubeletVersion`` ("1.37", "v1.37.2") as a supported profile."""
+    wrong = InputError(f"expected a kubelet minor, one of {supported_names()}; got {text!r}", where=where)
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
+        raise wrong
+    try:
+        version = KubeVersion.parse(f"{text:.2f}" if isinstance(text, float) else str(text), source=where)
+    except InputError:
+        raise wrong from None
+    if version.major != 1 or version.minor not in SUPPORTED_MINORS:
+        raise InputError(f"kubelet {text} is not supported: expected one of {supported_names()}", where=where)
+    return profile(version.minor)

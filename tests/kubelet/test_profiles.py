@@ -1,0 +1,125 @@
+"""One profile per kubelet minor, and nothing else in tmnb that compares versions.
+
+Expected values come from the kubelet trees of each minor (../shared/facts/kubelet-versions.md and
+docs/kubelet-minors.md), not from the table under test.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from tmnb.errors import InputError
+from tmnb.kubelet import profiles
+from tmnb.kubelet.profiles import parse_minor, profile, resolve
+from tmnb.settings import target
+from tmnb.versions import KubeVersion
+
+PACKAGE = Path(profiles.__file__).parents[1]
+#: The one place allowed to order versions; versions.py defines the ordering itself.
+ALLOWED = {"kubelet/profiles.py", "versions.py"}
+
+
+def _orders_versions(node: ast.Compare) -> bool:
+    """A <, <=, >, >= comparison with a version or a minor on either side."""
+    if not any(isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE) for op in node.ops):
+        return False
+    for side in (node.left, *node.comparators):
+        text = ast.unparse(side).lower()
+        if "version" in text or text.endswith(".minor") or re.search(r"_since\b", text):
+            return True
+    return False
+
+
+def _comparisons(root: Path) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel in ALLOWED:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Compare) and _orders_versions(node):
+                found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_version_comparison_outside_the_profiles():
+    assert _comparisons(PACKAGE) == []
+
+
+def test_the_scan_finds_a_comparison(tmp_path: Path):
+    (tmp_path / "rule.py").write_text("def f(version):\n    return version.minor < 30\n")
+    (tmp_path / "since.py").write_text("def g(v):\n    return v >= DROPIN_SINCE\n")
+    assert len(_comparisons(tmp_path)) == 2
+
+
+@pytest.mark.parametrize(
+    ("minor", "pod_level", "device_nodes", "empty_best_effort", "cgroup_v1"),
+    [
+        (33, "pinned", False, True, False),
+        (34, "skipped-with-gate", False, True, False),
+        (35, "skipped-with-gate", False, True, True),
+        (36, "skipped-unless-pod-level-managers", True, True, True),
+        (37, "skipped-unless-pod-level-managers", True, False, True),
+    ],
+)
+def test_behaviour_facts_per_minor(minor, pod_level, device_nodes, empty_best_effort, cgroup_v1):
+    p = profile(minor)
+    assert p.pod_level_resources == pod_level
+    assert p.device_hints_over_device_nodes is device_nodes
+    assert p.empty_pod_resources_best_effort is empty_best_effort
+    assert p.fail_cgroup_v1 is cgroup_v1
+
+
+def test_gate_facts():
+    # kube_features.go of each tree
+    assert profile(35).gates["MemoryManager"].locked
+    assert "MemoryManager" not in profile(36).gates
+    assert not profile(35).gates["TopologyManagerPolicyOptions"].locked
+    assert profile(36).gates["TopologyManagerPolicyOptions"].locked
+    assert profile(36).gate_default("PodLevelResourceManagers") is False
+    assert profile(34).gate_default("PodLevelResources") is True
+    assert profile(33).gate_default("PodLevelResources") is False
+    assert profile(34).gate_dependencies == {}
+    assert "PodLevelResources" in profile(36).gate_dependencies["InPlacePodLevelResourcesVerticalScaling"]
+
+
+def test_fields_per_minor():
+    assert not profile(35).knows_field("memoryReservationPolicy")
+    assert profile(36).knows_field("memoryReservationPolicy")
+    assert profile(36).field_since("defaultPodSysctls") == 37
+    assert profile(37).field_since("defaultPodSysctls") is None
+
+
+def test_a_node_outside_the_minors_is_the_nearest_and_not_modelled():
+    old, new = resolve(KubeVersion(1, 30, 4)), resolve(KubeVersion(1, 38, 1))
+    assert (old.profile.minor, old.modelled) == (33, False)
+    assert (new.profile.minor, new.modelled) == (37, False)
+    assert "v1.38.1" in (new.note() or "")
+    own = resolve(KubeVersion(1, 35, 6))
+    assert (own.profile.minor, own.modelled, own.note()) == (35, True, None)
+    assert resolve(None).note() == "kubelet version unknown: predicted as kubelet 1.36"
+
+
+def test_a_kubelet_older_than_a_gate_does_not_have_it():
+    quota = "DisableCPUQuotaWithExclusiveCPUs"
+    assert resolve(KubeVersion(1, 32, 0)).gate_on(quota, {}) is False
+    assert resolve(KubeVersion(1, 33, 0)).gate_on(quota, {}) is True
+
+
+@pytest.mark.parametrize("text", ["1.37", "v1.37.2", "1.33"])
+def test_parse_minor(text):
+    assert parse_minor(text, where="--kubelet-version").name == text.lstrip("v")[:4]
+
+
+@pytest.mark.parametrize("text", ["1.32", "1.38", "2.0", "latest", ""])
+def test_parse_minor_refuses_unsupported(text):
+    with pytest.raises(InputError, match="1.33, 1.34, 1.35, 1.36, 1.37"):
+        parse_minor(text, where="--kubelet-version")
+
+
+def test_the_target_key_is_the_profiles_key():
+    assert target.KUBELET_VERSION == profiles.KUBELET_VERSION
