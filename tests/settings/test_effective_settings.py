@@ -142,6 +142,7 @@ def test_flags_replace_maps_except_feature_gates() -> None:
                 "nodefs.available": "10%",
                 "nodefs.inodesFree": "5%",
                 "imagefs.available": "15%",
+                "imagefs.inodesFree": "5%",
             },
         ),
         ("evictionHard: {memory.available: 500Mi}\n", {"memory.available": "500Mi"}),
@@ -152,6 +153,7 @@ def test_flags_replace_maps_except_feature_gates() -> None:
                 "nodefs.available": "10%",
                 "nodefs.inodesFree": "5%",
                 "imagefs.available": "15%",
+                "imagefs.inodesFree": "5%",
             },
         ),
     ],
@@ -218,8 +220,9 @@ def test_dropin_keys_match_fields_case_insensitively() -> None:
     assert in_file.unknown_fields == ("TopologyManagerPolicy",)
 
 
-def test_defaults_follow_the_kubelet_version() -> None:
-    assert from_yaml("", version=KubeVersion(1, 19, 0)).setting("topologyManagerScope") is None
+def test_defaults_are_those_of_the_minor_the_node_is_predicted_as() -> None:
+    # mergeDefaultEvictionSettings exists from 1.33; an older kubelet is predicted as 1.33 (and says so)
+    assert from_yaml("", version=KubeVersion(1, 32, 0)).value("mergeDefaultEvictionSettings") is False
     assert from_yaml("", version=KubeVersion(1, 20, 0)).value("topologyManagerScope") == "container"
     assert from_yaml("").value("memoryManagerPolicy") == "None"
     assert from_yaml("").value("cpuManagerPolicy") == "none"

@@ -62,10 +62,12 @@ def command(args: argparse.Namespace) -> int:
     import json
 
     check_inputs(args.snapshot, args.node_root, args.pods)
-    from tmnb.kubelet.profiles import KUBELET_VERSION, parse_minor
+    settings = list(args.settings)
+    if args.kubelet_version is not None:
+        from tmnb.kubelet.profiles import KUBELET_VERSION, parse_minor
 
-    upgrade = [f"{KUBELET_VERSION}={parse_minor(args.kubelet_version, where='--kubelet-version').name}"]
-    target = parse_settings([*args.settings, *(upgrade if args.kubelet_version else [])])
+        settings.append(f"{KUBELET_VERSION}={parse_minor(args.kubelet_version, where='--kubelet-version').name}")
+    target = parse_settings(settings)
     from tmnb.analysis.whatif import whatif
 
     snapshot = load_whatif_input(args.snapshot, args.node_root, args.pods, args.node_name)
