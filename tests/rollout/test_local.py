@@ -24,6 +24,8 @@ HOSTILE = [
     "/etc/new\nline -rf *",
     "/var/lib/kubelet/-dash/--leading",
 ]
+#: any fixed time: these tests are about the journal's command and output, not its time bound
+SINCE = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 
 
 def tree(root: Path) -> dict[str, tuple[int, bytes]]:
@@ -149,7 +151,6 @@ def test_make_executor_errors(tmp_path: Path) -> None:
 
 def _sequence(ex) -> list[object]:  # type: ignore[no-untyped-def]
     """The motions of an apply with state-file handling, and what each answered."""
-    since = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
     config = "/var/lib/kubelet/config.yaml"
     state = "/var/lib/kubelet/cpu_manager_state"
     return [
@@ -160,7 +161,7 @@ def _sequence(ex) -> list[object]:  # type: ignore[no-untyped-def]
         ex.kubelet("stop"),
         ex.move_aside(state, ".tmnb-c1"),
         ex.kubelet("start"),
-        ex.journal_since(since),
+        ex.journal_since(SINCE),
         ex.remove("/var/lib/kubelet/stale file"),
         ex.checksum(config),
     ]
@@ -203,7 +204,7 @@ def test_dry_run_records_exactly_what_the_local_executor_runs(tmp_path: Path) ->
 
 def test_dry_run_without_a_reader_finds_nothing(tmp_path: Path) -> None:
     dry = DryRunExecutor("w1")
-    assert dry.read("/etc/x") is None and dry.checksum("/etc/x") is None and dry.journal_since(datetime.now(UTC)) == ""
+    assert dry.read("/etc/x") is None and dry.checksum("/etc/x") is None and dry.journal_since(SINCE) == ""
     dry.kubelet("restart")
     assert dry.commands[-1] == ["systemctl", "restart", "kubelet"]
     assert dry.commands[0] == command_for("read", "/etc/x")
@@ -211,7 +212,7 @@ def test_dry_run_without_a_reader_finds_nothing(tmp_path: Path) -> None:
 
 def test_journal_is_capped_and_its_failure_reported(tmp_path: Path) -> None:
     big = LocalExecutor("w1", journalctl=("sh", "-c", 'yes "kubelet line" | head -n 400000; echo tail-line', "j"))
-    out = big.journal_since(datetime.now(UTC))
+    out = big.journal_since(SINCE)
     assert len(out) == JOURNAL_CAP and out.endswith("kubelet line\ntail-line\n")
     broken = LocalExecutor(
         "w1", journalctl=("sh", "-c", "echo partial; echo 'No journal files were found.' >&2; exit 1", "j")
@@ -219,7 +220,7 @@ def test_journal_is_capped_and_its_failure_reported(tmp_path: Path) -> None:
     with pytest.raises(
         RolloutError, match=r"node w1: read journal failed \(local, exit 1\): No journal files were found\."
     ):
-        broken.journal_since(datetime.now(UTC))
+        broken.journal_since(SINCE)
     missing = LocalExecutor("w1", systemctl=(str(tmp_path / "no-such-systemctl"),))
     with pytest.raises(
         RolloutError, match=r"node w1: restart kubelet: cannot start .*no-such-systemctl \(local\): No such file"

@@ -47,11 +47,18 @@ def test_canary_first_then_waves_of_the_given_size() -> None:
 
 
 def test_recommended_canary_is_the_readiness_pick() -> None:
-    snap = _fleet()
+    """Worked by hand from the readiness rule (one pool, one hardware shape, every node changes and
+    none rejects: the fewest Running Guaranteed pods, then the name). With an extra pod on w1 as
+    on w2, the counts are w1 2, w2 2, w3 1, w4 1, w5 1: w3, which name order alone would not pick."""
+    fleet = _fleet()
+    snap = snapshot(fleet.nodes, [*fleet.pods, pod("extra-w1", "w1")])
     report = assess(snap, {"topologyManagerPolicy": "best-effort"})
     plan = build_plan(snap, report, change_id="c1")
-    assert plan.nodes[0].node == report.canary["canary"].iloc[0]
-    assert plan.nodes[0].node != "w2"  # w2 runs more Guaranteed pods than the others
+    assert report.canary["canary"].tolist() == ["w3"]
+    assert [(n.node, n.gate) for n in plan.nodes] == [
+        ("w3", "canary"),
+        *((name, "wave-1") for name in ("w1", "w2", "w4", "w5")),  # the default wave size is 5
+    ]
 
 
 def test_edit_keeps_every_other_key_in_order() -> None:
@@ -171,17 +178,19 @@ def test_unknown_nodes_and_canaries_are_named() -> None:
 
 @pytest.mark.parametrize("mode", ["drain", "restart"])
 def test_each_nodes_prediction_is_its_drain_replay(mode: str) -> None:
-    """The plan reuses the readiness replay when that replayed in drain mode; either way each
-    node's prediction is what a drain replay of its pods gives."""
-    from tmnb.analysis.whatif import replay_node
-    from tmnb.sources.embedded import load_sample
-
-    snap, target = load_sample(), {"topologyManagerPolicy": "best-effort"}
-    report = assess(snap, target, mode=mode)
-    plan = build_plan(snap, report, change_id="c1")
-    assert plan.nodes
-    for change in plan.nodes:
-        node = snap.node(change.node)
-        replay = replay_node(node, snap.pods_on(node.name), target, mode="drain", plan=report.plans[node.name])
-        admitted = sum(r.admitted for r in replay.results)
-        assert change.prediction == {"admitted": admitted, "rejected": len(replay.results) - admitted}
+    """The plan reuses the readiness replay when that replayed in drain mode, and replays in drain
+    mode itself otherwise: either way the same counts. Worked by hand: every node has 16 CPUs, 8 on
+    each NUMA node (0 and 8 reserved on node 0). Under single-numa-node a 2-CPU Guaranteed pod fits
+    one NUMA node and is admitted; big's 10 exclusive CPUs fit on none (8 at most), so the merged
+    hint is not preferred and it is rejected (TopologyAffinityError). w4 is planned by override."""
+    snap = _fleet()
+    snap = snapshot(snap.nodes, [*snap.pods, pod("big", "w4", cpu="10")])
+    report = assess(snap, {"topologyManagerPolicy": "single-numa-node"}, mode=mode)
+    plan = build_plan(snap, report, change_id="c1", override=["w4"])
+    assert {n.node: n.prediction for n in plan.nodes} == {
+        "w1": {"admitted": 1, "rejected": 0},  # web-1
+        "w2": {"admitted": 2, "rejected": 0},  # web-2 and extra-w2: 4 of the 14 unreserved CPUs
+        "w3": {"admitted": 1, "rejected": 0},
+        "w4": {"admitted": 1, "rejected": 1},  # web-4 admitted, big rejected
+        "w5": {"admitted": 1, "rejected": 0},
+    }

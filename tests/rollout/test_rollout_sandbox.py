@@ -319,6 +319,7 @@ def _latency_file(path: Path, after: float) -> Path:
     return path
 
 
+@pytest.mark.clock
 @pytest.mark.parametrize(("after", "code"), [(0.300, 3), (0.100, 5)])
 def test_soak_after_the_canary_stops_on_a_regression(
     box: Sandbox, kubeconfig: Path, tmp_path: Path, after: float, code: int

@@ -40,6 +40,7 @@ def _configz(sandbox: Sandbox, name: str) -> dict:  # type: ignore[type-arg]
     return sandbox.cluster.configz(name)["kubeletconfig"]
 
 
+@pytest.mark.clock
 def test_config_edit_stop_start_and_journal(box: tuple[Sandbox, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     sandbox, kubeconfig = box
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))  # the default kubeconfig
@@ -70,6 +71,7 @@ def test_config_edit_stop_start_and_journal(box: tuple[Sandbox, Path], monkeypat
     ]
 
 
+@pytest.mark.clock
 def test_cpu_policy_change_needs_the_state_file_moved(box: tuple[Sandbox, Path]) -> None:
     """The motions of a cpuManagerPolicy change: a start with the old checkpoint leaves the node
     down (a state, not a failed command: the steps see it as NotReady); moving the file aside fixes it."""
@@ -112,16 +114,26 @@ def test_client_errors_name_the_node_and_never_the_token(box: tuple[Sandbox, Pat
     assert token not in str(err.value)
 
 
+@pytest.mark.clock
 def test_klog_lines_since() -> None:
-    text = (
-        'I1231 23:59:59.000000    7 x] "old"\n'
-        'E0101 00:00:01.500000    7 x] "new year"\n'
-        "  continuation of new year\n"
-        'I0101 00:00:02.000000    7 x] "later"\n'
+    """Worked by hand from klog's rule (tmnb.parse.klog): a yearless line takes the latest year that
+    does not put it more than a day after the reference, which is ``now`` (``since`` when later).
+    Read five seconds into 2027 (or in July 2027), I1231 is 2026-12-31 23:59:59 and E0101/I0101 are
+    2027-01-01; ``since`` counts whole seconds, as ``journalctl --since``; the continuation line
+    goes with the line above it."""
+    old, new_year, later = (
+        'I1231 23:59:59.000000    7 x] "old"\n',
+        'E0101 00:00:01.500000    7 x] "new year"\n  continuation of new year\n',
+        'I0101 00:00:02.000000    7 x] "later"\n',
     )
-    assert klog_lines_since(text, datetime(2027, 1, 1, tzinfo=UTC)).splitlines() == [
-        'E0101 00:00:01.500000    7 x] "new year"',
-        "  continuation of new year",
-        'I0101 00:00:02.000000    7 x] "later"',
-    ]
-    assert klog_lines_since(text, datetime(2026, 12, 31, 23, 0, tzinfo=UTC)) == text  # the January lines: next year
+    text = old + new_year + later
+    now = datetime(2027, 1, 1, 0, 0, 5, tzinfo=UTC)
+
+    def since(*when: int, read_at: datetime = now) -> str:
+        return klog_lines_since(text, datetime(*when, tzinfo=UTC), now=read_at)
+
+    assert since(2027, 1, 1) == new_year + later
+    assert since(2027, 1, 1, read_at=datetime(2027, 7, 1, tzinfo=UTC)) == new_year + later
+    assert since(2027, 1, 1, 0, 0, 1, 900_000) == new_year + later  # 00:00:01.9 -> 00:00:01: 01.5 is at it
+    assert since(2027, 1, 1, 0, 0, 2) == later  # 00:00:01.5 is before 00:00:02
+    assert since(2026, 12, 31, 23, 0) == text  # 2026-12-31 23:59:59 is after 23:00

@@ -6,9 +6,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from tmnb.parse.klog import parse_kubelet_log
 from tmnb.snapshot import Snapshot, SnapshotSource, from_dict, load, save, to_dict
 from tmnb.sources.node import DEFAULT_JOURNAL_BYTES, collect_node
+from tmnb.sources.node_journal import journal_excerpt
 from tmnb.sources.transports import LocalTransport
 
 from .node_fixture import SECRET, make_node_root
@@ -34,13 +37,16 @@ def klog_line(when: datetime, host: str, message: str) -> str:
     return f'{iso(when)} {host} kubelet[77]: {header}      77 cpu_manager.go:1] "{message}"'
 
 
+@pytest.mark.clock
 def test_the_excerpt_keeps_every_named_line_and_no_secret(busy_node, tmp_path, tools):  # noqa: F811
     fixture = (FIXTURES / "short-iso.txt").read_text()
     leak = f'2026-12-02T10:24:11+0100 w1 kubelet[4501]: I1202 10:24:11.1 1 cpu_manager.go:1] "probe" token="{SECRET}"'
     journalctl_prints(tools, fixture + leak + "\n")
     root = make_node_root(busy_node, tmp_path / "w1")
     (root / "var/log/journal").mkdir(parents=True)
+    started = datetime.now(UTC).replace(microsecond=0)  # the script's `date -u` has whole seconds
     node = collect_node(LocalTransport(str(root)), "w1", since="-2h", timeout=60).node
+    finished = datetime.now(UTC)
     excerpt = node.kubelet_journal
     assert excerpt is not None
     assert (excerpt.source, excerpt.since, excerpt.max_bytes, excerpt.truncated) == (
@@ -53,7 +59,7 @@ def test_the_excerpt_keeps_every_named_line_and_no_secret(busy_node, tmp_path, t
     assert names(excerpt.lines, reference) == names(fixture.splitlines(), reference)  # the filter drops none of them
     assert SECRET not in "\n".join(excerpt.lines) and excerpt.lines[-1].endswith('token="<redacted>"')
     assert not [i for i in node.issues if i.source == "kubelet journal"]
-    assert datetime.fromisoformat(excerpt.read_at) > datetime.now(UTC) - timedelta(minutes=5)
+    assert started <= datetime.fromisoformat(excerpt.read_at) <= finished  # read during the collection
 
 
 def test_the_byte_cap_keeps_the_newest_whole_lines(busy_node, tmp_path, tools):  # noqa: F811
@@ -71,6 +77,7 @@ def test_the_byte_cap_keeps_the_newest_whole_lines(busy_node, tmp_path, tools): 
     assert roomy is not None and not roomy.truncated and roomy.lines == lines
 
 
+@pytest.mark.clock
 def test_a_text_journal_in_a_copied_root_gets_the_since_bound(busy_node, tmp_path):  # noqa: F811
     """No journald to ask: /journal.log (journalctl -o short-iso saved beside the files, as the sandbox
     writes it) is read, and the since bound is applied by each line's time."""
@@ -95,6 +102,30 @@ def test_a_text_journal_in_a_copied_root_gets_the_since_bound(busy_node, tmp_pat
     assert note.severity == "info" and "'yesterday' is not applied" in note.message
 
 
+def test_the_since_bound_of_a_text_journal_is_counted_from_the_capture_time(tmp_path):
+    """The same bound without the clock: read at 2026-12-02T12:00:00Z (the bundle's captured_at),
+    -2h is 10:00:00 and -1d is 2026-12-01T12:00:00, so 09:00 goes, 11:50 stays, and an absolute
+    since is taken as it is."""
+    (tmp_path / "tmnb").mkdir()
+    lines = [
+        klog_line(datetime(2026, 12, 2, 9, tzinfo=UTC), "w1", "Stopped"),
+        klog_line(datetime(2026, 12, 2, 11, 50, tzinfo=UTC), "w1", "Creating topology manager with policy per scope"),
+    ]
+    (tmp_path / "tmnb" / "journal.txt").write_text("\n".join(lines) + "\n")
+
+    def kept(since: str) -> list[str]:
+        meta = {"journal_source": "/journal.log", "journal_since": since, "captured_at": "2026-12-02T12:00:00Z"}
+        excerpt, _ = journal_excerpt(tmp_path, meta, [])
+        assert excerpt is not None and excerpt.read_at == "2026-12-02T12:00:00Z"
+        return excerpt.lines
+
+    assert kept("-2h") == lines[1:]
+    assert kept("-1d") == lines
+    assert kept("2026-12-02 11:50") == lines[1:]
+    assert kept("-5m") == []
+
+
+@pytest.mark.clock
 def test_lines_in_an_unknown_format_are_a_warning_not_an_error(busy_node, tmp_path):  # noqa: F811
     root = make_node_root(busy_node, tmp_path / "w1")
     now = datetime.now(UTC)

@@ -526,13 +526,13 @@ class SandboxClient:
         return Path(self._call("GET", f"nodes/{validate_node_name(node)}/root", node).json()["root"])
 
 
-def klog_lines_since(text: str, since: datetime) -> str:
+def klog_lines_since(text: str, since: datetime, *, now: datetime | None = None) -> str:
     """The lines of a kubelet journal (journalctl prefix or bare klog) stamped at or after ``since``
-    (to the second, as ``--since``). Years as ``tmnb.parse.klog`` gives them, read now; lines it
-    cannot read go with the line before them."""
+    (to the second, as ``--since``). Years as ``tmnb.parse.klog`` gives them, read at ``now``
+    (default: the clock); lines it cannot read go with the line before them."""
     since = (since.replace(tzinfo=UTC) if since.tzinfo is None else since.astimezone(UTC)).replace(microsecond=0)
     lines = text.splitlines(keepends=True)
-    reference = max(datetime.now(UTC), since)
+    reference = max(now or datetime.now(UTC), since)
     stamps = {r.line: r.time for r in parse_kubelet_log(lines, reference=reference).records if r.time is not None}
     keep, out = False, []
     for number, line in enumerate(lines, start=1):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from kubernetes import client, config
 from sandbox_fixtures import STATIC, call, kubeconfig_fixture, kubectl_fixture, sandbox_fixture  # noqa: F401  (fixtures)
@@ -173,6 +174,7 @@ def test_in_memory_kubelets_for_scale_runs(tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.clock
 def test_the_journal_reads_like_a_real_nodes(sandbox: Sandbox) -> None:
     """journal.log is journalctl -u kubelet -o short-iso of a real node: every line has the prefix, and
     the kubelet parser names the start-up, the refusal, the exit and the restart after the fix."""
@@ -209,6 +211,7 @@ def test_the_journal_reads_like_a_real_nodes(sandbox: Sandbox) -> None:
     assert len(seconds) == len(log.records) and seconds == sorted(seconds)
 
 
+@pytest.mark.clock
 def test_a_rejected_pod_is_in_the_journal(tmp_path: Path) -> None:
     owner = OwnerRef(kind="ReplicaSet", name="big-1", uid="rs-big")
     w3 = node("w3", kubelet=KubeletInfo(settings=settings(**STATIC)))

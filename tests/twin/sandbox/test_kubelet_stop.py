@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from sandbox_fixtures import call, kubeconfig_fixture, sandbox_fixture  # noqa: F401  (fixtures)
 
 from tmnb.parse.klog import parse_kubelet_log
@@ -17,6 +18,7 @@ def _ready(sandbox: Sandbox, name: str) -> str:
     return next(c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready")
 
 
+@pytest.mark.clock
 def test_stop_then_start(sandbox: Sandbox, kubeconfig: Path) -> None:
     status, body = call(sandbox, kubeconfig, "POST", "/sandbox/v1/nodes/w1/stop")
     assert status == 200 and json.loads(body) == {"node": "w1", "ready": False, "error": None}
