@@ -166,6 +166,7 @@ def run_cpu_provider(inp: Mapping[str, Any]) -> dict[str, Any]:
             options=options,
             reserved_cpus=reserved,
             num_reserved_cpus=_field(inp, "num_reserved_cpus", int, None),
+            skips_pod_level=_kubelet(inp).skips_pod_level_resources(None),
         )
     except ConfigRejected as err:
         return {"error": err.message}
@@ -202,7 +203,14 @@ def run_device_hints(inp: Mapping[str, Any]) -> dict[str, Any]:
         return {"aligned": False, "hints": None}
     if len(available | reusable) < request:
         return {"aligned": True, "hints": []}
-    hints = generate_device_hints(nodes, devices, sorted(available), sorted(reusable), request)
+    hints = generate_device_hints(
+        nodes,
+        devices,
+        sorted(available),
+        sorted(reusable),
+        request,
+        over_device_nodes=_kubelet(inp).device_hints_over_device_nodes,
+    )
     return {"aligned": True, "hints": [h.to_json() for h in hints]}
 
 

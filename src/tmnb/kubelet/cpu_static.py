@@ -77,6 +77,13 @@ def _whole_cpus(q: Decimal) -> int:
     return whole if whole * 1000 == milli_value(q) else 0
 
 
+def pod_level_managers_unmodelled() -> InputError:
+    return InputError(
+        "pods with pod-level resources under PodLevelResourceManagers (one pod-level NUMA block per pod) "
+        "are not modelled by tmnb"
+    )
+
+
 def _not_modelled(option: str) -> InputError:
     return InputError(f"CPU allocation with the {option} option is not modelled by tmnb (hints are)")
 
@@ -94,8 +101,12 @@ class CPUStaticPolicy:
         num_reserved_cpus: int | None = None,
         reserved_cpus: int | None = None,
         topology_policy: str = TOPOLOGY_NONE,
+        skips_pod_level: bool | None = False,
     ) -> None:
+        """``skips_pod_level``: the minor's treatment of pods with pod-level resources
+        (``KubeletProfile.skips_pod_level_resources``)."""
         self.topology = topology
+        self.skips_pod_level = skips_pod_level
         self.options = options or CPUManagerOptions()
         self.cpu_group_size = topology.cpus_per_core()
         opts = self.options
@@ -187,6 +198,15 @@ class CPUStaticPolicy:
         q = container.requests.get("cpu")
         return 0 if q is None else _whole_cpus(q)
 
+    def _leaves_alone(self, pod: Pod) -> bool:
+        """1.34+: a pod with pod-level resources gets no hints and no exclusive CPUs (checked right after
+        the request count, as the static policy does)."""
+        if not pod.pod_level_resources_set:
+            return False
+        if self.skips_pod_level is None:
+            raise pod_level_managers_unmodelled()
+        return self.skips_pod_level
+
     def pod_guaranteed_cpus(self, pod: Pod) -> int:
         return pod_level_request(pod, lambda c: self.guaranteed_cpus(pod, c) if "cpu" in c.requests else None)
 
@@ -196,7 +216,7 @@ class CPUStaticPolicy:
 
     def get_topology_hints(self, pod: Pod, container: Container) -> dict[str, list[TopologyHint]] | None:
         requested = self.guaranteed_cpus(pod, container)
-        if requested == 0:
+        if requested == 0 or self._leaves_alone(pod):
             return None
         allocated = self.assignments.get((pod.uid, container.name))
         if allocated is not None:
@@ -208,7 +228,7 @@ class CPUStaticPolicy:
 
     def get_pod_topology_hints(self, pod: Pod) -> dict[str, list[TopologyHint]] | None:
         requested = self.pod_guaranteed_cpus(pod)
-        if requested == 0:
+        if requested == 0 or self._leaves_alone(pod):
             return None
         assigned = 0
         for c in pod.all_containers():
@@ -249,7 +269,7 @@ class CPUStaticPolicy:
     def allocate(self, pod: Pod, container: Container, affinity: TopologyHint) -> int:
         """Pin the container's CPUs (0 = shared pool); raise AdmissionError as the kubelet fails."""
         count = self.guaranteed_cpus(pod, container)
-        if count == 0:
+        if count == 0 or self._leaves_alone(pod):
             return 0
         if self.options.full_pcpus_only:
             if count % self.cpu_group_size:

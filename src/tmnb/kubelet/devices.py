@@ -42,12 +42,15 @@ def generate_device_hints(
     available: Iterable[str],
     reusable: Iterable[str],
     request: int,
+    *,
+    over_device_nodes: bool = True,
 ) -> list[TopologyHint]:
-    """``generateDeviceTopologyHints`` over the machine NUMA nodes that host this resource's devices
-    (all machine nodes if none does). Only the devices' NUMA masks matter, so the answer is
-    remembered by them, for every node in the process."""
+    """``generateDeviceTopologyHints``: from 1.36 (``over_device_nodes``, #138244) over the machine NUMA
+    nodes that host this resource's devices (all machine nodes if none does), before it over every
+    machine node, which adds the wider masks holding device-less nodes. Only the devices' NUMA masks
+    matter, so the answer is remembered by them, for every node in the process."""
     machine = set(numa_nodes)
-    hosting = sorted({n for d in devices.values() for n in (d.numa or ()) if n in machine})
+    hosting = sorted({n for d in devices.values() for n in (d.numa or ()) if n in machine}) if over_device_nodes else []
     nodes = tuple(hosting or sorted(machine))
     device_masks = tuple(sorted(d.numa_mask() for d in devices.values()))
     reusable_masks = []
@@ -93,7 +96,10 @@ class DeviceManager:
 
     name = "devicemanager"
 
-    def __init__(self, numa_nodes: Sequence[int], devices: Mapping[str, Sequence[Device]]) -> None:
+    def __init__(
+        self, numa_nodes: Sequence[int], devices: Mapping[str, Sequence[Device]], *, over_device_nodes: bool = True
+    ) -> None:
+        self.over_device_nodes = over_device_nodes
         self.numa_nodes = tuple(numa_nodes)
         self.devices: dict[str, dict[str, Device]] = {}
         for resource, devs in devices.items():
@@ -152,11 +158,25 @@ class DeviceManager:
         if allocated:
             if len(allocated) != requested:
                 return []
-            return generate_device_hints(self.numa_nodes, self.devices[resource], allocated, (), requested)
+            return generate_device_hints(
+                self.numa_nodes,
+                self.devices[resource],
+                allocated,
+                (),
+                requested,
+                over_device_nodes=self.over_device_nodes,
+            )
         available = self.available(resource)
         if len(available | reusable) < requested:
             return []
-        return generate_device_hints(self.numa_nodes, self.devices[resource], available, reusable, requested)
+        return generate_device_hints(
+            self.numa_nodes,
+            self.devices[resource],
+            available,
+            reusable,
+            requested,
+            over_device_nodes=self.over_device_nodes,
+        )
 
     def get_topology_hints(self, pod: Pod, container: Container) -> dict[str, list[TopologyHint] | None]:
         out = {}

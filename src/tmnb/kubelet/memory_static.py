@@ -24,6 +24,7 @@ from tmnb.kubelet.bitmask import (
     masks_reaching,
     subset_sums,
 )
+from tmnb.kubelet.cpu_static import pod_level_managers_unmodelled
 from tmnb.kubelet.errors import AdmissionError
 from tmnb.kubelet.hints import TopologyHint, sized_hints
 from tmnb.kubelet.memo import Memo
@@ -189,9 +190,13 @@ class MemoryStaticPolicy:
         numa_memory: Mapping[int, int],
         hugepages: Mapping[int, Mapping[str, int]] | None = None,
         reserved: Mapping[int, Mapping[str, int]] | None = None,
+        *,
+        skips_pod_level: bool | None = True,
     ) -> None:
         """``numa_memory``: bytes per NUMA node; ``hugepages``: node -> {"hugepages-2Mi": total bytes};
-        ``reserved``: node -> {resource: bytes} (the kubelet's reservedMemory)."""
+        ``reserved``: node -> {resource: bytes} (the kubelet's reservedMemory); ``skips_pod_level``: the
+        minor's treatment of pods with pod-level resources (``KubeletProfile.skips_pod_level_resources``)."""
+        self.skips_pod_level = skips_pod_level
         reserved = reserved or {}
         if sum(r.get(MEMORY, 0) for r in reserved.values()) <= 0:
             raise ConfigRejected("[memorymanager] you should specify the system reserved memory")
@@ -250,7 +255,13 @@ class MemoryStaticPolicy:
 
     # ------------------------------------------------------------------ hints
     def _eligible(self, pod: Pod) -> bool:
-        return pod.qos() == GUARANTEED and not pod.has_pod_level_resources
+        if pod.qos() != GUARANTEED:
+            return False
+        if not pod.pod_level_resources_set:
+            return True
+        if self.skips_pod_level is None:
+            raise pod_level_managers_unmodelled()
+        return not self.skips_pod_level
 
     def _regenerate(
         self, blocks: list[ModelMemoryBlock], requested: Mapping[str, int]

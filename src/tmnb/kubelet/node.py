@@ -8,6 +8,7 @@ raises ``ConfigRejected`` with the kubelet's text instead of producing answers.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from tmnb.kubelet.names import (
     TOPOLOGY_NONE,
 )
 from tmnb.kubelet.options import parse_cpu_manager_options
-from tmnb.kubelet.pod import Container, Pod
+from tmnb.kubelet.pod import BEST_EFFORT, Container, Pod, container_qos
 from tmnb.kubelet.profiles import DEFAULT_MINOR, KubeletProfile, profile
 from tmnb.kubelet.scope import AdmitResult, HintProvider, admit_pod
 from tmnb.parse.quantity import quantity
@@ -199,7 +200,9 @@ class NodeSimulator:
             feature_gates=s.feature_gates,
         )
         self.cpu_topology = CPUTopology.of(m.cpus)
-        self.devices = DeviceManager([n.id for n in m.numa_nodes], m.devices)
+        self.devices = DeviceManager(
+            [n.id for n in m.numa_nodes], m.devices, over_device_nodes=s.kubelet.device_hints_over_device_nodes
+        )
         self.cpu = self._cpu_manager()
         self.memory = self._memory_manager()
         self._load(node.allocations)
@@ -236,6 +239,7 @@ class NodeSimulator:
                 num_reserved_cpus=count,
                 reserved_cpus=reserved,
                 topology_policy=self.topology.policy.name,
+                skips_pod_level=s.kubelet.skips_pod_level_resources(s.feature_gates),
             )
         except ConfigRejected as err:
             raise ConfigRejected(f"new static policy error: {err.message}") from None
@@ -261,7 +265,10 @@ class NodeSimulator:
                 str(r): _bytes(q, f"reservedMemory[{node}].{r}") for r, q in resources.items() if is_memory_resource(r)
             }
         return MemoryStaticPolicy(
-            {n.id: n.memory for n in m.numa_nodes}, {n.id: dict(n.hugepages) for n in m.numa_nodes}, reserved
+            {n.id: n.memory for n in m.numa_nodes},
+            {n.id: dict(n.hugepages) for n in m.numa_nodes},
+            reserved,
+            skips_pod_level=s.kubelet.skips_pod_level_resources(s.feature_gates),
         )
 
     def _restore(self, manager: Manager) -> None:
@@ -318,10 +325,27 @@ class NodeSimulator:
     def admit(self, pod: Pod | Mapping[str, Any]) -> PodResult:
         if not isinstance(pod, Pod):
             pod = Pod.from_pod_dict(pod)
+        pod = self._with_kubelet_qos(pod)
         result = admit_pod(self.topology.policy, self.topology.scope, self.providers, pod)
         if not result.admit:
             self.remove_pod(pod)
         return self._result(pod, result)
+
+    def _with_kubelet_qos(self, pod: Pod) -> Pod:
+        """A pod without ``status.qosClass`` classed as this minor's ``ComputePodQOS`` classes it: from the
+        containers while PodLevelResources is off, BestEffort for an empty ``spec.resources`` until the
+        QoS fix of 1.37, else as ``Pod.qos`` computed it."""
+        if pod.qos_class:
+            return pod
+        s = self.node.settings
+        qos: str
+        if not s.kubelet.gate_on("PodLevelResources", s.feature_gates):
+            qos = container_qos(pod)
+        elif pod.pod_resources_given and not pod.has_pod_level_resources:
+            qos = BEST_EFFORT if s.kubelet.empty_pod_resources_best_effort(s.feature_gates) else pod.qos()
+        else:
+            return pod
+        return pod if qos == pod.qos() else dataclasses.replace(pod, qos_class=qos)
 
     def remove_pod(self, pod: Pod) -> None:
         """Release everything the pod holds (the kubelet's stale-state clean-up after a rejection)."""

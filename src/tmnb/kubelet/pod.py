@@ -99,10 +99,14 @@ class Pod:
     qos_class: str | None = None
     pod_requests: Mapping[str, Any] | None = None  # Any: as Container.requests
     pod_limits: Mapping[str, Any] | None = None
+    #: ``spec.resources`` is present (even empty): with PodLevelResources on, 1.34-1.36 then compute the
+    #: QoS class from it alone, so ``{}`` makes the pod BestEffort
+    pod_resources_given: bool = False
     # Every manager walks the containers and asks for the QoS class several times per pod, so
     # both are made once at construction (the pod is frozen, and nothing they read can change).
     _all: tuple[Container, ...] = field(init=False, repr=False, compare=False)
     _pod_level: bool = field(init=False, repr=False, compare=False)
+    _pod_level_set: bool = field(init=False, repr=False, compare=False)
     _qos: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -126,6 +130,11 @@ class Pod:
             object.__setattr__(self, "pod_limits", _resources(self.pod_limits, "spec.resources.limits"))
         object.__setattr__(self, "_all", everyone)
         object.__setattr__(self, "_pod_level", bool(self.pod_requests) or bool(self.pod_limits))
+        object.__setattr__(
+            self,
+            "_pod_level_set",
+            any(_pod_level_resource(r) for part in (self.pod_requests, self.pod_limits) for r in part or ()),
+        )
         object.__setattr__(self, "_qos", self.qos_class or compute_qos(self))
 
     @property
@@ -135,6 +144,11 @@ class Pod:
     @property
     def has_pod_level_resources(self) -> bool:
         return self._pod_level
+
+    @property
+    def pod_level_resources_set(self) -> bool:
+        """``IsPodLevelResourcesSet``: pod-level requests or limits name cpu, memory or a hugepage size."""
+        return self._pod_level_set
 
     def all_containers(self) -> tuple[Container, ...]:
         """Init containers, then app containers (one tuple, made at construction)."""
@@ -188,18 +202,30 @@ class Pod:
             qos_class=status.get("qosClass") or None,
             pod_requests=(pod_res or {}).get("requests") if isinstance(pod_res, Mapping) else None,
             pod_limits=(pod_res or {}).get("limits") if isinstance(pod_res, Mapping) else None,
+            pod_resources_given=isinstance(pod_res, Mapping),
         )
+
+
+def _pod_level_resource(name: str) -> bool:
+    return name in _QOS_RESOURCES or name.startswith("hugepages-")
+
+
+def container_qos(pod: Pod) -> QosClass:
+    """``ComputePodQOS`` from the containers alone, as while PodLevelResources is off."""
+    return _qos_of([(c.requests, c.limits) for c in (*pod.containers, *pod.init_containers)])
 
 
 def compute_qos(pod: Pod) -> QosClass:
     """``ComputePodQOS`` over cpu and memory; pod-level resources decide when present."""
+    if pod.has_pod_level_resources:
+        return _qos_of([(pod.pod_requests or {}, pod.pod_limits or {})])
+    return container_qos(pod)
+
+
+def _qos_of(groups: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> QosClass:
     requests: dict[str, Decimal] = {}
     limits: dict[str, Decimal] = {}
     guaranteed = True
-    if pod.has_pod_level_resources:
-        groups = [(pod.pod_requests or {}, pod.pod_limits or {})]
-    else:
-        groups = [(c.requests, c.limits) for c in (*pod.containers, *pod.init_containers)]
     for reqs, lims in groups:
         for name in _QOS_RESOURCES:
             q = reqs.get(name)

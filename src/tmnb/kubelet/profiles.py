@@ -117,8 +117,6 @@ class KubeletProfile:
     pod_level_resources: PodLevelHandling
     #: device hints only over the NUMA nodes that hold the resource's devices (#138244)
     device_hints_over_device_nodes: bool
-    #: ``spec.resources: {}`` makes a pod BestEffort (PodLevelResources on, before 1.37's fix)
-    empty_pod_resources_best_effort: bool
     #: cpu_manager_state / memory_manager_state formats this minor writes (gate-dependent ones by name)
     cpu_state_written: str
     memory_state_written: str
@@ -171,6 +169,22 @@ class KubeletProfile:
             return value
         return bool(self.gate_default(gate))
 
+    def empty_pod_resources_best_effort(self, feature_gates: Mapping[str, object] | None) -> bool:
+        """Whether ``spec.resources: {}`` makes a pod BestEffort while PodLevelResources is on: until 1.37's
+        PodLevelResourcesFixKubeletQOSClass (#137150)."""
+        return not self.gate_on("PodLevelResourcesFixKubeletQOSClass", feature_gates)
+
+    def skips_pod_level_resources(self, feature_gates: Mapping[str, object] | None) -> bool | None:
+        """Whether the static CPU and Memory managers leave a pod with pod-level resources alone (no
+        hints, no pinning); None where they allocate it as one pod-level block (PodLevelResources and
+        PodLevelResourceManagers both on, 1.36+), which tmnb does not model."""
+        on = self.gate_on("PodLevelResources", feature_gates)
+        if self.pod_level_resources == "pinned":
+            return False
+        if self.pod_level_resources == "skipped-with-gate":
+            return on
+        return None if on and self.gate_on("PodLevelResourceManagers", feature_gates) else True
+
 
 @cache
 def _gate_table() -> dict[str, dict[str, Gate]]:
@@ -188,16 +202,15 @@ def _dependency_table() -> dict[str, dict[str, tuple[str, ...]]]:
 
 
 #: The facts that move between minors, one row per minor (kubelet-versions research, docs/kubelet-minors.md):
-#: failCgroupV1 default, pod-level resources, device hints over device NUMA nodes, empty pod resources
-#: BestEffort, checkpoint formats written (cpu, memory) and read (cpu, memory), negative imageMinimumGCAge.
-_FACTS: dict[int, tuple[bool, PodLevelHandling, bool, bool, str, str, str, str, bool]] = {
-    33: (False, "pinned", False, True, "v2", "v1", "v1 v2", "v1", False),
-    34: (False, "skipped-with-gate", False, True, "v2", "v1", "v1 v2", "v1", False),
-    35: (True, "skipped-with-gate", False, True, "v2", "v1", "v1 v2", "v1", False),
+#: failCgroupV1 default, pod-level resources, device hints over device NUMA nodes, checkpoint formats
+#: written (cpu, memory) and read (cpu, memory), negative imageMinimumGCAge.
+_FACTS: dict[int, tuple[bool, PodLevelHandling, bool, str, str, str, str, bool]] = {
+    33: (False, "pinned", False, "v2", "v1", "v1 v2", "v1", False),
+    34: (False, "skipped-with-gate", False, "v2", "v1", "v1 v2", "v1", False),
+    35: (True, "skipped-with-gate", False, "v2", "v1", "v1 v2", "v1", False),
     36: (
         True,
         "skipped-unless-pod-level-managers",
-        True,
         True,
         "v2 (v3 with PodLevelResourceManagers)",
         "v1 (v2 with PodLevelResourceManagers)",
@@ -205,7 +218,7 @@ _FACTS: dict[int, tuple[bool, PodLevelHandling, bool, bool, str, str, str, str, 
         "v1 v2",
         True,
     ),
-    37: (True, "skipped-unless-pod-level-managers", True, False, "v4", "v3", "v1 v2 v3 v4", "v1 v2 v3", True),
+    37: (True, "skipped-unless-pod-level-managers", True, "v4", "v3", "v1 v2 v3 v4", "v1 v2 v3", True),
 }
 
 
@@ -214,7 +227,7 @@ def profile(minor: int) -> KubeletProfile:
     """The profile of a supported minor (``SUPPORTED_MINORS``)."""
     if minor not in _FACTS:
         raise InputError(f"kubelet 1.{minor} is not supported: expected one of {supported_names()}")
-    cgroup_v1, pod_level, device_nodes, empty_best_effort, cpu_w, mem_w, cpu_r, mem_r, gc_age = _FACTS[minor]
+    cgroup_v1, pod_level, device_nodes, cpu_w, mem_w, cpu_r, mem_r, gc_age = _FACTS[minor]
     key = f"1.{minor}"
     return KubeletProfile(
         minor=minor,
@@ -223,7 +236,6 @@ def profile(minor: int) -> KubeletProfile:
         fail_cgroup_v1=cgroup_v1,
         pod_level_resources=pod_level,
         device_hints_over_device_nodes=device_nodes,
-        empty_pod_resources_best_effort=empty_best_effort,
         cpu_state_written=cpu_w,
         memory_state_written=mem_w,
         cpu_state_read=frozenset(cpu_r.split()),
