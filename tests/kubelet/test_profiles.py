@@ -70,7 +70,7 @@ def test_behaviour_facts_per_minor(minor, pod_level, device_nodes, empty_best_ef
     p = profile(minor)
     assert p.pod_level_resources == pod_level
     assert p.device_hints_over_device_nodes is device_nodes
-    assert p.empty_pod_resources_best_effort is empty_best_effort
+    assert p.empty_pod_resources_best_effort(None) is empty_best_effort
     assert p.fail_cgroup_v1 is cgroup_v1
 
 
