@@ -25,7 +25,3 @@ class KubeVersion:
 
     def __str__(self) -> str:
         return f"v{self.major}.{self.minor}.{self.patch}"
-
-
-#: The kubelet release whose behaviour tmnb.kubelet ports.
-MODELLED_KUBELET = KubeVersion(1, 36, 0)
