@@ -349,7 +349,23 @@ def test_manual_rollback_restores_the_bytes_and_the_old_settings(
     argv = ["rollout", "rollback", "--kubeconfig", str(kubeconfig), "--executor", "sandbox", "--state-dir", str(state)]
     assert main([*argv, *common, "--node", "w1"]) == 2  # no approval for the rollback: nothing written
     assert digest(box, "w1") != before
-    assert main([*argv, *common, "--node", "w1", "--approve", "rollback", "--ready-timeout", "5"]) == 3
+    # the rollback reads the change's stored request: no --set to restate
+    assert main([*argv, "--change-id", "c1", "--node", "w1", "--approve", "rollback", "--ready-timeout", "5"]) == 3
     assert digest(box, "w1") == before
     assert box.cluster.configz("w1")["kubeletconfig"]["topologyManagerPolicy"] == "none"
     assert [r["result"] for r in records(state, "c1") if r["step"] == "node"] == ["done", "rolled back"]
+
+
+def test_a_change_id_stands_for_one_change(box: Sandbox, kubeconfig: Path, tmp_path: Path, capsys) -> None:
+    """Re-used for other nodes, a change id is refused naming both runs, and nothing is written."""
+    state = tmp_path / "s"
+    assert rollout(kubeconfig, state, "--change-id", "c1", "--set", "topologyManagerPolicy=restricted",
+                   "--node", "w1", "--approve", "canary") == 0  # fmt: skip
+    capsys.readouterr()
+    before = digest(box, "w2")
+    assert rollout(kubeconfig, state, "--change-id", "c1", "--set", "topologyManagerPolicy=restricted",
+                   "--node", "w2", "--approve", "canary") == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert 'change c1 was run with nodes=["w1"], not nodes=["w2"]' in err and "new change id" in err
+    assert digest(box, "w2") == before
+    assert [r for r in records(state, "c1") if r.get("node") == "w2"] == []

@@ -28,12 +28,18 @@ def add_parsers(sub: Subcommands) -> None:
         help="typed against the notebook's parameters cell; lists and dicts as YAML",
     )
     run.add_argument("--out", help="run folder (default: reports/<UTC time>-<notebook>)")
-    run.add_argument("--reports-dir", default="reports", help="where run folders go (default: reports)")
+    run.add_argument(
+        "--reports-dir",
+        default="",
+        help="where run folders go (default: reports/ at the repository root, or $TMNB_REPORTS)",
+    )
     run.add_argument("--timeout", type=positive_seconds, default=600, help="per-cell timeout in seconds (default 600)")
     run.add_argument("--show-code", action="store_true", help="keep code cells in the HTML report")
 
     demo = sub.add_parser("demo", help="the read-only pipeline on a sandbox twin of the sample fleet")
-    demo.add_argument("--reports-dir", default="reports", help="where the demo folder goes (default: reports)")
+    demo.add_argument(
+        "--reports-dir", default="", help="where the demo folder goes (default: reports/ at the repository root)"
+    )
 
     snap = sub.add_parser("snapshot", help="write a snapshot file from a source")
     snap.add_argument("--source", default="sample", help=sources_help("sample"))

@@ -29,7 +29,11 @@ def add_parsers(sub: Subcommands) -> None:
     ):
         p = verbs.add_parser(verb, help=text)
         p.add_argument("--change-id", required=True, help="DNS-1123 name of the change; re-use it to resume")
-        p.add_argument("--state-dir", default="", help="plan, journal, backups (default reports/rollouts/<change id>)")
+        p.add_argument(
+            "--state-dir",
+            default="",
+            help="plan, journal, backups (default: reports/rollouts/<change id> at the repository root)",
+        )
         if verb == "status":
             continue
         p.add_argument(
@@ -38,8 +42,8 @@ def add_parsers(sub: Subcommands) -> None:
             action="append",
             default=[],
             metavar="FIELD=VALUE",
-            required=True,
-            help="KubeletConfiguration field to set (repeatable), as for whatif",
+            help="KubeletConfiguration field to set (repeatable), as for whatif; a change id that has run "
+            "before takes its own",
         )
         p.add_argument("--source", default="live", help=sources_help("live"))
         p.add_argument("--context", default="", help="kube context (default: the current one)")
@@ -94,10 +98,19 @@ def command(args: argparse.Namespace) -> int:
     from tmnb.sources.resolve import check_source
 
     check_source(args.source)  # what the arguments alone tell, before the rollout machinery loads
-    target = parse_settings(args.settings)
+    target = parse_settings(args.settings) if args.settings else dict(_stored(args)["target"])
     from tmnb.errors import InputError
     from tmnb.rollout.session import prepare
     from tmnb.rollout.steps import Options
+
+    rolled_back = None
+    if args.verb == "rollback":  # --node names the node to put back; the change is the stored one
+        if len(args.nodes) != 1:
+            raise InputError("rollback takes exactly one --node", where="--node")
+        rolled_back = args.nodes[0]
+        stored = _stored(args)
+        args.nodes, args.node_selector, args.source = stored["nodes"], stored["node_selector"], stored["source"]
+        args.executor, args.apply, args.drain = stored["executor"], stored["apply"], stored["drain"]
 
     options = None
     if args.verb in ("execute", "rollback"):
@@ -135,11 +148,9 @@ def command(args: argparse.Namespace) -> int:
     if args.verb == "plan":
         _print_plan(session, args.format)
         return 0
-    if args.verb == "rollback":
-        if len(args.nodes) != 1:
-            raise InputError("rollback takes exactly one --node", where="--node")
-        outcome = session.rollout.rollback_node(args.nodes[0])
-        print(f"{args.nodes[0]}: {outcome.nodes.get(args.nodes[0])}")
+    if rolled_back is not None:
+        outcome = session.rollout.rollback_node(rolled_back)
+        print(f"{rolled_back}: {outcome.nodes.get(rolled_back)}")
         return 3
     outcome = session.rollout.run()
     if args.format == "json":
@@ -165,12 +176,12 @@ def _print_plan(session: Session, fmt: str) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from tmnb.errors import InputError
+    from tmnb.report.places import change_folder
     from tmnb.rollout.journal import Journal
 
-    folder = Path(args.state_dir or Path("reports") / "rollouts" / args.change_id)
+    folder = change_folder(args.change_id, args.state_dir)
     path = folder / "journal.jsonl"
     if not path.exists():
         raise InputError("no journal for this change id", source=str(path))
@@ -178,6 +189,23 @@ def _status(args: argparse.Namespace) -> int:
         result = record.get("result") or record.get("error") or record.get("intent") or ""
         print(f"{record['time']}  {record.get('node') or '-':<16} {record['step']:<15} {record['event']:<8} {result}")
     return 0
+
+
+def _stored(args: argparse.Namespace) -> JsonDict:
+    """What a change id was first run with: a resume or a rollback need not restate it."""
+    from tmnb.errors import InputError
+    from tmnb.report.places import change_folder
+    from tmnb.rollout.session import stored_request
+
+    folder = change_folder(args.change_id, args.state_dir)
+    request = stored_request(folder)
+    if request is None:
+        raise InputError(
+            f"change {args.change_id} has not run before (no {folder / 'request.json'}): "
+            + ("give the change with --set" if args.verb != "rollback" else "there is nothing to roll back"),
+            where="--change-id",
+        )
+    return request
 
 
 def _mapping(text: str, where: str) -> JsonDict:

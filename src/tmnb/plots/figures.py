@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from tmnb.report import display
+from tmnb.report.places import anchored
 
 #: Figures are saved at this resolution.
 DPI = 110
@@ -16,7 +17,7 @@ DPI = 110
 
 def save(fig: Figure, out_dir: str | Path, name: str) -> Path:
     """Write ``fig`` as PNG into the run folder under a file-system-safe name."""
-    path = Path(out_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
+    path = anchored(out_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI, bbox_inches="tight")
     return path

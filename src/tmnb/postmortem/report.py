@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from tmnb.postmortem import kubelet_log, rejections, timeline
 from tmnb.postmortem.evidence import Evidence, open_evidence
 from tmnb.report import display
+from tmnb.report.places import anchored
 from tmnb.report.tables import show
 from tmnb.report.verdict import Tone, Verdict
 
@@ -207,4 +207,4 @@ def glue_results(found: Evidence, out_dir: str) -> None:
     glue("rejected", len(rejections.rejected_pods(found)))
     glue("journal_records", len(found.journal))
     glue("kubelet_records", len(kubelet_log.kubelet_rows(found)))
-    glue("timeline", str(Path(out_dir) / "timeline.png"))
+    glue("timeline", str(anchored(out_dir) / "timeline.png"))

@@ -24,6 +24,7 @@ from tmnb.redact import secret_in
 from tmnb.report import ipynb
 from tmnb.report.glue import read_glued
 from tmnb.report.params import check_choice, declared_parameters, default_value, typed_parameters
+from tmnb.report.places import resolve_reports_dir
 
 if TYPE_CHECKING:
     from jupyter_client.manager import AsyncKernelManager
@@ -184,7 +185,7 @@ def run(
     *,
     params: dict[str, Any] | None = None,
     out: str | Path | None = None,
-    reports_dir: str | Path = "reports",
+    reports_dir: str | Path | None = None,
     timeout: float = 600,
     show_code: bool = False,
 ) -> RunResult:
@@ -215,7 +216,7 @@ def run(
                 where=f"parameter out_dir {asked}",
             )
         out = asked
-    folder = _run_folder(src, Path(out) if out else None, Path(reports_dir))
+    folder = _run_folder(src, Path(out) if out else None, resolve_reports_dir(reports_dir))
     if "out_dir" in declared:
         typed["out_dir"] = str(folder)
 

@@ -20,6 +20,7 @@ import pandas as pd
 
 from tmnb.cpuset import CPUSet
 from tmnb.report import display
+from tmnb.report.places import anchored
 
 GIB = float(1 << 30)
 #: Tables up to this many rows are shown whole, without paging or search controls.
@@ -151,7 +152,7 @@ def _row_unit(unit: object) -> str:
 
 def write_csv(frame: pd.DataFrame, out_dir: str | Path, name: str) -> Path:
     """The table as the report shows it, as ``tables/<name>.csv`` in the run folder."""
-    path = Path(out_dir) / "tables" / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.csv"
+    path = anchored(out_dir) / "tables" / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(path, index=False)
     return path

@@ -1,9 +1,10 @@
 """One rollout from its parameters: what notebooks/04-rollout.ipynb and ``tmnb rollout`` call.
 
 The state of a change lives in its own folder, ``state_dir`` (default ``reports/rollouts/<change
-id>``): the plan, the journal, its lock, the backups and the before/after snapshots. A run folder
-is immutable evidence, so each run copies the journal and the plan into its own folder at the end;
-the state folder is what a second run with the same change id resumes from.
+id>`` at the repository root, wherever the kernel or the shell stands: ``report.places``): the plan,
+the request that made it, the journal, its lock, the backups and the before/after snapshots. A run
+folder is immutable evidence, so each run copies the journal and the plan into its own folder at the
+end; the state folder is what a second run with the same change id resumes from.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tmnb.errors import InputError
+from tmnb.report.places import anchored, change_folder
 from tmnb.rollout.plan import ApplyHow, DrainPolicy, RolloutPlan, build_plan, plan_json, validate_change_id
 from tmnb.rollout.run import Mode, Outcome, Rollout
 from tmnb.rollout.soak import Soak
@@ -56,11 +58,7 @@ class Session:
         )
         nodes = ", ".join(n.node for n in self.plan.nodes)
         context = f" -p context {self.context}" if self.context else ""
-        state = (
-            ""
-            if self.state_dir == Path("reports") / "rollouts" / self.plan.change_id
-            else f" -p state_dir {self.state_dir}"
-        )
+        state = "" if self.state_dir == change_folder(self.plan.change_id) else f" -p state_dir {self.state_dir}"
         return (
             f"tmnb run notebooks/04-rollout.ipynb -p change_id {self.plan.change_id}{context} -p target '{{{target}}}' "
             f"-p nodes '[{nodes}]' -p executor {executor}{state} -p mode execute "
@@ -81,7 +79,7 @@ class Session:
 
     def keep(self, out_dir: str | Path) -> dict[str, str]:
         """Copy the journal and the plan into a run folder; the paths a summary links."""
-        out = Path(out_dir)
+        out = anchored(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         kept = {}
         for name in ("journal.jsonl", "plan.json"):
@@ -120,10 +118,7 @@ class Session:
             f"Compare: `{self.compare_command()}`",
         ]
         if outcome.next_gate and outcome.status in ("planned", "awaiting approval"):
-            lines.append(
-                f"Next: `tmnb run notebooks/04-rollout.ipynb -p change_id {self.plan.change_id} -p mode execute "
-                f"-p approve '[\"{outcome.next_gate}\"]'`"
-            )
+            lines.append(f"Next: `{self.rollout_command([outcome.next_gate])}`")
         return "\n".join(lines)
 
 
@@ -213,7 +208,7 @@ def prepare(
         )
     ctx, kcfg = context or None, kubeconfig or None
     executor_for = _executor_factory(executor, ctx, kcfg, executor_options or {}) if executor else None
-    folder = Path(state_dir or Path("reports") / "rollouts" / change_id)
+    folder = change_folder(change_id, state_dir)
     before = folder / "snapshots" / "before.json.gz"
     stored_plan = folder / "plan.json"
     first = next(iter(nodes), None) or (_any_node(ctx, kcfg) if executor == "sandbox" and not node_files else None)
@@ -228,6 +223,8 @@ def prepare(
             kubeconfig=kubeconfig,
             node_files=spec if source == "live" else "",
         )
+    request = _request(target, nodes, node_selector, source, executor, apply, drain)
+    _check_same_change(change_id, folder, request)
     readiness = assess(snapshot, target)
     if stored_plan.exists():
         plan = RolloutPlan.from_json(json.loads(stored_plan.read_text()))
@@ -284,6 +281,7 @@ def prepare(
             save(snapshot, before)
         if not stored_plan.exists():
             stored_plan.write_text(plan_json(plan))
+            (folder / REQUEST).write_text(json.dumps(request, indent=2, sort_keys=True) + "\n")
     rollout = Rollout(
         plan,
         journal=journal,
@@ -298,6 +296,61 @@ def prepare(
         soak=Soak.from_param(soak),
     )
     return Session(snapshot, readiness, plan, rollout, folder, ctx, spec, executor)
+
+
+#: The parameters a change id stands for, stored beside its plan at the first execute run.
+REQUEST = "request.json"
+
+
+def _request(
+    target: Mapping[str, Any],
+    nodes: Sequence[str],
+    node_selector: str,
+    source: str,
+    executor: str,
+    apply: str,
+    drain: str,
+) -> dict[str, Any]:
+    return {
+        "target": dict(target),
+        "nodes": sorted(nodes),
+        "node_selector": node_selector,
+        "source": source,
+        "executor": executor,
+        "apply": apply,
+        "drain": drain,
+    }
+
+
+def stored_request(folder: Path) -> dict[str, Any] | None:
+    """What the change id was first run with (None before its first execute run)."""
+    path = folder / REQUEST
+    if not path.is_file():
+        return None
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        raise InputError("unreadable: the change's state folder is damaged", source=str(path)) from None
+    if not isinstance(value, dict):
+        raise InputError("not a change request", source=str(path))
+    return value
+
+
+def _check_same_change(change_id: str, folder: Path, request: Mapping[str, Any]) -> None:
+    """One change per change id: a run with other parameters would report the earlier change's
+    outcome for nodes it never touched, so it is refused, naming both."""
+    before = stored_request(folder)
+    if before is None:
+        return
+    differ = [key for key, value in request.items() if before.get(key) != value]
+    if differ:
+        was = "; ".join(f"{key}={json.dumps(before.get(key))}" for key in differ)
+        now = "; ".join(f"{key}={json.dumps(request[key])}" for key in differ)
+        raise InputError(
+            f"change {change_id} was run with {was}, not {now}: resume it with its own parameters, or start "
+            "another change with a new change id",
+            where="change_id",
+        )
 
 
 #: What 04-rollout's ``options`` may set, with its defaults: how the change is carried out and what

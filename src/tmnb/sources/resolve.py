@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tmnb.errors import InputError, SnapshotError
+from tmnb.report.places import anchored
 
 if TYPE_CHECKING:
     from tmnb.snapshot import Snapshot
@@ -201,6 +202,6 @@ def save_to_run(snapshot: Snapshot, out_dir: str | Path, name: str = "snapshot.j
     """Write the snapshot (and its checksum manifest) into a run folder as evidence."""
     from tmnb.snapshot import save
 
-    path = Path(out_dir) / name
+    path = anchored(out_dir) / name
     save(snapshot, path)
     return path

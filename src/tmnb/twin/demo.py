@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tmnb.errors import InputError
+from tmnb.report.places import resolve_reports_dir
 from tmnb.report.runner import NOTEBOOKS, RunResult, run
 
 if TYPE_CHECKING:
@@ -75,11 +76,11 @@ def _stage(number: int) -> None:
     print(f"demo [{number}/{len(STAGES)}] {STAGES[number - 1]}", file=sys.stderr, flush=True)
 
 
-def run_demo(reports_dir: str | Path = "reports") -> Demo:
+def run_demo(reports_dir: str | Path | None = None) -> Demo:
     from tmnb.sources.embedded import load_sample
     from tmnb.twin.sandbox import Faults, Sandbox
 
-    folder = Path(reports_dir) / f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-demo"
+    folder = resolve_reports_dir(reports_dir) / f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-demo"
     previous = os.environ.get("KUBECONFIG")
     _stage(1)
     # The kubeconfig carries the sandbox's token: it lives outside the evidence folder and goes with the run.

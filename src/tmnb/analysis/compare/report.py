@@ -20,6 +20,7 @@ from tmnb.metrics import stats
 from tmnb.metrics.collect import Collected, collect
 from tmnb.metrics.queries import build, step_for
 from tmnb.metrics.windows import Windows, parse_duration, resolve
+from tmnb.report.places import anchored
 from tmnb.snapshot import Snapshot
 from tmnb.sources.resolve import SAMPLES
 
@@ -51,7 +52,7 @@ def inputs(
         return Inputs("" if journal == AUTO else journal, "" if metrics_file == AUTO else metrics_file, "")
     from tmnb.twin.sample import metrics as sample_metrics
 
-    folder = Path(out_dir)
+    folder = anchored(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     notes = []
     if journal == AUTO:

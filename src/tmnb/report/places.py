@@ -1,0 +1,50 @@
+"""Where reports and a change's state live, whatever the working directory.
+
+A JupyterLab kernel runs in notebooks/, papermill in the caller's directory, the CLI wherever the
+user stands: relative defaults would scatter one change's journal and backups over several folders,
+and ``tmnb rollout status`` would not find them. Every default here is anchored at the repository
+root (the nearest folder above the working directory that holds both ``pyproject.toml`` and
+``notebooks/``), or at ``$TMNB_REPORTS`` when set; outside a repository, the working directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: Overrides the reports folder for every tmnb entry point (scheduled runs, containers).
+REPORTS_ENV = "TMNB_REPORTS"
+
+
+def repository_root(start: Path | None = None) -> Path | None:
+    """The checkout the working directory is in, if any."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file() and (folder / "notebooks").is_dir():
+            return folder
+    return None
+
+
+def reports_root() -> Path:
+    """The default reports folder: ``$TMNB_REPORTS``, else ``<repository>/reports``, else ``./reports``."""
+    env = os.environ.get(REPORTS_ENV)
+    if env:
+        return Path(env).resolve()
+    return (repository_root() or Path.cwd().resolve()) / "reports"
+
+
+def resolve_reports_dir(given: str | Path | None) -> Path:
+    """A reports folder a user named (relative to where they stand), or the default."""
+    return Path(given).resolve() if given else reports_root()
+
+
+def change_folder(change_id: str, state_dir: str | Path | None = None) -> Path:
+    """The state folder of a change: plan, journal, backups and snapshots, one per change id."""
+    return Path(state_dir).resolve() if state_dir else reports_root() / "rollouts" / change_id
+
+
+def anchored(out_dir: str | Path) -> Path:
+    """A notebook's ``out_dir``: absolute as ``tmnb run`` passes it, else taken from the repository root,
+    so a notebook run in JupyterLab (kernel in notebooks/) writes where the CLI does, never under notebooks/."""
+    path = Path(out_dir)
+    return path if path.is_absolute() else (repository_root() or Path.cwd().resolve()) / path
