@@ -194,3 +194,46 @@ def test_each_nodes_prediction_is_its_drain_replay(mode: str) -> None:
         "w4": {"admitted": 1, "rejected": 1},  # web-4 admitted, big rejected
         "w5": {"admitted": 1, "rejected": 0},
     }
+
+
+def test_a_flag_under_the_running_value_still_decides_the_field():
+    """Collected live, a field's winning layer is /configz; the flag read from the node's files sits
+    under it and still beats any edit of the file (the kubelet restarts with it)."""
+    from tmnb.rollout.plan import overridden_by
+    from tmnb.snapshot import KubeletInfo, Layer, Setting
+
+    running = Setting(
+        "single-numa-node",
+        "configz",
+        None,
+        (
+            Layer("file", "restricted", "/var/lib/kubelet/config.yaml"),
+            Layer("flag", "single-numa-node", "--topology-manager-policy (/var/lib/kubelet/kubeadm-flags.env)"),
+        ),
+    )
+    n = node("w1", kubelet=KubeletInfo(settings={"topologyManagerPolicy": running}))
+    (reason,) = overridden_by(n, {"topologyManagerPolicy": "best-effort"}, "edit")
+    assert reason.startswith(
+        "topologyManagerPolicy is set by the command-line flag --topology-manager-policy "
+        "(/var/lib/kubelet/kubeadm-flags.env)=single-numa-node, which beats the config file"
+    )
+
+
+def test_a_running_value_no_layer_explains_is_refused():
+    """configz disagrees with the file tmnb would edit, and no flag or drop-in was read: something else
+    decides the field (or the kubelet was not restarted), so the plan does not write blind."""
+    from tmnb.rollout.plan import overridden_by
+    from tmnb.snapshot import KubeletInfo, Layer, Setting
+
+    running = Setting(
+        "single-numa-node", "configz", None, (Layer("file", "restricted", "/var/lib/kubelet/config.yaml"),)
+    )
+    n = node("w1", kubelet=KubeletInfo(settings={"topologyManagerPolicy": running}))
+    (reason,) = overridden_by(n, {"topologyManagerPolicy": "best-effort"}, "edit")
+    assert reason.startswith(
+        "topologyManagerPolicy: the running kubelet (/configz) has single-numa-node but "
+        "/var/lib/kubelet/config.yaml says restricted"
+    )
+    agreeing = Setting("restricted", "configz", None, (Layer("file", "restricted", "/var/lib/kubelet/config.yaml"),))
+    n = node("w1", kubelet=KubeletInfo(settings={"topologyManagerPolicy": agreeing}))
+    assert overridden_by(n, {"topologyManagerPolicy": "best-effort"}, "edit") == []

@@ -369,3 +369,26 @@ def test_a_change_id_stands_for_one_change(box: Sandbox, kubeconfig: Path, tmp_p
     assert 'change c1 was run with nodes=["w1"], not nodes=["w2"]' in err and "new change id" in err
     assert digest(box, "w2") == before
     assert [r for r in records(state, "c1") if r.get("node") == "w2"] == []
+
+
+def test_a_flag_added_after_the_plan_is_refused_before_any_write(
+    box: Sandbox, kubeconfig: Path, tmp_path: Path, capsys
+) -> None:
+    """Preflight reads the node's unit, flag files and drop-ins through the executor before the cordon:
+    a flag that decides the target field stops the node with nothing cordoned, edited or restarted."""
+    state = tmp_path / "s"
+    change = ("--change-id", "c1", "--set", "topologyManagerPolicy=restricted", "--canary", "w1")
+    assert rollout(kubeconfig, state, *change) == 5  # planned, waiting at the canary gate: nothing written
+    env = box.cluster.kubelets["w1"].root / "var/lib/kubelet/kubeadm-flags.env"
+    args = env.read_text().strip().removeprefix("KUBELET_KUBEADM_ARGS=").strip('"')
+    env.write_text(f'KUBELET_KUBEADM_ARGS="{args} --topology-manager-policy=single-numa-node"\n')
+    before = digest(box, "w1")
+    capsys.readouterr()
+    assert rollout(kubeconfig, state, *change, "--approve", "canary") == 3
+    err = capsys.readouterr().err
+    assert "w1 failed before anything was written (preflight: " in err and "single-numa-node" in err
+    assert digest(box, "w1") == before
+    assert not box.cluster.get("nodes", "", "w1")["spec"].get("unschedulable")
+    steps = [(r["step"], r["event"]) for r in records(state, "c1") if r.get("node") == "w1"]
+    assert ("preflight", "failed") in steps
+    assert not any(step in ("cordon", "drain", "backup", "apply", "restart") for step, _ in steps)

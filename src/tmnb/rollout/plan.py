@@ -215,23 +215,42 @@ def _apply_how(node: Node, kubelet: Resolved, how: ApplyHow) -> tuple[Literal["e
     return "edit", ""
 
 
-def _overridden_by(node: Node, target: Mapping[str, Any], how: str) -> list[str]:
-    """Target fields that a layer above the written one decides: flags always, later drop-ins too."""
+def overridden_by(node: Node, target: Mapping[str, Any], how: str, written: str = DROPIN_NAME) -> list[str]:
+    """Target fields that something other than what the plan writes decides, named with the layer and
+    its file: a command-line flag (beats the file and every drop-in), a drop-in merged after the
+    written layer, or a running kubelet (/configz) whose value no layer tmnb read explains. Every layer
+    is looked at, not only the winning one: when configz reports a value, the files' layers sit under it."""
     reasons = []
     for name in target:
         setting = node.kubelet.settings.get(name)
         if setting is None:
             continue
-        if setting.source == "flag":
+        layers = (*setting.overridden, setting.as_layer())
+        flags = [layer for layer in layers if layer.source == "flag"]
+        later = [
+            layer for layer in layers if layer.source == "dropin" and (how == "edit" or (layer.detail or "") > written)
+        ]
+        if flags:
+            flag = flags[-1]
             reasons.append(
-                f"{name} is set by the command-line flag {setting.detail or '(unknown flag)'}, which beats the config "
-                "file and its drop-ins; remove the flag from the kubelet's unit or KUBELET_EXTRA_ARGS first"
+                f"{name} is set by the command-line flag {flag.detail or '(unknown flag)'}={show_value(flag.value)}, "
+                "which beats the config file and its drop-ins; remove the flag from the kubelet's unit, its "
+                "environment files or KUBELET_EXTRA_ARGS first"
             )
-        elif setting.source == "dropin" and (how == "edit" or (setting.detail or "") > DROPIN_NAME):
+        elif later:
             reasons.append(
-                f"{name} is set by the drop-in {setting.detail}, which the kubelet merges after the "
-                + ("config file" if how == "edit" else DROPIN_NAME)
+                f"{name} is set by the drop-in {later[-1].detail}, which the kubelet merges after the "
+                + ("config file" if how == "edit" else written)
             )
+        elif setting.source == "configz":
+            files = [layer for layer in setting.overridden if layer.source in ("file", "dropin", "default")]
+            if files and show_value(files[-1].value) != show_value(setting.value):
+                where = files[-1].detail or "the default"
+                reasons.append(
+                    f"{name}: the running kubelet (/configz) has {show_value(setting.value)} but {where} says "
+                    f"{show_value(files[-1].value)}: something tmnb did not read decides it, or the kubelet has not "
+                    "been restarted since that file changed"
+                )
     return reasons
 
 
@@ -408,7 +427,7 @@ def build_plan(
             )
             continue
         how, cannot = _apply_how(node, plan.kubelet, apply)
-        blocked = [cannot] if cannot else _overridden_by(node, target, how)
+        blocked = [cannot] if cannot else overridden_by(node, target, how)
         if blocked:
             excluded.append(Excluded(node.name, "refused: " + "; ".join(blocked)))
             continue

@@ -27,9 +27,10 @@ from tmnb.rollout.cluster import (
     restarts,
     uses_emptydir,
 )
-from tmnb.rollout.plan import NodeChange, RolloutPlan, dropin_text, edit_config
+from tmnb.rollout.plan import NodeChange, RolloutPlan, dropin_text, edit_config, overridden_by
 from tmnb.rollout.verify import VerifyPodPrediction, actual_placement, predict_verify_pod, verify_pod_manifest
 from tmnb.snapshot import Snapshot
+from tmnb.sources.node_root import FLAG_STEPS
 
 if TYPE_CHECKING:
     from tmnb.rollout.journal import Journal
@@ -182,6 +183,13 @@ class NodeRun:
         from tmnb.analysis.whatif import replay_node
 
         node = fresh.node(self.node)
+        how = self.change.files[0].how if self.change.files else "edit"
+        deciders = overridden_by(node, self.plan.target, how)
+        deciders += [  # flags tmnb could not read, or that the restart would add, may decide it too
+            f"{i.source}: {i.message}" for i in node.issues if i.source in FLAG_STEPS and i.severity != "info"
+        ]
+        if deciders:  # read from the node just now, before the cordon: nothing has been written
+            raise RolloutError("something else decides the target on the node: " + "; ".join(deciders))
         replay = replay_node(node, fresh.pods_on(self.node), self.plan.target, mode="drain")
         rejected = [f"{r.namespace}/{r.name}: {r.reason}" for r in replay.results if not r.admitted]
         if replay.refused:

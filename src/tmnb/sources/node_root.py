@@ -71,6 +71,12 @@ def _env_issue(path: str, problem: str) -> Issue:
     )
 
 
+#: The issue sources of the kubelet's flags: its unit and environment files (unreadable, or changed since
+#: the kubelet started, so that the next restart runs other flags) and its command line.
+UNIT_CHANGED = "kubelet unit"
+FLAG_STEPS = (UNIT_CHANGED, "kubelet flags", "kubelet command line")
+
+
 def _kubelet_argv(root: Path, issues: _Issues) -> tuple[list[str], list[str], str]:
     units = {
         f"/{p.relative_to(root)}": p for d in UNIT_DIRS for p in (root / d).glob("kubelet.service*") if p.is_file()
@@ -126,12 +132,15 @@ def _flags(root: Path, issues: _Issues, running: bytes | None) -> tuple[KubeletF
         flags = _parsed_flags((argv, None, source), issues, "kubelet command line") if argv else None
         if argv and flags is not None:
             if unit and redact_argv(unit[0]) != redact_argv(argv):
+                running_args = set(redact_argv(argv))
+                only_unit = [a for a in redact_argv(unit[0])[1:] if a not in running_args]
+                named = f" (in the unit only: {' '.join(only_unit)})" if only_unit else ""
                 issues.append(
                     Issue(
-                        source="kubelet unit",
+                        source=UNIT_CHANGED,
                         severity="warning",
                         message="the running kubelet's command line differs from its systemd unit: the unit "
-                        "changed and the kubelet has not been restarted since",
+                        f"changed and the kubelet has not been restarted since{named}",
                     )
                 )
             return flags, argv
