@@ -84,10 +84,6 @@ def pod_level_managers_unmodelled() -> InputError:
     )
 
 
-def _not_modelled(option: str) -> InputError:
-    return InputError(f"CPU allocation with the {option} option is not modelled by tmnb (hints are)")
-
-
 class CPUStaticPolicy:
     """``NewStaticPolicy`` + ``Start`` + ``GetTopologyHints``/``GetPodTopologyHints``/``Allocate``."""
 
@@ -244,15 +240,19 @@ class CPUStaticPolicy:
 
     # ------------------------------------------------------------------ allocation
     def _take(self, available: int, count: int) -> int:
+        """``takeByTopology``: distributed over NUMA nodes, else packed with the options' CPU sorting
+        strategy (spread for distribute-cpus-across-cores) and uncore cache preference."""
         opts = self.options
-        if opts.distribute_cpus_across_cores:
-            raise _not_modelled("distribute-cpus-across-cores")
-        if opts.prefer_align_cpus_by_uncorecache:
-            raise _not_modelled("prefer-align-cpus-by-uncorecache")
         if opts.distribute_cpus_across_numa:
             group = self.cpu_group_size if opts.full_pcpus_only else 1
-            return take_distributed(self.topology, available, count, group)
-        return take_packed(self.topology, available, count)
+            return take_distributed(self.topology, available, count, group, spread=opts.distribute_cpus_across_cores)
+        return take_packed(
+            self.topology,
+            available,
+            count,
+            spread=opts.distribute_cpus_across_cores,
+            uncore=opts.prefer_align_cpus_by_uncorecache,
+        )
 
     def _update_reuse(self, pod: Pod, container: Container, cpus: int) -> None:
         for uid in [u for u in self.cpus_to_reuse if u != pod.uid]:
