@@ -18,7 +18,7 @@ import pytest
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.cpu_assign import _Accumulator, take_distributed, take_packed
+from tmnb.kubelet.cpu_assign import _Accumulator, take_distributed, take_packed, take_packed_with
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, cpus_of, mask_of_cpus
 from tmnb.kubelet.hints import TopologyHint
@@ -84,7 +84,9 @@ def as_set(mask: int) -> str:
 )
 def test_take_packed_uncore(description, topo, available, n, expect):
     """TestTakeByTopologyNUMAPacked, the PreferAlignByUncoreCache cases."""
-    assert as_set(take_packed(go_topo(topo), S(available), n, uncore=True)) == str(CPUSet.parse(expect))
+    assert as_set(take_packed_with(go_topo(topo), S(available), n, spread=False, uncore=True)) == str(
+        CPUSet.parse(expect)
+    )
 
 
 @pytest.mark.parametrize(
@@ -114,7 +116,9 @@ def test_take_packed_uncore(description, topo, available, n, expect):
 )
 def test_take_packed_spread(description, topo, available, n, expect):
     """TestTakeByTopologyWithSpreadPhysicalCPUsPreferredOption (DistributeCPUsAcrossCores: spread sorting)."""
-    assert as_set(take_packed(go_topo(topo), S(available), n, spread=True)) == str(CPUSet.parse(expect))
+    assert as_set(take_packed_with(go_topo(topo), S(available), n, spread=True, uncore=False)) == str(
+        CPUSet.parse(expect)
+    )
 
 
 def test_spread_and_uncore_memoised_apart_from_the_plain_walk():
@@ -122,11 +126,11 @@ def test_spread_and_uncore_memoised_apart_from_the_plain_walk():
     topo = go_topo("topoDualSocketHT")
     free = S("1-5,7-11")
     assert as_set(take_packed(topo, free, 1)) == "2"  # TestTakeByTopologyNUMAPacked, no option
-    assert as_set(take_packed(topo, free, 1, uncore=True)) == "1"
+    assert as_set(take_packed_with(topo, free, 1, spread=False, uncore=True)) == "1"
     assert as_set(take_packed(topo, free, 1)) == "2"
     # hand-worked (core = cpu % 4): packed takes core 0 whole, then core 1's first thread; spread the lowest ids
     assert as_set(take_packed(go_topo("topoSingleSocketHT"), S("0-7"), 3)) == "0-1,4"
-    assert as_set(take_packed(go_topo("topoSingleSocketHT"), S("0-7"), 3, spread=True)) == "0-2"
+    assert as_set(take_packed_with(go_topo("topoSingleSocketHT"), S("0-7"), 3, spread=True, uncore=False)) == "0-2"
 
 
 def test_spread_reaches_the_distributed_walk_packed_steps():

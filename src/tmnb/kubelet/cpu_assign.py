@@ -18,7 +18,7 @@ Two options change the packed walk (``takeByTopologyNUMAPacked``'s arguments):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import combinations
 
 from tmnb.errors import InputError
@@ -237,18 +237,39 @@ def _not_enough(requested: int, available: int) -> CPUAllocationError:
     )
 
 
-def take_packed(topo: CPUTopology, available: int, num_cpus: int, *, spread: bool = False, uncore: bool = False) -> int:
-    """``takeByTopologyNUMAPacked``: returns the CPU mask taken; ``spread`` is the spread CPU sorting
-    strategy (distribute-cpus-across-cores), ``uncore`` the uncore cache preference. The pick depends
-    on nothing but these, the free mask and the count, so it is remembered per topology (failures
-    are not); the plain walk keeps its short key."""
+def take_packed(topo: CPUTopology, available: int, num_cpus: int) -> int:
+    """``takeByTopologyNUMAPacked`` with the packed CPU sorting and no uncore cache preference: returns
+    the CPU mask taken. The pick depends on nothing but the free mask and the count, so it is
+    remembered per topology (failures are not)."""
     if num_cpus < 1:
         return 0
-    key: tuple[int, ...] = (available, num_cpus, spread, uncore) if spread or uncore else (available, num_cpus)
+    key = (available, num_cpus)
+    picked = topo.pick_memo.get(key)
+    if picked is None:
+        picked = topo.pick_memo.put(key, _take_packed(topo, available, num_cpus, False, False))
+    return picked
+
+
+def take_packed_with(topo: CPUTopology, available: int, num_cpus: int, *, spread: bool, uncore: bool) -> int:
+    """``takeByTopologyNUMAPacked`` with its two arguments: ``spread`` is the spread CPU sorting strategy
+    (distribute-cpus-across-cores), ``uncore`` the uncore cache preference. Remembered in the same memo
+    as ``take_packed``, under a longer key."""
+    if not (spread or uncore):
+        return take_packed(topo, available, num_cpus)
+    if num_cpus < 1:
+        return 0
+    key = (available, num_cpus, spread, uncore)
     picked = topo.pick_memo.get(key)
     if picked is None:
         picked = topo.pick_memo.put(key, _take_packed(topo, available, num_cpus, spread, uncore))
     return picked
+
+
+def _packer(spread: bool) -> Callable[[CPUTopology, int, int], int]:
+    """The packed walk ``takeByTopologyNUMADistributed`` calls: its strategy, never the uncore preference."""
+    if not spread:
+        return take_packed
+    return lambda topo, available, num_cpus: take_packed_with(topo, available, num_cpus, spread=True, uncore=False)
 
 
 def _take_packed(topo: CPUTopology, available: int, num_cpus: int, spread: bool, uncore: bool) -> int:
@@ -310,8 +331,9 @@ def take_distributed(topo: CPUTopology, available: int, num_cpus: int, group: in
     """``takeByTopologyNUMADistributed`` with CPU groups of ``group`` CPUs (a core with full-pcpus-only);
     its packed steps never prefer uncore caches (the kubelet passes false), and ``spread`` reaches
     them (though the kubelet refuses distribute-cpus-across-cores beside this option)."""
+    pack = _packer(spread)
     if num_cpus % group:
-        return take_packed(topo, available, num_cpus, spread=spread)
+        return pack(topo, available, num_cpus)
     acc = _Accumulator(topo, available, num_cpus)
     if acc.satisfied():
         return 0
@@ -360,7 +382,7 @@ def take_distributed(topo: CPUTopology, available: int, num_cpus: int, group: in
             continue
         distribution = (num_cpus // len(best_combo) // group) * group
         for n in best_combo:
-            acc.take(take_packed(topo, acc.avail & topo.numa_mask[n], distribution, spread=spread))
+            acc.take(pack(topo, acc.avail & topo.numa_mask[n], distribution))
         remainder = num_cpus - distribution * len(best_combo)
         while remainder > 0:
             for n in best_remainder or ():
@@ -368,11 +390,11 @@ def take_distributed(topo: CPUTopology, available: int, num_cpus: int, group: in
                     break
                 if acc._free(topo.numa_mask[n]) < group:
                     continue
-                acc.take(take_packed(topo, acc.avail & topo.numa_mask[n], group, spread=spread))
+                acc.take(pack(topo, acc.avail & topo.numa_mask[n], group))
                 remainder -= group
         if acc.needed > 0:
             raise CPUAllocationError(f"accounting error, not enough CPUs allocated, remaining: {acc.needed}")
         if acc.needed < 0:
             raise CPUAllocationError(f"accounting error, too many CPUs allocated, remaining: {acc.needed}")
         return acc.result
-    return take_packed(topo, available, num_cpus, spread=spread)
+    return pack(topo, available, num_cpus)

@@ -14,7 +14,7 @@ from itertools import compress
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.bitmask import bits_of, iterate_masks, subset_sums
-from tmnb.kubelet.cpu_assign import take_distributed, take_packed
+from tmnb.kubelet.cpu_assign import take_distributed, take_packed, take_packed_with
 from tmnb.kubelet.cpu_topology import CPUTopology, cpus_of, to_cpuset
 from tmnb.kubelet.errors import AdmissionError, CPUAllocationError, SMTAlignmentError
 from tmnb.kubelet.hints import TopologyHint, hint_objects, sized_hints
@@ -246,13 +246,15 @@ class CPUStaticPolicy:
         if opts.distribute_cpus_across_numa:
             group = self.cpu_group_size if opts.full_pcpus_only else 1
             return take_distributed(self.topology, available, count, group, spread=opts.distribute_cpus_across_cores)
-        return take_packed(
-            self.topology,
-            available,
-            count,
-            spread=opts.distribute_cpus_across_cores,
-            uncore=opts.prefer_align_cpus_by_uncorecache,
-        )
+        if opts.distribute_cpus_across_cores or opts.prefer_align_cpus_by_uncorecache:
+            return take_packed_with(
+                self.topology,
+                available,
+                count,
+                spread=opts.distribute_cpus_across_cores,
+                uncore=opts.prefer_align_cpus_by_uncorecache,
+            )
+        return take_packed(self.topology, available, count)
 
     def _update_reuse(self, pod: Pod, container: Container, cpus: int) -> None:
         for uid in [u for u in self.cpus_to_reuse if u != pod.uid]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
@@ -44,8 +45,10 @@ def to_cpuset(mask: int) -> CPUSet:
     return CPUSet(cpus_of(mask))
 
 
-@dataclass(frozen=True)
-class CPUInfo:
+class CPUInfo(NamedTuple):
+    """One logical CPU. A named tuple, not a frozen dataclass: a fleet replay builds one per CPU of
+    every node, and the topology memo hashes and compares them, all in C this way."""
+
     cpu: int
     core: int
     socket: int
