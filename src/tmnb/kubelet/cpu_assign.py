@@ -5,12 +5,20 @@ single threads, always from the most-used (fewest free CPUs) group first so allo
 Distributed (``distribute-cpus-across-numa``): spread evenly over the fewest NUMA nodes that
 balance best, then pack within each node. Ties are broken by id, so results are deterministic
 and must match the kubelet's CPU for CPU.
+
+Two options change the packed walk (``takeByTopologyNUMAPacked``'s arguments):
+
+* ``prefer-align-cpus-by-uncorecache`` (``uncore``): after whole NUMA nodes and sockets, whole free
+  uncore caches while at least a cache's worth (all CPUs over distinct cache ids) is still needed,
+  else the rest from one cache's lowest free cores if they hold exactly what is needed;
+* ``distribute-cpus-across-cores`` (``spread``, the kubelet's CPUSortingStrategySpread): no whole-core
+  step, and single threads taken socket by socket in CPU id order instead of core by core.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import combinations
 
 from tmnb.errors import InputError
@@ -109,6 +117,24 @@ class _Accumulator:
             out += cpus_of(self.avail & self.topo.core_mask[core])
         return out
 
+    def sorted_cpus_spread(self) -> list[int]:
+        """``sortAvailableCPUsSpread``: socket by socket (``sorted_sockets``), each socket's free CPUs by id."""
+        out: list[int] = []
+        for socket in self.sorted_sockets():
+            out += cpus_of(self.avail & self.topo.socket_mask[socket])
+        return out
+
+    def sorted_uncore_caches(self) -> list[int]:
+        """``sortAvailableUncoreCaches``: NUMA node by NUMA node (``sorted_numa_nodes``), the caches with a
+        free CPU in it by free CPUs in the whole cache, then id. A cache spanning NUMA nodes is listed
+        once per node, as the kubelet lists it."""
+        t = self.topo
+        u = t.uncore
+        out: list[int] = []
+        for numa in self.sorted_numa_nodes():
+            out += self._sorted(self._present(u.in_numa[numa], u.mask, t.numa_mask[numa]), u.mask)
+        return out
+
     # -- taking
     def take_full_numa_nodes(self) -> None:
         t = self.topo
@@ -154,8 +180,52 @@ class _Accumulator:
             if self.needed >= cpus.bit_count():
                 self.take(cpus)
 
-    def take_remaining_cpus(self) -> None:
-        for cpu in self.sorted_cpus():
+    def take_full_uncore_caches(self) -> None:
+        """``takeFullUncore``: every free cache (in ``sorted_uncore_caches`` order, listed before taking)
+        that still fits. A cache listed twice is counted twice, as the kubelet counts it."""
+        masks = self.topo.uncore.mask
+        free = [u for u in self.sorted_uncore_caches() if self._free(masks[u]) == masks[u].bit_count()]
+        for uncore in free:
+            cpus = masks[uncore]
+            if self.needed >= cpus.bit_count():
+                self.take(cpus)
+
+    def take_partial_uncore_cache(self, uncore: int) -> None:
+        """``takePartialUncore``: the free CPUs of the cache's lowest cores with a free CPU (as many cores
+        as the need in whole cores), one thread fewer for an odd need with SMT; taken only when they
+        are exactly what is needed."""
+        t = self.topo
+        per_core = t.cpus_per_core()
+        cores_needed = (self.needed + per_core - 1) // per_core
+        in_cache = self.avail & t.uncore.mask[uncore]
+        cpus = 0
+        for core in t.uncore.cores[uncore]:
+            if cores_needed == 0:
+                break
+            if t.core_mask[core] & in_cache:
+                cpus |= t.core_mask[core]
+                cores_needed -= 1
+        cpus &= self.avail
+        if self.needed % 2 and per_core > 1 and cpus.bit_count() > self.needed:
+            cpus ^= 1 << (cpus.bit_length() - 1)  # the highest id of the sorted list is dropped
+        if cpus.bit_count() == self.needed:
+            self.take(cpus)
+
+    def take_uncore_caches(self) -> None:
+        """``takeUncoreCache``: for each cache in ``sorted_uncore_caches`` order (listed once, up front),
+        whole caches while a cache's worth is needed, then a partial fit from that cache."""
+        per_uncore = self.topo.uncore.cpus_per_uncore
+        for uncore in self.sorted_uncore_caches():
+            if self.needed >= per_uncore:
+                self.take_full_uncore_caches()
+            if self.satisfied():
+                return
+            self.take_partial_uncore_cache(uncore)
+            if self.satisfied():
+                return
+
+    def take_remaining_cpus(self, spread: bool = False) -> None:
+        for cpu in self.sorted_cpus_spread() if spread else self.sorted_cpus():
             self.take(1 << cpu)
             if self.satisfied():
                 return
@@ -168,18 +238,41 @@ def _not_enough(requested: int, available: int) -> CPUAllocationError:
 
 
 def take_packed(topo: CPUTopology, available: int, num_cpus: int) -> int:
-    """``takeByTopologyNUMAPacked``: returns the CPU mask taken. The pick depends on nothing but the
-    free mask and the count, so it is remembered per topology (failures are not)."""
+    """``takeByTopologyNUMAPacked`` with the packed CPU sorting and no uncore cache preference: returns
+    the CPU mask taken. The pick depends on nothing but the free mask and the count, so it is
+    remembered per topology (failures are not)."""
     if num_cpus < 1:
         return 0
     key = (available, num_cpus)
     picked = topo.pick_memo.get(key)
     if picked is None:
-        picked = topo.pick_memo.put(key, _take_packed(topo, available, num_cpus))
+        picked = topo.pick_memo.put(key, _take_packed(topo, available, num_cpus, False, False))
     return picked
 
 
-def _take_packed(topo: CPUTopology, available: int, num_cpus: int) -> int:
+def take_packed_with(topo: CPUTopology, available: int, num_cpus: int, *, spread: bool, uncore: bool) -> int:
+    """``takeByTopologyNUMAPacked`` with its two arguments: ``spread`` is the spread CPU sorting strategy
+    (distribute-cpus-across-cores), ``uncore`` the uncore cache preference. Remembered in the same memo
+    as ``take_packed``, under a longer key."""
+    if not (spread or uncore):
+        return take_packed(topo, available, num_cpus)
+    if num_cpus < 1:
+        return 0
+    key = (available, num_cpus, spread, uncore)
+    picked = topo.pick_memo.get(key)
+    if picked is None:
+        picked = topo.pick_memo.put(key, _take_packed(topo, available, num_cpus, spread, uncore))
+    return picked
+
+
+def _packer(spread: bool) -> Callable[[CPUTopology, int, int], int]:
+    """The packed walk ``takeByTopologyNUMADistributed`` calls: its strategy, never the uncore preference."""
+    if not spread:
+        return take_packed
+    return lambda topo, available, num_cpus: take_packed_with(topo, available, num_cpus, spread=True, uncore=False)
+
+
+def _take_packed(topo: CPUTopology, available: int, num_cpus: int, spread: bool, uncore: bool) -> int:
     acc = _Accumulator(topo, available, num_cpus)
     if acc.failed():
         raise _not_enough(num_cpus, available.bit_count())
@@ -195,10 +288,15 @@ def _take_packed(topo: CPUTopology, available: int, num_cpus: int) -> int:
         acc.take_full_numa_nodes()
     if acc.satisfied():
         return acc.result
-    acc.take_full_cores()
-    if acc.satisfied():
-        return acc.result
-    acc.take_remaining_cpus()
+    if uncore:
+        acc.take_uncore_caches()
+        if acc.satisfied():
+            return acc.result
+    if not spread:
+        acc.take_full_cores()
+        if acc.satisfied():
+            return acc.result
+    acc.take_remaining_cpus(spread)
     if acc.satisfied():
         return acc.result
     raise CPUAllocationError("failed to allocate cpus")
@@ -229,10 +327,13 @@ def _spread_remainder(after: dict[int, int], subset: tuple[int, ...], remainder:
             raise InputError("this allocation would never finish in the kubelet (distribute-cpus-across-numa loop)")
 
 
-def take_distributed(topo: CPUTopology, available: int, num_cpus: int, group: int) -> int:
-    """``takeByTopologyNUMADistributed`` with CPU groups of ``group`` CPUs (a core with full-pcpus-only)."""
+def take_distributed(topo: CPUTopology, available: int, num_cpus: int, group: int, *, spread: bool = False) -> int:
+    """``takeByTopologyNUMADistributed`` with CPU groups of ``group`` CPUs (a core with full-pcpus-only);
+    its packed steps never prefer uncore caches (the kubelet passes false), and ``spread`` reaches
+    them (though the kubelet refuses distribute-cpus-across-cores beside this option)."""
+    pack = _packer(spread)
     if num_cpus % group:
-        return take_packed(topo, available, num_cpus)
+        return pack(topo, available, num_cpus)
     acc = _Accumulator(topo, available, num_cpus)
     if acc.satisfied():
         return 0
@@ -281,7 +382,7 @@ def take_distributed(topo: CPUTopology, available: int, num_cpus: int, group: in
             continue
         distribution = (num_cpus // len(best_combo) // group) * group
         for n in best_combo:
-            acc.take(take_packed(topo, acc.avail & topo.numa_mask[n], distribution))
+            acc.take(pack(topo, acc.avail & topo.numa_mask[n], distribution))
         remainder = num_cpus - distribution * len(best_combo)
         while remainder > 0:
             for n in best_remainder or ():
@@ -289,11 +390,11 @@ def take_distributed(topo: CPUTopology, available: int, num_cpus: int, group: in
                     break
                 if acc._free(topo.numa_mask[n]) < group:
                     continue
-                acc.take(take_packed(topo, acc.avail & topo.numa_mask[n], group))
+                acc.take(pack(topo, acc.avail & topo.numa_mask[n], group))
                 remainder -= group
         if acc.needed > 0:
             raise CPUAllocationError(f"accounting error, not enough CPUs allocated, remaining: {acc.needed}")
         if acc.needed < 0:
             raise CPUAllocationError(f"accounting error, too many CPUs allocated, remaining: {acc.needed}")
         return acc.result
-    return take_packed(topo, available, num_cpus)
+    return pack(topo, available, num_cpus)

@@ -14,7 +14,7 @@ from itertools import compress
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.bitmask import bits_of, iterate_masks, subset_sums
-from tmnb.kubelet.cpu_assign import take_distributed, take_packed
+from tmnb.kubelet.cpu_assign import take_distributed, take_packed, take_packed_with
 from tmnb.kubelet.cpu_topology import CPUTopology, cpus_of, to_cpuset
 from tmnb.kubelet.errors import AdmissionError, CPUAllocationError, SMTAlignmentError
 from tmnb.kubelet.hints import TopologyHint, hint_objects, sized_hints
@@ -82,10 +82,6 @@ def pod_level_managers_unmodelled() -> InputError:
         "pods with pod-level resources under PodLevelResourceManagers (one pod-level NUMA block per pod) "
         "are not modelled by tmnb"
     )
-
-
-def _not_modelled(option: str) -> InputError:
-    return InputError(f"CPU allocation with the {option} option is not modelled by tmnb (hints are)")
 
 
 class CPUStaticPolicy:
@@ -244,14 +240,20 @@ class CPUStaticPolicy:
 
     # ------------------------------------------------------------------ allocation
     def _take(self, available: int, count: int) -> int:
+        """``takeByTopology``: distributed over NUMA nodes, else packed with the options' CPU sorting
+        strategy (spread for distribute-cpus-across-cores) and uncore cache preference."""
         opts = self.options
-        if opts.distribute_cpus_across_cores:
-            raise _not_modelled("distribute-cpus-across-cores")
-        if opts.prefer_align_cpus_by_uncorecache:
-            raise _not_modelled("prefer-align-cpus-by-uncorecache")
         if opts.distribute_cpus_across_numa:
             group = self.cpu_group_size if opts.full_pcpus_only else 1
-            return take_distributed(self.topology, available, count, group)
+            return take_distributed(self.topology, available, count, group, spread=opts.distribute_cpus_across_cores)
+        if opts.distribute_cpus_across_cores or opts.prefer_align_cpus_by_uncorecache:
+            return take_packed_with(
+                self.topology,
+                available,
+                count,
+                spread=opts.distribute_cpus_across_cores,
+                uncore=opts.prefer_align_cpus_by_uncorecache,
+            )
         return take_packed(self.topology, available, count)
 
     def _update_reuse(self, pod: Pod, container: Container, cpus: int) -> None:

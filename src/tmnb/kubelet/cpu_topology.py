@@ -1,4 +1,4 @@
-"""The CPU manager's view of the machine: logical CPUs with their core, socket and NUMA node.
+"""The CPU manager's view of the machine: logical CPUs with their core, socket, NUMA node and uncore cache.
 
 CPU sets are Python ints (bit i = CPU i) so the allocator's many "CPUs of this core/socket/NUMA
 node that are still free" questions are one AND and one popcount. Core ids must be unique across
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
@@ -44,12 +45,22 @@ def to_cpuset(mask: int) -> CPUSet:
     return CPUSet(cpus_of(mask))
 
 
-@dataclass(frozen=True)
-class CPUInfo:
+class CPUInfo(NamedTuple):
+    """One logical CPU. A named tuple, not a frozen dataclass: a fleet replay builds one per CPU of
+    every node, and the topology memo hashes and compares them, all in C this way."""
+
     cpu: int
     core: int
     socket: int
     numa: int
+    #: last-level (L3) cache id as cadvisor reports it for the core, ``None`` when it reports none: the
+    #: kubelet then uses the socket id (topology.go's ``getUncoreCacheID``), as ``uncore_of`` does
+    uncore_cache: int | None = None
+
+    @property
+    def uncore_of(self) -> int:
+        """The uncore cache id the kubelet's CPU topology holds for this CPU."""
+        return self.socket if self.uncore_cache is None else self.uncore_cache
 
 
 @dataclass(frozen=True)
@@ -95,6 +106,9 @@ class CPUTopology:
                     value = getattr(c, name)
                     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                         raise InputError(f"cpu {c.cpu!r}: {name} must be a non-negative integer, got {value!r}")
+            uncore = c.uncore_cache
+            if uncore is not None and (type(uncore) is not int or uncore < 0):
+                raise InputError(f"cpu {c.cpu!r}: uncore_cache must be a non-negative integer or null, got {uncore!r}")
             if c.cpu in info:
                 raise InputError(f"cpu {c.cpu} is listed twice")
             info[c.cpu] = c
@@ -118,6 +132,15 @@ class CPUTopology:
         object.__setattr__(self, "_numa_mask_cpus", {})
         object.__setattr__(self, "hint_memo", Memo(MEMO_BUDGET))
         object.__setattr__(self, "pick_memo", Memo(MEMO_BUDGET))
+
+    @property
+    def uncore(self) -> UncoreCaches:
+        """The CPUs of each uncore cache, built on first use: only ``prefer-align-cpus-by-uncorecache``
+        allocations ask, so machines without it never pay for it."""
+        caches: UncoreCaches | None = self.__dict__.get("_uncore")
+        if caches is None:
+            caches = self.__dict__["_uncore"] = UncoreCaches.of(self)
+        return caches
 
     def smallest_takeable(self, level: str) -> int:
         """Smallest whole group of a level ("numa", "socket", "core") the allocator could ever take;
@@ -146,16 +169,27 @@ class CPUTopology:
 
     @classmethod
     def from_json(cls, rows: object, where: str = "cpus") -> CPUTopology:
-        """The topology in decoded JSON: a list of {cpu, core, socket, numa} objects, checked here."""
+        """The topology in decoded JSON: a list of {cpu, core, socket, numa[, uncore_cache]} objects,
+        checked here (an absent or null ``uncore_cache``: cadvisor saw none, the socket stands in)."""
         if not isinstance(rows, Sequence) or isinstance(rows, str | bytes):
             raise InputError("expected a list of {cpu, core, socket, numa}", where=where)
         out = []
         for i, row in enumerate(rows):
             try:
-                out.append(CPUInfo(int(row["cpu"]), int(row["core"]), int(row["socket"]), int(row["numa"])))
-            except (KeyError, TypeError, ValueError) as err:
+                uncore = row.get("uncore_cache")
+                out.append(
+                    CPUInfo(
+                        int(row["cpu"]),
+                        int(row["core"]),
+                        int(row["socket"]),
+                        int(row["numa"]),
+                        None if uncore is None else int(uncore),
+                    )
+                )
+            except (KeyError, TypeError, ValueError, AttributeError) as err:
                 raise InputError(
-                    f"expected {{cpu, core, socket, numa}} integers ({err})", where=f"{where}[{i}]"
+                    f"expected {{cpu, core, socket, numa}} integers and an optional uncore_cache ({err})",
+                    where=f"{where}[{i}]",
                 ) from None
         return cls(tuple(out))
 
@@ -223,6 +257,35 @@ class CPUTopology:
             if m & cpu_mask:
                 out |= m
         return out
+
+
+@dataclass(frozen=True)
+class UncoreCaches:
+    """The uncore (last-level) caches of a topology, for ``prefer-align-cpus-by-uncorecache``: CPU mask
+    per cache id, the caches with CPUs in each NUMA node and the cores with CPUs in each cache (ids
+    ascending), and ``cpus_per_uncore`` as the kubelet divides it (all CPUs over distinct cache ids)."""
+
+    mask: Mapping[int, int]
+    in_numa: Mapping[int, tuple[int, ...]]
+    cores: Mapping[int, tuple[int, ...]]
+    cpus_per_uncore: int
+
+    @staticmethod
+    def of(topo: CPUTopology) -> UncoreCaches:
+        masks: dict[int, int] = {}
+        in_numa: dict[int, set[int]] = {}
+        cores: dict[int, set[int]] = {}
+        for c in topo.cpus:
+            uncore = c.uncore_of
+            masks[uncore] = masks.get(uncore, 0) | 1 << c.cpu
+            in_numa.setdefault(c.numa, set()).add(uncore)
+            cores.setdefault(uncore, set()).add(c.core)
+        return UncoreCaches(
+            mask=masks,
+            in_numa={n: tuple(sorted(u)) for n, u in in_numa.items()},
+            cores={u: tuple(sorted(cs)) for u, cs in cores.items()},
+            cpus_per_uncore=topo.num_cpus // len(masks) if masks else 0,
+        )
 
 
 @lru_cache(maxsize=64)
