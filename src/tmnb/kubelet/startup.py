@@ -328,10 +328,10 @@ def validate(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> None:
     """``ValidateKubeletConfiguration`` of ``kubelet``'s minor: all failures together, as its aggregate error."""
     errors = [refusal.text for rule in VALIDATION for refusal in rule(cfg, kubelet)]
     if errors:
-        raise ConfigRejected(_aggregate(errors))
+        raise ConfigRejected(aggregate(errors))
 
 
-def _aggregate(errors: list[str]) -> str:
+def aggregate(errors: list[str]) -> str:
     """``utilerrors.NewAggregate(...).Error()``: one message bare, several in brackets, repeats once."""
     unique = list(dict.fromkeys(errors))
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
@@ -367,7 +367,7 @@ def _cpu_ranges(cfg: Mapping[str, Any]) -> list[tuple[int, int]]:
         return []
 
 
-def _cpu_count(ranges: Sequence[tuple[int, int]]) -> int:
+def cpu_count(ranges: Sequence[tuple[int, int]]) -> int:
     """The size of the set the ranges make (overlaps once), without building it: ``0-99999999`` is a list too."""
     count, top = 0, -1
     for start, end in sorted(ranges):
@@ -396,7 +396,7 @@ def _reserved_lists(cfg: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
     dropped and system's is the number of reserved CPUs."""
     kube = dict(cfg.get("kubeReserved") or {})
     system = dict(cfg.get("systemReserved") or {})
-    count = _cpu_count(_cpu_ranges(cfg))
+    count = cpu_count(_cpu_ranges(cfg))
     if count:
         kube.pop("cpu", None)
         system["cpu"] = str(count)
