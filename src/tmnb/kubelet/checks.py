@@ -83,10 +83,12 @@ class Start:
 
 @dataclass(frozen=True)
 class Step:
-    """One check: ``name`` is the kubelet's function (or rule) it ports."""
+    """One check: ``name`` is the kubelet's function (or rule) it ports, ``codes`` the codes of the
+    refusals it can give."""
 
     name: str
     area: Area
+    codes: tuple[str, ...]
     check: Callable[[Start], list[Refusal]]
 
 
@@ -131,24 +133,24 @@ def _run(step: startup.RunStep) -> Callable[[Start], list[Refusal]]:
     return lambda start: step(start.cfg, start.kubelet, start.hardware)
 
 
-_RULE_AREAS: Mapping[startup.Rule, Area] = {
-    startup.image_minimum_gc_age: "config",
-    startup.max_pods: "config",
-    startup.pods_per_core: "config",
-    startup.topology_manager_policy: "topology",
-    startup.topology_manager_scope: "topology",
-    startup.enforce_node_allocatable: "config",
-    startup.reserved_cpus_cgroup: "cpu",
-    startup.reserved_cpus_parse: "cpu",
-    startup.reserved_memory: "memory",
-    startup.memory_reservation_policy: "memory",
+_RULES: Mapping[startup.Rule, tuple[Area, tuple[str, ...]]] = {
+    startup.image_minimum_gc_age: ("config", ("config.image-gc-age",)),
+    startup.max_pods: ("config", ("config.max-pods",)),
+    startup.pods_per_core: ("config", ("config.pods-per-core",)),
+    startup.topology_manager_policy: ("topology", ("topology.policy",)),
+    startup.topology_manager_scope: ("topology", ("topology.scope",)),
+    startup.enforce_node_allocatable: ("config", ("config.enforce-node-allocatable",)),
+    startup.reserved_cpus_cgroup: ("cpu", ("cpu.reserved-cpus-cgroup",)),
+    startup.reserved_cpus_parse: ("cpu", ("cpu.reserved-cpus-parse",)),
+    startup.reserved_memory: ("memory", ("memory.reserved-type", "memory.reserved-zero", "memory.reserved-duplicate")),
+    startup.memory_reservation_policy: ("memory", ("memory.reservation-policy",)),
 }
-_RUN_AREAS: Mapping[startup.RunStep, Area] = {
-    startup.reserved_cpus_online: "cpu",
-    startup.kube_reserved: "config",
-    startup.system_reserved: "config",
-    startup.eviction_hard: "config",
-    startup.topology_options_gate: "topology",
+_RUN: Mapping[startup.RunStep, tuple[Area, tuple[str, ...]]] = {
+    startup.reserved_cpus_online: ("cpu", ("cpu.reserved-cpus-offline",)),
+    startup.kube_reserved: ("config", ("config.kube-reserved",)),
+    startup.system_reserved: ("config", ("config.system-reserved",)),
+    startup.eviction_hard: ("config", ("config.eviction-hard",)),
+    startup.topology_options_gate: ("topology", ("kubelet.rejects",)),
 }
 
 
@@ -350,46 +352,63 @@ def _node_allocatable(start: Start) -> list[Refusal]:
 
 #: The start-up in the kubelet's order.
 STAGES: tuple[Stage, ...] = (
-    Stage("SetDefaults_KubeletConfiguration", False, (Step("merge featureGates", "config", _feature_gates),)),
+    Stage(
+        "SetDefaults_KubeletConfiguration",
+        False,
+        (Step("merge featureGates", "config", ("config.feature-gates",), _feature_gates),),
+    ),
     Stage(
         "ValidateKubeletConfiguration",
         True,
-        tuple(Step(rule.__name__, _RULE_AREAS[rule], _rule(rule)) for rule in startup.VALIDATION),
+        tuple(Step(rule.__name__, *_RULES[rule], _rule(rule)) for rule in startup.VALIDATION),
     ),
-    Stage("run", False, tuple(Step(step.__name__, _RUN_AREAS[step], _run(step)) for step in startup.RUN)),
+    Stage("run", False, tuple(Step(step.__name__, *_RUN[step], _run(step)) for step in startup.RUN)),
     Stage(
         "topologymanager.NewManager",
         False,
         (
-            Step("NewPolicyOptions", "topology", _topology_options),
-            Step("NUMA distances", "topology", _numa_distances),
-            Step("NUMA node limit", "topology", _numa_limit),
+            Step("NewPolicyOptions", "topology", ("kubelet.rejects",), _topology_options),
+            Step(
+                "NUMA distances", "topology", ("topology.numa-distances", "topology.sparse-numa-ids"), _numa_distances
+            ),
+            Step("NUMA node limit", "topology", ("topology.too-many-numa-nodes",), _numa_limit),
         ),
     ),
     Stage(
         "cpumanager.NewManager",
         False,
         (
-            Step("NewNonePolicy", "cpu", _cpu_none_options),
-            Step("policy name", "cpu", _cpu_policy),
-            Step("reserved CPU resources", "cpu", _cpu_reservation),
-            Step("NewStaticPolicyOptions", "cpu", _cpu_options),
-            Step("align-by-socket and the topology policy", "cpu", _align_by_socket_policy),
-            Step("align-by-socket and the hardware", "cpu", _align_by_socket_hardware),
-            Step("NewStaticPolicy reservation", "cpu", _cpu_reserve),
+            Step("NewNonePolicy", "cpu", ("cpu.options-with-none",), _cpu_none_options),
+            Step("policy name", "cpu", ("cpu.policy",), _cpu_policy),
+            Step("reserved CPU resources", "cpu", ("cpu.static-no-reservation",), _cpu_reservation),
+            Step("NewStaticPolicyOptions", "cpu", ("kubelet.rejects",), _cpu_options),
+            Step(
+                "align-by-socket and the topology policy",
+                "cpu",
+                ("cpu.align-by-socket-single-numa",),
+                _align_by_socket_policy,
+            ),
+            Step(
+                "align-by-socket and the hardware", "cpu", ("cpu.align-by-socket-hardware",), _align_by_socket_hardware
+            ),
+            Step("NewStaticPolicy reservation", "cpu", ("cpu.reserve",), _cpu_reserve),
         ),
     ),
     Stage(
         "memorymanager.NewManager",
         False,
         (
-            Step("policy name", "memory", _memory_policy),
-            Step("getTotalMemoryTypeReserved", "memory", _reserved_memory_numa),
-            Step("validateReservedMemory", "memory", _reserved_memory_sum),
-            Step("NewPolicyStatic", "memory", _system_reserved_memory),
+            Step("policy name", "memory", ("memory.policy",), _memory_policy),
+            Step("getTotalMemoryTypeReserved", "memory", ("memory.reserved-unknown-numa",), _reserved_memory_numa),
+            Step("validateReservedMemory", "memory", ("memory.reserved-sum",), _reserved_memory_sum),
+            Step("NewPolicyStatic", "memory", ("memory.reserved-missing",), _system_reserved_memory),
         ),
     ),
-    Stage("ContainerManager.Start", False, (Step("validateNodeAllocatable", "config", _node_allocatable),)),
+    Stage(
+        "ContainerManager.Start",
+        False,
+        (Step("validateNodeAllocatable", "config", ("config.node-allocatable",), _node_allocatable),),
+    ),
 )
 
 STEPS: tuple[Step, ...] = tuple(step for stage in STAGES for step in stage.steps)
