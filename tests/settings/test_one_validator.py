@@ -16,11 +16,11 @@ import pytest
 import yaml
 
 from tmnb.errors import ConfigRejected
-from tmnb.kubelet.checks import STEPS, Start, first_refusal
+from tmnb.kubelet.checks import STAGES, STEPS, Start
 from tmnb.kubelet.cpu_topology import CPUInfo
 from tmnb.kubelet.node import Machine, NodeModel, NodeSimulator, NUMANode
 from tmnb.kubelet.profiles import profile
-from tmnb.kubelet.startup import Hardware, start_settings
+from tmnb.kubelet.startup import Hardware, aggregate, start_settings
 from tmnb.parse.kubelet_config import parse_kubelet_config
 from tmnb.settings.effective import effective_settings
 from tmnb.settings.validate import validate_settings
@@ -326,6 +326,15 @@ CASES: dict[str, tuple[int, Machine, dict[str, Any], str, str]] = {
         "invalid configuration: podsPerCore (--pods-per-core) -1 must not be a negative number",
     ),
 }
+
+
+def first_refusal(start: Start) -> str | None:
+    """Where the kubelet stops: the first stage with a refusal, all of validation's together."""
+    for stage in STAGES:
+        refusals = [r.text for step in stage.steps for r in step.check(start)]
+        if refusals:
+            return aggregate(refusals) if stage.aggregate else refusals[0]
+    return None
 
 
 def model_refusal(config: dict[str, Any], m: Machine, minor: int) -> str | None:

@@ -4,9 +4,10 @@ The checks themselves live where the model's start calls them: the validation ru
 checks in ``startup`` (``VALIDATION``, ``RUN``), the managers' in ``manager``, ``options`` and the
 static policies. A step here reads a configuration and a machine as the model's start reads them
 and calls those functions, so ``STAGES`` is what the kubelet refuses, in its words, and nowhere
-else: the settings validator runs every step on its own and lists each ``Refusal`` as a finding;
-``first_refusal`` is what the kubelet stops at (validation: every rule's errors together; any later
-stage: the first), which ``start_settings`` and ``NodeSimulator`` raise.
+else: the settings validator runs every step on its own and lists each ``Refusal`` as a finding. The
+kubelet stops at the first stage with a refusal (validation: every rule's errors together, its
+aggregate; any later stage: the first), which is what ``start_settings`` and ``NodeSimulator`` raise
+(``tests/settings/test_one_validator.py`` holds them to it).
 
 A step gives nothing when the fact it needs is unknown (``Hardware`` fields left None) or when a
 check before it already refused what it reads (options that do not parse, a reservation ``run()``
@@ -414,13 +415,4 @@ STAGES: tuple[Stage, ...] = (
 STEPS: tuple[Step, ...] = tuple(step for stage in STAGES for step in stage.steps)
 
 
-def first_refusal(start: Start) -> str | None:
-    """What the kubelet stops at: the first stage with a refusal, as that stage reports it."""
-    for stage in STAGES:
-        refusals = [r for step in stage.steps for r in step.check(start)]
-        if refusals:
-            return startup.aggregate([r.text for r in refusals]) if stage.aggregate else refusals[0].text
-    return None
-
-
-__all__ = ["STAGES", "STEPS", "Stage", "Start", "Step", "cpu_options", "first_refusal", "topology_options"]
+__all__ = ["STAGES", "STEPS", "Stage", "Start", "Step", "cpu_options", "topology_options"]
