@@ -298,6 +298,22 @@ CASES: dict[str, tuple[int, Machine, dict[str, Any], str, str]] = {
         'the total amount "1Gi" of type "memory" is not equal to the value "100Mi" determined by Node Allocatable '
         "feature",
     ),
+    # entries naming one NUMA node add up (the model kept only the last entry of a node, and said
+    # "the total amount "0" of type "memory"")
+    "reserved memory of one node in two entries": (
+        36,
+        TWO,
+        {
+            "memoryManagerPolicy": "Static",
+            "reservedMemory": [
+                {"numaNode": 0, "limits": {"memory": "100Mi"}},
+                {"numaNode": 0, "limits": {"hugepages-2Mi": "2Mi"}},
+            ],
+        },
+        "memory.reserved-sum",
+        'the total amount "2Mi" of type "hugepages-2Mi" is not equal to the value "0" determined by Node '
+        "Allocatable feature",
+    ),
     # no memory threshold and no memory reserved: the sum matches (0), NewPolicyStatic refuses
     "no reserved memory": (
         36,

@@ -3,6 +3,8 @@ hint for a policy name that differs from a known one only in case."""
 
 from __future__ import annotations
 
+import re
+
 from tmnb.errors import InputError
 from tmnb.kubelet import gostr
 from tmnb.kubelet.checks import STEPS, Area, Start
@@ -19,8 +21,9 @@ def kubelet_refusals(start: Start, area: Area, out: Findings) -> None:
         try:
             refusals = step.check(start)
         except InputError as err:
+            field = re.match(r"[A-Za-z]*", err.where or "")
             if not any(f.code == "config.invalid" and f.message == err.message for f in out):
-                out.add("config.invalid", err.where or area, "error", err.message)
+                out.add("config.invalid", field.group() if field and field.group() else area, "error", err.message)
             continue
         for r in refusals:
             out.add(r.code, r.field, "error", r.text, kubelet=r.kubelet_text)
