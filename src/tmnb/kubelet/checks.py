@@ -54,9 +54,7 @@ class Start:
     hardware: Hardware
     #: with the v1beta1 defaults filled in (``startup.defaults``)
     cfg: Mapping[str, Any]
-    #: what ``run()`` parses; None when it refuses (its step says why)
-    reservations: Reservations | None
-    #: ``GetNodeAllocatableReservation``; None with ``reservations``
+    #: ``GetNodeAllocatableReservation`` of what ``run()`` parses; None when it refuses (its step says why)
     reservation: Mapping[str, GoQuantity] | None
     #: False when memory.available is a percentage and MemTotal is unknown: the memory part of
     #: ``reservation`` leaves the threshold out
@@ -71,15 +69,15 @@ class Start:
         except (ConfigRejected, InputError):
             r = None
         if r is None:
-            return cls(config, kubelet, hardware, cfg, None, None, True)
+            return cls(config, kubelet, hardware, cfg, None, True)
         if hardware.capacity is not None:
-            return cls(config, kubelet, hardware, cfg, r, startup.allocatable_reservation(hardware.capacity, r), True)
+            return cls(config, kubelet, hardware, cfg, startup.allocatable_reservation(hardware.capacity, r), True)
         # The machine's capacity unknown: it is taken to have every resource the configuration reserves.
         caps = {name: GoQuantity.of(0) for name in ("cpu", *r.kube, *r.system)}
         caps["memory"] = GoQuantity.of(hardware.memory or 0, BINARY_SI)
         fraction = r.memory_available is not None and r.memory_available[0] is None
         known = not (fraction and hardware.memory is None)
-        return cls(config, kubelet, hardware, cfg, r, startup.allocatable_reservation(caps, r), known)
+        return cls(config, kubelet, hardware, cfg, startup.allocatable_reservation(caps, r), known)
 
 
 @dataclass(frozen=True)
