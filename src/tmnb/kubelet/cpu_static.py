@@ -84,6 +84,20 @@ def pod_level_managers_unmodelled() -> InputError:
     )
 
 
+def align_by_socket_policy_error(topology_policy: str) -> str | None:
+    """``NewStaticPolicy`` with align-by-socket: refused under the single-numa-node policy (its typo kept)."""
+    if topology_policy == SINGLE_NUMA_NODE:
+        return "Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket policy option"
+    return None
+
+
+def align_by_socket_hardware_error(sockets: int, numa_nodes: int) -> str | None:
+    """``NewStaticPolicy`` with align-by-socket: refused on machines with more sockets than NUMA nodes."""
+    if sockets > numa_nodes:
+        return "Align by socket is not compatible with hardware where number of sockets are more than number of NUMA"
+    return None
+
+
 class CPUStaticPolicy:
     """``NewStaticPolicy`` + ``Start`` + ``GetTopologyHints``/``GetPodTopologyHints``/``Allocate``."""
 
@@ -107,16 +121,11 @@ class CPUStaticPolicy:
         self.cpu_group_size = topology.cpus_per_core()
         opts = self.options
         if opts.align_by_socket:
-            if topology_policy == SINGLE_NUMA_NODE:
-                raise ConfigRejected(
-                    "Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket "
-                    "policy option"
-                )
-            if topology.num_sockets > topology.num_numa_nodes:
-                raise ConfigRejected(
-                    "Align by socket is not compatible with hardware where number of sockets are more than "
-                    "number of NUMA"
-                )
+            error = align_by_socket_policy_error(topology_policy) or align_by_socket_hardware_error(
+                topology.num_sockets, topology.num_numa_nodes
+            )
+            if error is not None:
+                raise ConfigRejected(error)
         if reserved_cpus:
             reserved = reserved_cpus
             wanted = reserved.bit_count() if num_reserved_cpus is None else num_reserved_cpus

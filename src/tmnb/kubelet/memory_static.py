@@ -180,6 +180,13 @@ def _best(hints: list[TopologyHint]) -> TopologyHint:
     return best
 
 
+def system_reserved_memory_error(reserved: Mapping[int, Mapping[str, int]]) -> str | None:
+    """``NewPolicyStatic``: the reservedMemory entries must reserve some memory (bytes per NUMA node)."""
+    if sum(r.get(MEMORY, 0) for r in reserved.values()) <= 0:
+        return "[memorymanager] you should specify the system reserved memory"
+    return None
+
+
 class MemoryStaticPolicy:
     """``NewPolicyStatic`` + ``GetTopologyHints``/``GetPodTopologyHints``/``Allocate``."""
 
@@ -198,8 +205,9 @@ class MemoryStaticPolicy:
         minor's treatment of pods with pod-level resources (``KubeletProfile.skips_pod_level_resources``)."""
         self.skips_pod_level = skips_pod_level
         reserved = reserved or {}
-        if sum(r.get(MEMORY, 0) for r in reserved.values()) <= 0:
-            raise ConfigRejected("[memorymanager] you should specify the system reserved memory")
+        error = system_reserved_memory_error(reserved)
+        if error is not None:
+            raise ConfigRejected(error)
         self.state: dict[int, NUMANodeState] = {}
         for node, total in numa_memory.items():
             tables: dict[str, ModelMemoryTable] = {}

@@ -16,20 +16,27 @@ from typing import Any
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet import gostr
 from tmnb.kubelet.checkpoint import Checkpoint, Manager, restore_error
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus, to_cpuset
 from tmnb.kubelet.devices import Device, DeviceManager
 from tmnb.kubelet.go_quantity import GoQuantity
 from tmnb.kubelet.hints import TopologyHint
-from tmnb.kubelet.manager import new_topology_manager
+from tmnb.kubelet.manager import (
+    cpu_policy_error,
+    cpu_reservation_error,
+    memory_policy_error,
+    new_topology_manager,
+    node_allocatable_error,
+    none_policy_options_error,
+    reserved_memory_numa_error,
+    reserved_memory_sum_error,
+    static_policy_error,
+)
 from tmnb.kubelet.memory_static import MemoryStaticPolicy, ModelMemoryBlock, is_memory_resource
 from tmnb.kubelet.names import (
     CPU_NONE,
-    CPU_STATIC,
     MEMORY_NONE,
-    MEMORY_STATIC,
     SCOPE_CONTAINER,
     TOPOLOGY_NONE,
 )
@@ -212,23 +219,15 @@ class NodeSimulator:
         """``cpumanager.NewManager``: policy errors wrapped as it wraps them."""
         s = self.node.settings
         if s.cpu_manager_policy == CPU_NONE:
-            if s.cpu_manager_policy_options:
-                raise ConfigRejected(
-                    "new none policy error: None policy: received unsupported "
-                    f"options={gostr.format_string_map(s.cpu_manager_policy_options)}"
-                )
+            _raise(none_policy_options_error(s.cpu_manager_policy_options))
             return _NoProvider()
-        if s.cpu_manager_policy != CPU_STATIC:
-            raise ConfigRejected(f'unknown policy: "{s.cpu_manager_policy}"')
+        _raise(cpu_policy_error(s.cpu_manager_policy))
         reserved = mask_of_cpus(CPUSet.parse(s.reserved_system_cpus)) if s.reserved_system_cpus else 0
         if s.allocatable_reservation is not None:
             count = s.reserved_cpu_count if "cpu" in s.allocatable_reservation else 0
         else:
             count = reserved.bit_count() if reserved else s.reserved_cpu_count
-        if count <= 0:
-            # GetNodeAllocatableReservation leaves zero quantities out, so with no CPU reservation the
-            # cpu key is missing and NewManager fails on its first check, not on the "> 0" one.
-            raise ConfigRejected("[cpumanager] unable to determine reserved CPU resources for static policy")
+        _raise(cpu_reservation_error(count))
         try:
             options = parse_cpu_manager_options(
                 s.cpu_manager_policy_options, kubelet=s.kubelet, feature_gates=s.feature_gates
@@ -242,32 +241,20 @@ class NodeSimulator:
                 skips_pod_level=s.kubelet.skips_pod_level_resources(s.feature_gates),
             )
         except ConfigRejected as err:
-            raise ConfigRejected(f"new static policy error: {err.message}") from None
+            raise ConfigRejected(static_policy_error(err.message)) from None
 
     def _memory_manager(self) -> MemoryStaticPolicy | _NoProvider:
         s, m = self.node.settings, self.node.machine
         if s.memory_manager_policy == MEMORY_NONE:
             return _NoProvider()
-        if s.memory_manager_policy != MEMORY_STATIC:
-            raise ConfigRejected(f'unknown policy: "{s.memory_manager_policy}"')
-        node_ids = {n.id for n in m.numa_nodes}
-        reserved: dict[int, dict[str, int]] = {}
-        for node in s.reserved_memory:
-            if node not in node_ids:
-                raise ConfigRejected(
-                    f"the reserved memory configuration references a NUMA node {node} that does not exist "
-                    "on this machine"
-                )
+        _raise(memory_policy_error(s.memory_manager_policy))
+        _raise(reserved_memory_numa_error(s.reserved_memory, {n.id for n in m.numa_nodes}))
         if s.allocatable_reservation is not None:
             _check_reserved_memory_sum(s.reserved_memory, s.allocatable_reservation)
-        for node, resources in s.reserved_memory.items():
-            reserved[node] = {
-                str(r): _bytes(q, f"reservedMemory[{node}].{r}") for r, q in resources.items() if is_memory_resource(r)
-            }
         return MemoryStaticPolicy(
             {n.id: n.memory for n in m.numa_nodes},
             {n.id: dict(n.hugepages) for n in m.numa_nodes},
-            reserved,
+            reserved_memory_bytes(s.reserved_memory),
             skips_pod_level=s.kubelet.skips_pod_level_resources(s.feature_gates),
         )
 
@@ -385,40 +372,27 @@ class NodeSimulator:
         return to_cpuset(self.cpu.default) if isinstance(self.cpu, CPUStaticPolicy) else to_cpuset(0)
 
 
+def _raise(error: str | None) -> None:
+    if error is not None:
+        raise ConfigRejected(error)
+
+
+def reserved_memory_bytes(reserved_memory: Mapping[int, Mapping[str, Any]]) -> dict[int, dict[str, int]]:
+    """reservedMemory as the memory manager's Static policy reads it: bytes of memory and hugepages per NUMA node."""
+    return {
+        node: {str(r): _bytes(q, f"reservedMemory[{node}].{r}") for r, q in resources.items() if is_memory_resource(r)}
+        for node, resources in reserved_memory.items()
+    }
+
+
 def _check_reserved_memory_sum(
     reserved_memory: Mapping[int, Mapping[str, Any]], reservation: Mapping[str, GoQuantity]
 ) -> None:
-    """``validateReservedMemory``: per memory type, the NUMA reservations must add up to the Node
-    Allocatable reservation (kube + system + hard eviction). Go walks a map here, so with several
-    mismatches its choice is random; memory, then hugepages by name, is reported first."""
-    totals: dict[str, GoQuantity] = {}
-    for resources in reserved_memory.values():
-        for name, text in resources.items():
-            q = GoQuantity.parse(str(text))
-            totals[name] = q.add(totals[name]) if name in totals else q
-    names = set(totals) | {n for n in reservation if is_memory_resource(n)}
-    for name in sorted(names, key=lambda n: (n != "memory", n)):
-        expected = GoQuantity.of(0).add(reservation[name]) if name in reservation else GoQuantity.of(0)
-        got = GoQuantity.of(0).add(totals[name]) if name in totals else GoQuantity.of(0)
-        if got.amount != expected.amount:
-            raise ConfigRejected(
-                f"the total amount {gostr.quote(str(got))} of type {gostr.quote(name)} is not equal to the value "
-                f"{gostr.quote(str(expected))} determined by Node Allocatable feature"
-            )
+    _raise(reserved_memory_sum_error(reserved_memory, reservation))
 
 
 def _validate_node_allocatable(capacity: Mapping[str, GoQuantity], reservation: Mapping[str, GoQuantity]) -> None:
-    """``validateNodeAllocatable``, printing quantities with ``%v`` as the kubelet does."""
-    errors = []
-    for name, reserved in reservation.items():
-        total = capacity.get(name, GoQuantity.of(0))
-        if total.sub(reserved).value < 0:
-            errors.append(
-                f"Resource {gostr.quote(name)} has a reservation of {reserved.go_v()} but capacity of "
-                f"{total.go_v()}. Expected capacity >= reservation."
-            )
-    if errors:
-        raise ConfigRejected("invalid Node Allocatable configuration. " + " ".join(errors))
+    _raise(node_allocatable_error(capacity, reservation))
 
 
 def reserved_cpu_count(kube_reserved_cpu: object = 0, system_reserved_cpu: object = 0) -> int:

@@ -108,6 +108,26 @@ def _parse_bool_option(name: str, value: str) -> bool:
         raise ConfigRejected(f"bad value for option {gostr.quote(name)}: {err}") from None
 
 
+#: What ``NewPolicyOptions`` logs (klog.InfoS, the kubelet starts) for a limit above the default.
+MAX_ALLOWABLE_NUMA_NODES_WARNING = (
+    "WARNING: the value of max-allowable-numa-nodes is more than the default recommended value"
+)
+
+
+def topology_options_gate_error(
+    options: Mapping[str, str], kubelet: KubeletProfile, feature_gates: Mapping[str, bool] | None
+) -> str | None:
+    """``run()``'s check of the option-map gate, made whatever the policy (before any manager
+    exists); reachable while the gate is GA but not locked (1.33-1.35)."""
+    opts = _string_options(options, "topologyManagerPolicyOptions")
+    if opts and not kubelet.gate_on(TOPOLOGY_OPTIONS_GATE, feature_gates):
+        return (
+            f"topology manager policy options {gostr.format_string_map(opts)} require feature gates "
+            f"{gostr.quote(TOPOLOGY_OPTIONS_GATE)} enabled"
+        )
+    return None
+
+
 def parse_topology_manager_options(
     options: Mapping[str, str],
     *,
@@ -115,14 +135,23 @@ def parse_topology_manager_options(
     feature_gates: Mapping[str, bool] | None = None,
 ) -> TopologyManagerOptions:
     """``topologyManagerPolicyOptions`` as the kubelet parses them (``run()`` gate check, then
-    ``NewPolicyOptions``). The kubelet skips this entirely when the policy is ``none``."""
+    ``NewPolicyOptions``). The kubelet skips the parse when the policy is ``none``."""
     kubelet = kubelet or profile(DEFAULT_MINOR)
+    gate_error = topology_options_gate_error(options, kubelet, feature_gates)
+    if gate_error is not None:
+        raise ConfigRejected(gate_error)
+    return new_topology_policy_options(options, kubelet=kubelet, feature_gates=feature_gates)
+
+
+def new_topology_policy_options(
+    options: Mapping[str, str],
+    *,
+    kubelet: KubeletProfile,
+    feature_gates: Mapping[str, bool] | None = None,
+) -> TopologyManagerOptions:
+    """``NewPolicyOptions`` alone: each option's maturity and value (``run()``'s gate check is
+    ``topology_options_gate_error``)."""
     opts = _string_options(options, "topologyManagerPolicyOptions")
-    if opts and not kubelet.gate_on(TOPOLOGY_OPTIONS_GATE, feature_gates):
-        raise ConfigRejected(
-            f"topology manager policy options {gostr.format_string_map(opts)} require feature gates "
-            f"{gostr.quote(TOPOLOGY_OPTIONS_GATE)} enabled"
-        )
     prefer_closest = False
     max_nodes = DEFAULT_MAX_ALLOWABLE_NUMA_NODES
     for name, value in opts.items():

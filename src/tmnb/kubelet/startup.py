@@ -2,25 +2,32 @@
 
 In the kubelet's order (``ValidateKubeletConfiguration``, then ``run()`` in cmd/kubelet/app/server.go,
 then ``NewContainerManager``): defaults, validation, ``reservedSystemCPUs`` against the online CPUs,
-kube/system reservations, hard-eviction thresholds and the Node Allocatable reservation. The first
-step that fails raises ``ConfigRejected`` with the kubelet's own text; what comes out is the
-``ModelSettings`` that ``NodeSimulator`` creates and starts the managers from.
+kube/system reservations, hard-eviction thresholds, the topology option-map gate and the Node
+Allocatable reservation. The first stage that fails raises ``ConfigRejected`` with the kubelet's own
+text; what comes out is the ``ModelSettings`` that ``NodeSimulator`` creates and starts the managers
+from.
+
+Each check is a small function returning its ``Refusal``s (``VALIDATION``: the validation rules, all
+reported together; ``RUN``: ``run()``'s checks, the first stops the kubelet), so ``kubelet.checks``
+can run every one on its own for the settings validator: one implementation, one text.
 """
 
 from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet import gostr
+from tmnb.kubelet.cpu_topology import CPUTopology
 from tmnb.kubelet.gates import merge_feature_gates
 from tmnb.kubelet.go_quantity import BINARY_SI, GoQuantity
 from tmnb.kubelet.names import CPU_NONE, MEMORY_NONE, SCOPE_CONTAINER, TOPOLOGY_NONE, TOPOLOGY_SCOPES
 from tmnb.kubelet.node import Machine, ModelSettings
+from tmnb.kubelet.options import topology_options_gate_error
 from tmnb.kubelet.policy import TOPOLOGY_POLICIES
 from tmnb.kubelet.profiles import DEFAULT_MINOR, KubeletProfile, profile
 from tmnb.parse.duration import format_go_duration, parse_go_duration
@@ -72,10 +79,52 @@ _RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """One error a start-up check refuses a configuration with: ``text`` in the kubelet's words
+    (``kubelet_text`` false only where tmnb describes what the kubelet does without words, such as a
+    panic), and the ``code`` and ``field`` the settings validator reports it under."""
+
+    code: str
+    field: str
+    text: str
+    kubelet_text: bool = True
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What is known of the machine a kubelet starts on, None where unknown. ``Hardware.of`` a
+    ``Machine`` knows everything; the settings validator may know only some facts, and the checks
+    that need a missing one give nothing."""
+
+    online_cpus: frozenset[int] | None = None
+    numa_nodes: tuple[int, ...] | None = None
+    #: NUMA node -> its sysfs distance row (None: cadvisor gives none for it)
+    distances: Mapping[int, Sequence[int] | None] | None = None
+    sockets: int | None = None
+    #: MemTotal in bytes
+    memory: int | None = None
+    cpu_topology: CPUTopology | None = None
+    #: ``CapacityFromMachineInfo``
+    capacity: Mapping[str, GoQuantity] | None = None
+
+    @classmethod
+    def of(cls, machine: Machine) -> Hardware:
+        topology = CPUTopology.of(machine.cpus)
+        return cls(
+            online_cpus=frozenset(c.cpu for c in machine.cpus),
+            numa_nodes=tuple(n.id for n in machine.numa_nodes),
+            distances={n.id: n.distances for n in machine.numa_nodes},
+            sockets=topology.num_sockets,
+            memory=sum(n.memory for n in machine.numa_nodes),
+            cpu_topology=topology,
+            capacity=capacity(machine),
+        )
+
+
+@dataclass(frozen=True)
 class Reservations:
     """What ``run()`` hands the container manager: parsed reservations and hard thresholds."""
 
-    reserved_cpus: frozenset[int]
     kube: Mapping[str, GoQuantity]
     system: Mapping[str, GoQuantity]
     memory_available: tuple[GoQuantity | None, float | None] | None
@@ -83,10 +132,14 @@ class Reservations:
 
 def decode(config: Mapping[str, Any], kubelet: KubeletProfile) -> dict[str, Any]:
     """The configuration as ``loadConfigFile`` leaves it: the file's feature gates merged into the
-    kubelet's (a panic on a gate it cannot merge), v1beta1 defaults filled in, and the command
-    line's evictionHard default when the file has none (or its missing signals, with
-    ``mergeDefaultEvictionSettings``)."""
+    kubelet's (a panic on a gate it cannot merge, ``merge_feature_gates``), then ``defaults``."""
     merge_feature_gates(kubelet, config.get("featureGates"))
+    return defaults(config, kubelet)
+
+
+def defaults(config: Mapping[str, Any], kubelet: KubeletProfile) -> dict[str, Any]:
+    """v1beta1 defaults filled in, and the command line's evictionHard default when the file has
+    none (or its missing signals, with ``mergeDefaultEvictionSettings``)."""
     decoded = {**V1BETA1_DEFAULTS, **config}
     if kubelet.knows_field("memoryReservationPolicy") and not decoded.get("memoryReservationPolicy"):
         decoded["memoryReservationPolicy"] = _MEMORY_RESERVATION_POLICIES[0]
@@ -97,61 +150,60 @@ def decode(config: Mapping[str, Any], kubelet: KubeletProfile) -> dict[str, Any]
     return decoded
 
 
-def validate(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> None:
-    """``ValidateKubeletConfiguration`` of ``kubelet``'s minor for the fields that shape resource
-    management, in its order; all failures are reported together as its aggregate error."""
-    errors: list[str] = []
+# ---------------------------------------------------------------------------------------------
+# ValidateKubeletConfiguration: every rule runs, and the kubelet reports all failures together
+
+Rule = Callable[[Mapping[str, Any], KubeletProfile], list[Refusal]]
+
+
+def _invalid(code: str, field: str, text: str) -> Refusal:
+    return Refusal(code, field, f"invalid configuration: {text}")
+
+
+def image_minimum_gc_age(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> list[Refusal]:
     gc_age = parse_go_duration(str(cfg["imageMinimumGCAge"]), where="imageMinimumGCAge")
     if kubelet.refuses_negative_image_gc_age and gc_age < 0:
-        errors.append(f"imageMinimumGCAge {format_go_duration(gc_age)} must not be negative")
+        text = f"imageMinimumGCAge {format_go_duration(gc_age)} must not be negative"
+        return [_invalid("config.image-gc-age", "imageMinimumGCAge", text)]
+    return []
+
+
+def max_pods(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> list[Refusal]:
     if cfg["maxPods"] < 0:
-        errors.append(f"maxPods (--max-pods) {cfg['maxPods']} must not be a negative number")
-    if cfg["podsPerCore"] < 0:
-        errors.append(f"podsPerCore (--pods-per-core) {cfg['podsPerCore']} must not be a negative number")
-    policy, scope = cfg["topologyManagerPolicy"], cfg["topologyManagerScope"]
-    if policy not in TOPOLOGY_POLICIES:
-        allowed = "[" + " ".join(gostr.quote(p) for p in TOPOLOGY_POLICIES) + "]"
-        errors.append(
-            f"topologyManagerPolicy (--topology-manager-policy) {gostr.quote(policy)} must be one of: {allowed}"
-        )
-    if scope not in TOPOLOGY_SCOPES:
-        errors.append(
-            f"topologyManagerScope (--topology-manager-scope) {gostr.quote(scope)} must be one of: "
-            + ", or ".join(gostr.quote(s) for s in TOPOLOGY_SCOPES)
-        )
-    errors += _enforce_node_allocatable(cfg)
-    reserved = cfg.get("reservedSystemCPUs") or ""
-    if reserved:
-        if cfg.get("systemReservedCgroup") or cfg.get("kubeReservedCgroup"):
-            errors.append(
-                "can't use reservedSystemCPUs (--reserved-cpus) with systemReservedCgroup (--system-reserved-cgroup) "
-                "or kubeReservedCgroup (--kube-reserved-cgroup)"
+        return [
+            _invalid(
+                "config.max-pods", "maxPods", f"maxPods (--max-pods) {cfg['maxPods']} must not be a negative number"
             )
-        try:
-            gostr.parse_cpu_ranges(reserved)
-        except gostr.GoParseError as err:
-            errors.append(f"unable to parse reservedSystemCPUs (--reserved-cpus) {reserved}, error: {err}")
-    errors += reserved_memory_errors(cfg.get("reservedMemory") or [])
-    if kubelet.knows_field("memoryReservationPolicy"):
-        errors += _memory_reservation_policy(cfg, kubelet)
-    if errors:
-        raise ConfigRejected(_aggregate([f"invalid configuration: {e}" for e in errors]))
+        ]
+    return []
 
 
-def _memory_reservation_policy(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> list[str]:
-    value = cfg["memoryReservationPolicy"]
-    errors = []
-    if value == _MEMORY_RESERVATION_POLICIES[1] and not kubelet.gate_on("MemoryQoS", cfg.get("featureGates")):
-        errors.append(f"memoryReservationPolicy {gostr.quote(value)} requires MemoryQoS feature gate to be enabled")
-    if value not in _MEMORY_RESERVATION_POLICIES:
-        none, tiered = (gostr.quote(v) for v in _MEMORY_RESERVATION_POLICIES)
-        errors.append(
-            f"option {gostr.quote(value)} specified for memoryReservationPolicy. Valid options are {none} or {tiered}"
-        )
-    return errors
+def pods_per_core(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> list[Refusal]:
+    if cfg["podsPerCore"] < 0:
+        text = f"podsPerCore (--pods-per-core) {cfg['podsPerCore']} must not be a negative number"
+        return [_invalid("config.pods-per-core", "podsPerCore", text)]
+    return []
 
 
-def _enforce_node_allocatable(cfg: Mapping[str, Any]) -> list[str]:
+def topology_manager_policy(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> list[Refusal]:
+    policy = cfg["topologyManagerPolicy"]
+    if policy in TOPOLOGY_POLICIES:
+        return []
+    allowed = "[" + " ".join(gostr.quote(p) for p in TOPOLOGY_POLICIES) + "]"
+    text = f"topologyManagerPolicy (--topology-manager-policy) {gostr.quote(policy)} must be one of: {allowed}"
+    return [_invalid("topology.policy", "topologyManagerPolicy", text)]
+
+
+def topology_manager_scope(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> list[Refusal]:
+    scope = cfg["topologyManagerScope"]
+    if scope in TOPOLOGY_SCOPES:
+        return []
+    allowed = ", or ".join(gostr.quote(s) for s in TOPOLOGY_SCOPES)
+    text = f"topologyManagerScope (--topology-manager-scope) {gostr.quote(scope)} must be one of: {allowed}"
+    return [_invalid("topology.scope", "topologyManagerScope", text)]
+
+
+def enforce_node_allocatable(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> list[Refusal]:
     """The enforcement keys: exclusive pairs first, then each key once (duplicates named), its
     cgroup, and cgroupsPerQOS for every key that enforces something."""
     flag = "in enforceNodeAllocatable (--enforce-node-allocatable)"
@@ -196,31 +248,90 @@ def _enforce_node_allocatable(cfg: Mapping[str, Any]) -> list[str]:
             errors.append(
                 f"cgroupsPerQOS (--cgroups-per-qos) must be set to true when {gostr.quote(key)} contained {flag}"
             )
-    return errors
+    return [_invalid("config.enforce-node-allocatable", "enforceNodeAllocatable", e) for e in errors]
 
 
-def reserved_memory_errors(reservations: Sequence[Mapping[str, Any]]) -> list[str]:
-    """``validateReservedMemoryConfiguration``, without the ``invalid configuration: `` prefix."""
+def reserved_cpus_cgroup(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> list[Refusal]:
+    if cfg.get("reservedSystemCPUs") and (cfg.get("systemReservedCgroup") or cfg.get("kubeReservedCgroup")):
+        text = (
+            "can't use reservedSystemCPUs (--reserved-cpus) with systemReservedCgroup (--system-reserved-cgroup) "
+            "or kubeReservedCgroup (--kube-reserved-cgroup)"
+        )
+        return [_invalid("cpu.reserved-cpus-cgroup", "reservedSystemCPUs", text)]
+    return []
+
+
+def reserved_cpus_parse(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> list[Refusal]:
+    reserved = cfg.get("reservedSystemCPUs") or ""
+    try:
+        gostr.parse_cpu_ranges(reserved)
+    except gostr.GoParseError as err:
+        text = f"unable to parse reservedSystemCPUs (--reserved-cpus) {reserved}, error: {err}"
+        return [_invalid("cpu.reserved-cpus-parse", "reservedSystemCPUs", text)]
+    return []
+
+
+def reserved_memory(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> list[Refusal]:
+    """``validateReservedMemoryConfiguration``: per entry and limit, its type, a zero amount, a repeat."""
     errors, seen = [], set()
-    for item in reservations:
+    for item in cfg.get("reservedMemory") or []:
         node = item["numaNode"]
         for name, text in (item.get("limits") or {}).items():
             if name != "memory" and not name.startswith("hugepages-"):
-                errors.append(
+                why = (
                     f"the limit type {gostr.quote(name)} for NUMA node {node} is not supported, only "
                     "[memory hugepages-<HugePageSize>] is accepted"
                 )
+                errors.append(_invalid("memory.reserved-type", "reservedMemory", why))
             if _quantity(text, f"reservedMemory[numaNode={node}].limits.{name}").is_zero():
-                errors.append(f"reserved memory may not be zero for NUMA node {node} and resource {gostr.quote(name)}")
+                why = f"reserved memory may not be zero for NUMA node {node} and resource {gostr.quote(name)}"
+                errors.append(_invalid("memory.reserved-zero", "reservedMemory", why))
             if (node, name) in seen:
-                errors.append(
-                    f"the reserved memory has a duplicate value for NUMA node {node} and resource {gostr.quote(name)}"
-                )
+                why = f"the reserved memory has a duplicate value for NUMA node {node} and resource {gostr.quote(name)}"
+                errors.append(_invalid("memory.reserved-duplicate", "reservedMemory", why))
             seen.add((node, name))
     return errors
 
 
-def _aggregate(errors: list[str]) -> str:
+def memory_reservation_policy(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> list[Refusal]:
+    """From 1.36, the minors that know the field."""
+    if not kubelet.knows_field("memoryReservationPolicy"):
+        return []
+    value = cfg["memoryReservationPolicy"]
+    errors = []
+    if value == _MEMORY_RESERVATION_POLICIES[1] and not kubelet.gate_on("MemoryQoS", cfg.get("featureGates")):
+        errors.append(f"memoryReservationPolicy {gostr.quote(value)} requires MemoryQoS feature gate to be enabled")
+    if value not in _MEMORY_RESERVATION_POLICIES:
+        none, tiered = (gostr.quote(v) for v in _MEMORY_RESERVATION_POLICIES)
+        errors.append(
+            f"option {gostr.quote(value)} specified for memoryReservationPolicy. Valid options are {none} or {tiered}"
+        )
+    return [_invalid("memory.reservation-policy", "memoryReservationPolicy", e) for e in errors]
+
+
+#: ``ValidateKubeletConfiguration``'s rules for the fields that shape resource management, in its order.
+VALIDATION: tuple[Rule, ...] = (
+    image_minimum_gc_age,
+    max_pods,
+    pods_per_core,
+    topology_manager_policy,
+    topology_manager_scope,
+    enforce_node_allocatable,
+    reserved_cpus_cgroup,
+    reserved_cpus_parse,
+    reserved_memory,
+    memory_reservation_policy,
+)
+
+
+def validate(cfg: Mapping[str, Any], kubelet: KubeletProfile) -> None:
+    """``ValidateKubeletConfiguration`` of ``kubelet``'s minor: all failures together, as its aggregate error."""
+    errors = [refusal.text for rule in VALIDATION for refusal in rule(cfg, kubelet)]
+    if errors:
+        raise ConfigRejected(aggregate(errors))
+
+
+def aggregate(errors: list[str]) -> str:
     """``utilerrors.NewAggregate(...).Error()``: one message bare, several in brackets, repeats once."""
     unique = list(dict.fromkeys(errors))
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
@@ -234,25 +345,108 @@ def _quantity(text: object, where: str) -> GoQuantity:
     return GoQuantity.parse(text)
 
 
-def reservations(cfg: Mapping[str, Any], machine: Machine) -> Reservations:
-    """``run()``'s steps between validation and ``NewContainerManager``."""
-    online = frozenset(c.cpu for c in machine.cpus)
+# ---------------------------------------------------------------------------------------------
+# run(): the steps between validation and NewContainerManager; the first failure stops the kubelet
+
+RunStep = Callable[[Mapping[str, Any], KubeletProfile, Hardware], list[Refusal]]
+
+
+def _refused(code: str, field: str, step: Callable[[], object]) -> list[Refusal]:
+    try:
+        step()
+    except ConfigRejected as err:
+        return [Refusal(code, field, err.message)]
+    return []
+
+
+def _cpu_ranges(cfg: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """reservedSystemCPUs as ranges; none when it does not parse (validation refuses it first)."""
+    try:
+        return gostr.parse_cpu_ranges(cfg.get("reservedSystemCPUs") or "")
+    except gostr.GoParseError:
+        return []
+
+
+def cpu_count(ranges: Sequence[tuple[int, int]]) -> int:
+    """The size of the set the ranges make (overlaps once), without building it: ``0-99999999`` is a list too."""
+    count, top = 0, -1
+    for start, end in sorted(ranges):
+        if end > top:
+            count += end - max(start, top + 1) + 1
+            top = end
+    return count
+
+
+def reserved_cpus_online(cfg: Mapping[str, Any], kubelet: KubeletProfile, hw: Hardware) -> list[Refusal]:
+    """``getReservedCPUs``: reservedSystemCPUs must be online CPUs."""
+    online = hw.online_cpus
     text = cfg.get("reservedSystemCPUs") or ""
-    ranges = gostr.parse_cpu_ranges(text)
-    if any(cpu not in online for start, end in ranges for cpu in _bounded(start, end, online)):
+    if online is None or not text:
+        return []
+    if any(cpu not in online for start, end in _cpu_ranges(cfg) for cpu in _bounded(start, end, online)):
         from tmnb.cpuset import CPUSet
 
-        raise ConfigRejected(f"reserved-cpus: {text} is not a subset of online-cpus: {CPUSet(online)}")
-    reserved = frozenset(cpu for start, end in ranges for cpu in range(start, end + 1))
+        error = f"reserved-cpus: {text} is not a subset of online-cpus: {CPUSet(online)}"
+        return [Refusal("cpu.reserved-cpus-offline", "reservedSystemCPUs", error)]
+    return []
+
+
+def _reserved_lists(cfg: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """kubeReserved and systemReserved as ``run()`` parses them: with reservedSystemCPUs, kube's cpu is
+    dropped and system's is the number of reserved CPUs."""
     kube = dict(cfg.get("kubeReserved") or {})
     system = dict(cfg.get("systemReserved") or {})
-    if reserved:
+    count = cpu_count(_cpu_ranges(cfg))
+    if count:
         kube.pop("cpu", None)
-        system["cpu"] = str(len(reserved))
+        system["cpu"] = str(count)
+    return kube, system
+
+
+def kube_reserved(cfg: Mapping[str, Any], kubelet: KubeletProfile, hw: Hardware) -> list[Refusal]:
+    return _refused(
+        "config.kube-reserved", "kubeReserved", lambda: _resource_list(_reserved_lists(cfg)[0], "--kube-reserved")
+    )
+
+
+def system_reserved(cfg: Mapping[str, Any], kubelet: KubeletProfile, hw: Hardware) -> list[Refusal]:
+    return _refused(
+        "config.system-reserved", "systemReserved", lambda: _resource_list(_reserved_lists(cfg)[1], "--system-reserved")
+    )
+
+
+def eviction_hard(cfg: Mapping[str, Any], kubelet: KubeletProfile, hw: Hardware) -> list[Refusal]:
+    """``ParseThresholdConfig`` over the hard thresholds (skipped with --experimental-allocatable-ignore-eviction)."""
+    if cfg.get("experimentalAllocatableIgnoreEviction"):
+        return []
+    return _refused("config.eviction-hard", "evictionHard", lambda: _memory_threshold(cfg["evictionHard"]))
+
+
+def topology_options_gate(cfg: Mapping[str, Any], kubelet: KubeletProfile, hw: Hardware) -> list[Refusal]:
+    """The option-map gate, whatever the policy (``topology_options_gate_error``)."""
+    options = cfg.get("topologyManagerPolicyOptions") or {}
+    error = topology_options_gate_error(options, kubelet, cfg.get("featureGates"))
+    return [] if error is None else [Refusal("kubelet.rejects", "topologyManagerPolicyOptions", error)]
+
+
+#: ``run()``'s checks in its order.
+RUN: tuple[RunStep, ...] = (reserved_cpus_online, kube_reserved, system_reserved, eviction_hard, topology_options_gate)
+
+
+def run_checks(cfg: Mapping[str, Any], kubelet: KubeletProfile, hw: Hardware) -> None:
+    """``run()`` up to ``NewContainerManager``: ``ConfigRejected`` with the first failure."""
+    for step in RUN:
+        for refusal in step(cfg, kubelet, hw):
+            raise ConfigRejected(refusal.text)
+
+
+def reservations(cfg: Mapping[str, Any]) -> Reservations:
+    """What ``run()`` parses for the container manager (``ConfigRejected`` as ``run_checks`` where it fails)."""
+    kube, system = _reserved_lists(cfg)
     kube_q = _resource_list(kube, "--kube-reserved")
     system_q = _resource_list(system, "--system-reserved")
     memory = None if cfg.get("experimentalAllocatableIgnoreEviction") else _memory_threshold(cfg["evictionHard"])
-    return Reservations(reserved, kube_q, system_q, memory)
+    return Reservations(kube_q, system_q, memory)
 
 
 def _bounded(start: int, end: int, online: frozenset[int]) -> range:
@@ -355,18 +549,33 @@ def allocatable_reservation(caps: Mapping[str, GoQuantity], r: Reservations) -> 
     return out
 
 
+def reserved_cpu_count(reservation: Mapping[str, GoQuantity]) -> int:
+    """The static policy's number of reserved CPUs: the Node Allocatable cpu reservation rounded up
+    (none when it is missing, which ``cpu_reservation_error`` refuses)."""
+    cpu = reservation.get("cpu")
+    return 0 if cpu is None else math.ceil(cpu.milli_value() / 1000)
+
+
+def reserved_memory_of(cfg: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
+    """reservedMemory by NUMA node as the memory manager reads it (entries naming one node merged)."""
+    out: dict[int, dict[str, Any]] = {}
+    for entry in cfg.get("reservedMemory") or []:
+        out.setdefault(int(entry["numaNode"]), {}).update(entry.get("limits") or {})
+    return out
+
+
 def start_settings(
     config: Mapping[str, Any], machine: Machine, *, kubelet: KubeletProfile | None = None
 ) -> ModelSettings:
-    """The managers' settings for ``kubelet``'s minor started with ``config`` on ``machine``."""
+    """The managers' settings for ``kubelet``'s minor started with ``config`` on ``machine``: decode,
+    validation (``VALIDATION``, all failures together), ``run()``'s checks (``RUN``, the first
+    failure), as the kubelet stops at the first stage that fails."""
     kubelet = kubelet or profile(DEFAULT_MINOR)
     cfg = decode(config, kubelet)
     validate(cfg, kubelet)
-    r = reservations(cfg, machine)
+    run_checks(cfg, kubelet, Hardware(online_cpus=frozenset(c.cpu for c in machine.cpus)))
     caps = capacity(machine)
-    reservation = allocatable_reservation(caps, r)
-    cpu = reservation.get("cpu")
-    reserved_memory = {int(e["numaNode"]): dict(e.get("limits") or {}) for e in cfg.get("reservedMemory") or []}
+    reservation = allocatable_reservation(caps, reservations(cfg))
     return ModelSettings(
         topology_manager_policy=cfg["topologyManagerPolicy"],
         topology_manager_scope=cfg["topologyManagerScope"],
@@ -374,9 +583,9 @@ def start_settings(
         cpu_manager_policy=cfg["cpuManagerPolicy"],
         cpu_manager_policy_options=dict(cfg.get("cpuManagerPolicyOptions") or {}),
         reserved_system_cpus=cfg.get("reservedSystemCPUs") or None,
-        reserved_cpu_count=0 if cpu is None else math.ceil(cpu.milli_value() / 1000),
+        reserved_cpu_count=reserved_cpu_count(reservation),
         memory_manager_policy=cfg["memoryManagerPolicy"],
-        reserved_memory=reserved_memory,
+        reserved_memory=reserved_memory_of(cfg),
         kubelet=kubelet,
         feature_gates=dict(cfg.get("featureGates") or {}),
         capacity=caps,
@@ -384,4 +593,14 @@ def start_settings(
     )
 
 
-__all__ = ["DEFAULT_EVICTION_HARD", "capacity", "decode", "start_settings", "validate"]
+__all__ = [
+    "DEFAULT_EVICTION_HARD",
+    "RUN",
+    "VALIDATION",
+    "Hardware",
+    "Refusal",
+    "capacity",
+    "decode",
+    "start_settings",
+    "validate",
+]

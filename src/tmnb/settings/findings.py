@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal
 
-from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet import gostr
 from tmnb.versions import KubeVersion
 
 Severity = Literal["error", "warning", "info"]
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -35,16 +32,6 @@ class Findings(list[Finding]):
 
     def add(self, code: str, field: str, severity: Severity, message: str, *, kubelet: bool = False) -> None:
         self.append(Finding(code, field, severity, message, self.version, kubelet))
-
-    def rejected(self, field: str, check: Callable[[], T], *, code: str = "kubelet.rejects") -> T | None:
-        """Run a kubelet-model check; ``ConfigRejected`` becomes an error finding in the kubelet's words."""
-        try:
-            return check()
-        except ConfigRejected as err:
-            self.add(code, field, "error", err.message, kubelet=True)
-        except InputError as err:
-            self.add("config.invalid", field, "error", err.message)
-        return None
 
 
 def show(value: object) -> str:

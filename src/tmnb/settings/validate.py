@@ -2,18 +2,25 @@
 
 ``validate_settings`` combines the provenance checks here (unknown fields, flags that shadow the
 configuration or that the kubelet version does not know, /configz drift, drop-in files the kubelet
-skips) with the manager rules in ``managers``; ``validate_checkpoints`` (in ``checkpoints``) asks
-whether the kubelet would restore its state files.
+skips) with the kubelet's own start-up checks (``kubelet.checks``: the model's start is their only
+implementation, so every refusal is in the kubelet's words) and tmnb's advice on each manager in
+``managers``; ``validate_checkpoints`` (in ``checkpoints``) asks whether the kubelet would restore
+its state files.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Collection
+from typing import Any
 
 from tmnb.cpuset import CPUSet
-from tmnb.kubelet.gates import merge_feature_gates
+from tmnb.kubelet import gostr
+from tmnb.kubelet.checks import Start
+from tmnb.kubelet.node import Machine
 from tmnb.kubelet.profiles import KubeletProfile, resolve
+from tmnb.kubelet.startup import Hardware
 from tmnb.parse.kubelet_fields import FIELD_SINCE
 from tmnb.parse.kubelet_flags import CONFIG_FLAGS
 from tmnb.settings.checkpoints import validate_checkpoints
@@ -21,6 +28,7 @@ from tmnb.settings.effective import KubeletSettings, same_value
 from tmnb.settings.findings import Finding, Findings, show
 from tmnb.settings.managers.cpu import check_cpu
 from tmnb.settings.managers.memory import check_memory
+from tmnb.settings.managers.shared import kubelet_refusals
 from tmnb.settings.managers.topology import check_topology
 from tmnb.snapshot.model import Layer, Setting
 from tmnb.versions import KubeVersion
@@ -41,9 +49,13 @@ def validate_settings(
     sockets: int | None = None,
     memory_capacity: int | None = None,
     online_cpus: CPUSet | None = None,
+    machine: Machine | None = None,
 ) -> list[Finding]:
-    """Check effective settings against a kubelet ``version``. Hardware facts are optional; checks
-    that need a missing one are skipped (NUMA count, socket count, memory for % eviction, online CPUs)."""
+    """Check effective settings against a kubelet ``version``: every finding, where the kubelet would
+    stop at the first. The kubelet's own refusals come from its start-up steps
+    (``kubelet.checks.STEPS``), each run on its own. Hardware facts are optional, and a ``machine``
+    gives them all; checks that need a missing one are skipped (NUMA nodes, sockets, memory for a %
+    eviction threshold, online CPUs; the CPU topology and the capacity come only with a machine)."""
     out = Findings(version)
     resolved = resolve(version)
     note = resolved.note()
@@ -51,12 +63,32 @@ def validate_settings(
         out.add("kubelet.unmodelled", "kubeletVersion", "warning", note)
     kubelet = resolved.profile
     _check_layers(settings, kubelet, out)
-    gates = settings.value("featureGates", {})
-    out.rejected("featureGates", lambda: merge_feature_gates(kubelet, gates), code="config.feature-gates")
-    check_topology(settings, kubelet, gates, numa_nodes, out)
-    check_cpu(settings, kubelet, gates, numa_nodes, sockets, online_cpus, out)
-    check_memory(settings, numa_nodes, memory_capacity, out)
+    if machine is not None:
+        hardware = Hardware.of(machine)
+    else:
+        hardware = Hardware(
+            online_cpus=None if online_cpus is None else frozenset(online_cpus),
+            numa_nodes=None if numa_nodes is None else tuple(sorted(numa_nodes)),
+            sockets=sockets,
+            memory=memory_capacity,
+        )
+    start = Start.of(kubelet_config(settings), kubelet, hardware)
+    kubelet_refusals(start, "config", out)
+    check_topology(start, out)
+    check_cpu(start, out)
+    check_memory(start, out)
     return list(out)
+
+
+def kubelet_config(settings: KubeletSettings) -> dict[str, Any]:
+    """The configuration the kubelet starts with: every field's value, and the one flag its start-up
+    reads that is no field (``--experimental-allocatable-ignore-eviction``)."""
+    config = {name: s.value for name, s in settings.fields.items() if s.value is not None}
+    flag = settings.flags.last("experimental-allocatable-ignore-eviction") if settings.flags is not None else None
+    if flag is not None:
+        with contextlib.suppress(gostr.GoParseError):  # a bad value: the kubelet refuses the command line itself
+            config["experimentalAllocatableIgnoreEviction"] = flag.value is None or gostr.parse_bool(flag.value)
+    return config
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,8 +1,7 @@
 """Topology, CPU and memory manager rules: what a kubelet of a given version does with the settings.
 
-Option parsing and maturity come from ``tmnb.kubelet.options``; here is when the kubelet parses them
-(``none`` topology policy: never; the option-map gate: always) and the rules around them, one module
-a manager: ``topology`` (policy, scope, options, NUMA limits), ``cpu`` (policy, options, the static
-policy's reservation) and ``memory`` (policy, the reservedMemory entries and their sum); ``shared``
-holds what two of them ask alike.
+One module a manager (``topology``, ``cpu``, ``memory``): each lists the kubelet's refusals of its
+area by running the start-up steps of ``tmnb.kubelet.checks`` (``shared.kubelet_refusals``), then
+adds what is tmnb's own and no kubelet check: options the kubelet ignores, settings without effect,
+policy names that differ only in case, a sum it cannot check without the node's memory.
 """

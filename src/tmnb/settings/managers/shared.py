@@ -1,53 +1,44 @@
-"""What the manager rules ask alike: the topology option-map feature gate, reserved quantities, and
-the refusal of a policy name the manager does not have."""
+"""What the manager rules ask alike: the kubelet's start-up checks of one area as findings, and the
+hint for a policy name that differs from a known one only in case."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
 
-from tmnb.errors import ConfigRejected, InputError
+from tmnb.errors import InputError
 from tmnb.kubelet import gostr
-from tmnb.kubelet.profiles import TOPOLOGY_OPTIONS_GATE, KubeletProfile
-from tmnb.parse.quantity import ZERO, Quantity
-from tmnb.settings.effective import KubeletSettings
+from tmnb.kubelet.checks import STEPS, Area, Start
 from tmnb.settings.findings import Findings
 
 
-def topology_map_gate(opts: Mapping[str, str], kubelet: KubeletProfile, gates: Mapping[str, bool]) -> None:
-    """``run()`` checks the topology option-map gate before any manager exists, whatever the policy
-    (reachable while the gate is GA but not locked, 1.33-1.35)."""
-    if opts and not kubelet.gate_on(TOPOLOGY_OPTIONS_GATE, gates):
-        raise ConfigRejected(
-            f"topology manager policy options {gostr.format_string_map(opts)} require feature gates "
-            f"{gostr.quote(TOPOLOGY_OPTIONS_GATE)} enabled"
-        )
+def kubelet_refusals(start: Start, area: Area, out: Findings) -> None:
+    """Every start-up check of ``area`` (``kubelet.checks.STEPS``), each run on its own: each refusal
+    an error finding in the kubelet's words, under the step's code and field. A value the checks
+    cannot read at all is ``config.invalid`` (once, however many checks read it)."""
+    for step in STEPS:
+        if step.area != area:
+            continue
+        try:
+            refusals = step.check(start)
+        except InputError as err:
+            field = re.match(r"[A-Za-z]*", err.where or "")
+            if not any(f.code == "config.invalid" and f.message == err.message for f in out):
+                out.add("config.invalid", field.group() if field and field.group() else area, "error", err.message)
+            continue
+        for r in refusals:
+            out.add(r.code, r.field, "error", r.text, kubelet=r.kubelet_text)
 
 
-def reserved_quantity(settings: KubeletSettings, field: str, resource: str, out: Findings) -> Quantity:
-    """``field[resource]`` (kubeReserved, systemReserved); a malformed one is a finding and counts zero."""
-    text = (settings.value(field, {}) or {}).get(resource)
-    if text is None:
-        return ZERO
-    try:
-        return Quantity.parse(text)
-    except InputError as err:
-        out.add("config.invalid-quantity", field, "error", f"{field}.{resource}: {err.message}")
-        return ZERO
-
-
-def known_policy(policy: str, allowed: tuple[str, ...], manager: str, field: str, out: Findings) -> bool:
-    """Whether the manager has this policy; if not, the kubelet's refusal is a finding."""
-    if policy in allowed:
-        return True
-    out.add(
-        f"{manager}.policy", field, "error", f'unknown policy: "{policy}"' + _case_hint(policy, allowed), kubelet=True
-    )
-    return False
-
-
-def _case_hint(value: str, allowed: tuple[str, ...]) -> str:
-    """The kubelet compares policy names case-sensitively; "Static" for the CPU manager earns a hint."""
+def case_hint(value: str, allowed: tuple[str, ...], manager: str, field: str, out: Findings) -> None:
+    """The kubelet compares policy names case-sensitively; "Static" for the CPU manager earns a hint
+    beside its refusal (tmnb's words, not the kubelet's)."""
+    if value in allowed:
+        return
     for candidate in allowed:
         if candidate.lower() == value.lower():
-            return f" (values are case-sensitive: use {gostr.quote(candidate)})"
-    return ""
+            out.add(
+                f"{manager}.policy-case",
+                field,
+                "info",
+                f"{field} values are case-sensitive: use {gostr.quote(candidate)}, not {gostr.quote(value)}",
+            )
