@@ -16,7 +16,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from tmnb.analysis.inventory import shape_of
-from tmnb.analysis.lint import SEVERITY_ORDER, Finding, Severity, at_or_above, lint, to_frame
+from tmnb.analysis.lint import SEVERITY_ORDER, Finding, Severity, at_or_above, lint, needs_manual_action, to_frame
 from tmnb.analysis.occupancy import pool_of
 from tmnb.analysis.whatif import whatif
 from tmnb.errors import InputError
@@ -26,8 +26,6 @@ from tmnb.report.verdict import Verdict
 from tmnb.settings.target import check_target_fields
 from tmnb.snapshot import Node, Snapshot
 
-#: Findings whose remedy is a manual step during the rollout, not a change of plan.
-MANUAL_ACTION_RULES = {"manager-policy-change", "flag-overrides-file", "kubeadm-overwrites", "version-skew"}
 VERDICTS = ("ready", "needs action", "will reject pods", "unknown")
 
 
@@ -37,7 +35,7 @@ def plan_table(
     """``kubeadm upgrade plan`` style: one row per node and changed field, current -> target."""
     manual: dict[str, list[str]] = {}
     for f in findings:
-        if f.rule in MANUAL_ACTION_RULES and f.severity != "info":
+        if needs_manual_action(f):
             manual.setdefault(f.node, []).append(f.remedy)
     rows = []
     for node in snapshot.nodes:
@@ -67,9 +65,7 @@ def verdicts(
         counts = Counter(f.severity for f in mine)
         replay = whatif[whatif["node"] == node.name] if not whatif.empty else whatif
         rejected = replay[~replay["admitted"]] if not replay.empty else replay
-        action = any(SEVERITY_ORDER[f.severity] >= threshold for f in mine) or any(
-            f.rule in MANUAL_ACTION_RULES and f.severity != "info" for f in mine
-        )
+        action = any(SEVERITY_ORDER[f.severity] >= threshold or needs_manual_action(f) for f in mine)
         verdict = "will reject pods" if len(rejected) else "needs action" if action else "ready"
         first = rejected.iloc[0] if len(rejected) else None
         rows.append(
