@@ -4,7 +4,8 @@ A finding says where (node, area, setting), what the plan expects and what the n
 it is (``blocker``: the change will fail or not take effect; ``warning``: it needs care or
 manual action; ``info``: worth knowing) and what to do. Each rule is a ``Rule`` (``analysis.rules``):
 one pitfall, its metadata and a small check, so ``RULES`` reads like the runbook's "known issues"
-section. ``REGISTRY`` holds every rule and every validator finding code by id: readiness and the reports read
+section; the upgrade rules (a target that changes the kubelet minor) live in ``analysis.upgrade``.
+``REGISTRY`` holds every rule and every validator finding code by id: readiness and the reports read
 the manual-action flag and the remedy from there.
 """
 
@@ -31,6 +32,7 @@ from tmnb.analysis.rules import (
     ValidatorCode,
     always,
 )
+from tmnb.analysis.upgrade import UPGRADE_RULES, feature_gates_refused_by_upgrade
 from tmnb.cpuset import CPUSet
 from tmnb.kubelet.names import BEST_EFFORT, CPU_STATIC, RESTRICTED, SINGLE_NUMA_NODE, TOPOLOGY_NONE
 from tmnb.kubelet.profiles import KUBELET_VERSION, STAGE_GATES, Manager
@@ -381,6 +383,7 @@ RULES: tuple[Rule[LintContext], ...] = (
     VERSION_SKEW,
     KUBEADM_OVERWRITES,
     GUARANTEED_FRACTIONAL_CPU,
+    *UPGRADE_RULES,
 )
 FLEET_RULES: tuple[Rule[FleetContext], ...] = (MIXED_HARDWARE_POOL,)
 
@@ -397,9 +400,16 @@ VALIDATOR_CODES: dict[str, ValidatorCode] = {
         ValidatorCode(
             "config.feature-gates",
             "Drop or correct the named gate in featureGates.",
+            reported_by="upgrade.gate-removed, upgrade.gate-locked, upgrade.gate-dependency",
+            covered=feature_gates_refused_by_upgrade,
             summary="featureGates the kubelet refuses while decoding its file (a panic)",
         ),
-        ValidatorCode("config.field-too-new", "Remove {setting} or upgrade the kubelet first."),
+        ValidatorCode(
+            "config.field-too-new",
+            "Remove {setting} or upgrade the kubelet first.",
+            reported_by="upgrade.field-unknown",
+            covered=lambda c: c.plan.upgrades,
+        ),
         ValidatorCode("config.invalid"),
         ValidatorCode("config.invalid-quantity"),
         ValidatorCode("config.unknown-field", "Correct the field's name (or remove it)."),
