@@ -4,9 +4,10 @@ the gates' and checkpoints' sources), and the pods two minors admit or pin diffe
 
 import pytest
 
-from factories import Device, node, settings, snapshot
+from factories import Device, node, pod, settings, snapshot
 from tmnb.analysis.lint import lint, needs_manual_action
-from tmnb.snapshot import KubeletInfo
+from tmnb.analysis.readiness import assess, results
+from tmnb.snapshot import KubeletInfo, PodResources
 
 PANIC = "panic: failed to merge global and in-flight KubeletConfiguration while setting defaults, error: "
 STATIC = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0,8"}
@@ -219,3 +220,55 @@ def test_device_hints_change_where_devices_sit_on_some_numa_nodes(zones, policy,
         assert hits[0].setting == "nvidia.com/gpu" and hits[0].severity == "info"
         assert "only over the NUMA nodes holding its devices (0)" in hits[0].explanation
         assert "kubelet 1.35 offers them over all 2 NUMA nodes" in hits[0].explanation
+
+
+RES = {"cpu": "2", "memory": "1Gi"}
+STATIC_KUBELET = KubeletInfo(settings=settings(**STATIC))
+
+
+def pod_level_fleet():
+    """A 1.33 node (static CPU manager, reserved CPUs 0,8: core 0 of NUMA 0) with two Guaranteed 2-CPU pods,
+    the first with pod-level spec.resources. 1.33's static policy pins both by their containers: plr the
+    first free core, 1 (CPUs 1,9), plain the next, 2 (CPUs 2,10). 1.34 turns PodLevelResources on by
+    default and then skips plr (shared pool), so plain takes core 1."""
+    pods = [
+        pod("plr", "a", resources=PodResources(requests=RES, limits=RES)),
+        pod("plain", "a", created="2026-11-30T10:01:00Z"),
+    ]
+    return snapshot([node("a", version="v1.33.4", kubelet=STATIC_KUBELET)], pods)
+
+
+def test_pod_level_resources_handled_differently_by_the_new_minor():
+    (hit,) = upgrade_findings(pod_level_fleet(), {"kubeletVersion": "1.34"})
+    assert (hit.rule, hit.setting, hit.severity) == ("upgrade.pod-level-resources", "app/plr", "warning")
+    assert "Kubelet 1.33's static CPU and Memory managers: pinned as its containers ask" in hit.explanation
+    assert "kubelet 1.34's: skipped: no NUMA hints and no exclusive CPUs or memory" in hit.explanation
+    # 1.34 -> 1.35 handle such pods alike (both skip them while PodLevelResources is on)
+    snap = pod_level_fleet()
+    moved = type(snap)(**{**snap.__dict__, "nodes": [node("a", version="v1.34.5", kubelet=STATIC_KUBELET)]})
+    assert "upgrade.pod-level-resources" not in {f.rule for f in upgrade_findings(moved, {"kubeletVersion": "1.35"})}
+
+
+def test_readiness_names_the_pods_the_upgrade_admits_or_pins_differently():
+    report = assess(pod_level_fleet(), {"kubeletVersion": "1.34"})
+    table = report.upgrade.set_index("pod")
+    assert list(table.index) == ["plr", "plain"]
+    assert table.loc["plr", "as today's kubelet"] == "admitted (main: CPUs 1,9)"
+    assert table.loc["plr", "after"] == "admitted"
+    assert table.loc["plr", "why"].startswith("pod-level resources: pinned as its containers ask")
+    assert (table.loc["plain", "as today's kubelet"], table.loc["plain", "after"]) == (
+        "admitted (main: CPUs 2,10)",
+        "admitted (main: CPUs 1,9)",
+    )
+    assert table.loc["plain", "why"] == "admitted after app/plr, which the two minors admit or place differently"
+    assert set(table["kubelet today"]) == {"1.33"} and set(table["kubelet after"]) == {"1.34"}
+    assert results(report, "s")["upgrade_changes"] == 2
+
+
+def test_an_upgrade_that_changes_no_pod_has_an_empty_table():
+    """1.36 -> 1.37 with whole-CPU containers and no pod-level resources: the same pins."""
+    snap = snapshot([node("a", kubelet=STATIC_KUBELET)], [pod("x", "a"), pod("y", "a", created="2026-11-30T10:01:00Z")])
+    report = assess(snap, {"kubeletVersion": "1.37"})
+    assert report.upgrade.empty and results(report, "s")["upgrade_changes"] == 0
+    assert assess(snap, {"topologyManagerPolicy": "restricted"}).upgrade.empty
+    assert "upgrade_changes" not in results(assess(snap, {"topologyManagerPolicy": "restricted"}), "s")

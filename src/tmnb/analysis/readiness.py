@@ -17,9 +17,12 @@ import pandas as pd
 
 from tmnb.analysis.inventory import shape_of
 from tmnb.analysis.lint import SEVERITY_ORDER, Finding, Severity, at_or_above, lint, needs_manual_action, to_frame
+from tmnb.analysis.minors import differences
 from tmnb.analysis.occupancy import pool_of
+from tmnb.analysis.upgrade import admission_changes
 from tmnb.analysis.whatif import whatif
 from tmnb.errors import InputError
+from tmnb.kubelet.profiles import KUBELET_VERSION
 from tmnb.replay import Mode, NodePlan, plans_for, show_value
 from tmnb.report.tables import some
 from tmnb.report.verdict import Verdict
@@ -162,6 +165,13 @@ class Readiness:
     plans: dict[str, NodePlan]
     #: how the what-if re-admitted the pods ("drain": from empty state; "restart")
     mode: Mode
+    #: an upgrade (the target sets ``kubeletVersion``): the pods the planned minor admits or pins
+    #: differently than today's minor under the same configuration, and why (``upgrade.admission_changes``)
+    upgrade: pd.DataFrame
+
+    @property
+    def upgrades(self) -> bool:
+        return KUBELET_VERSION in self.target
 
     @property
     def alert(self) -> str:
@@ -205,6 +215,7 @@ def assess(
     table.loc[table["node"].isin(unknown) & (table["verdict"] == "ready"), "verdict"] = "unknown"
     plan = plan_table(snapshot, target, findings, plans)
     changing = set(plan.loc[plan["change"] == "yes", "node"])
+    changing |= {name for name, p in plans.items() if p.upgrades}
     return Readiness(
         target=dict(target),
         fail_on=fail_on,
@@ -217,6 +228,7 @@ def assess(
         canary=recommend_canary(snapshot, table, changing, pool_label),
         plans=plans,
         mode=mode,
+        upgrade=admission_changes(snapshot, plans, pods, mode=mode),
     )
 
 
@@ -232,9 +244,22 @@ def results(report: Readiness, snapshot_path: str | Path) -> dict[str, Any]:
         "rejected": rejected,
         "snapshot": str(snapshot_path),
     }
+    if report.upgrades:
+        values["upgrade_changes"] = len(report.upgrade)
     if report.alert:
         values["alert"] = {"why": report.alert}
     return values
+
+
+def minor_changes(report: Readiness) -> pd.DataFrame:
+    """For an upgrade: what differs between the minors the nodes run today and the planned one (a column
+    per minor), with the feature gates the planned configurations set; empty when no node changes minor."""
+    moving = [p for p in report.plans.values() if p.upgrades]
+    if not moving:
+        return pd.DataFrame(columns=["fact"])
+    profiles = [p.kubelet.profile for p in moving] + [moving[0].planned_kubelet]
+    gates = {g for p in moving for g in p.planned.get("featureGates") or {}}
+    return differences(profiles, gates)
 
 
 def lint_by_rule(lint_table: pd.DataFrame, shown: int = 5) -> pd.DataFrame:
@@ -271,7 +296,14 @@ def summary(report: Readiness) -> str:
     verdict = ", ".join(f"**{counts[v]}** {v}" for v in VERDICTS)
     target = ", ".join(f"`{k}: {show_value(v)}`" for k, v in report.target.items())
     alert = f" **Alert:** {report.alert}." if report.alert else " No alert."
-    return f"Target {target}. Nodes: {verdict}.{alert}"
+    upgrade = ""
+    if report.upgrades:
+        moving = sum(p.upgrades for p in report.plans.values())
+        upgrade = (
+            f" The upgrade moves **{moving}** node(s) to another kubelet minor; **{len(report.upgrade)}** pod(s) "
+            "would be admitted or pinned differently than under today's minor."
+        )
+    return f"Target {target}. Nodes: {verdict}.{upgrade}{alert}"
 
 
 def verdict(report: Readiness) -> Verdict:

@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from tmnb.analysis.minors import PLRM, describe_gate
 from tmnb.analysis.rules import Hit, LintContext, Rule
 from tmnb.analysis.whatif import ACTIVE_PHASES, replay_node
 from tmnb.errors import ConfigRejected, InputError
@@ -35,7 +36,6 @@ from tmnb.kubelet.profiles import (
     KUBELET_VERSION,
     MEMORY_STATE,
     STAGE_GATES,
-    Gate,
     KubeletProfile,
     Manager,
     Maturity,
@@ -44,21 +44,11 @@ from tmnb.replay import Mode, NodePlan, model_pod
 from tmnb.snapshot import Node, Pod, Snapshot
 
 AREA = "kubelet upgrade"
-PLRM = "PodLevelResourceManagers"
 CHANGE_COLUMNS = ["node", "namespace", "pod", "kubelet today", "as today's kubelet", "kubelet after", "after", "why"]
-_STAGE_WORDS = {"ALPHA": "alpha", "BETA": "beta", "GA": "GA", "DEPRECATED": "deprecated"}
 
 
 def _go_bool(value: bool) -> str:
     return "true" if value else "false"
-
-
-def describe_gate(gate: Gate | None) -> str:
-    """A gate as a minor registers it, in a few words ("GA, locked to true", "beta, off by default")."""
-    if gate is None:
-        return "–"
-    state = f"locked to {_go_bool(gate.default)}" if gate.locked else f"{'on' if gate.default else 'off'} by default"
-    return f"{_STAGE_WORDS[gate.stage]}, {state}"
 
 
 def _gates(mapping: Mapping[str, Any]) -> dict[str, bool] | None:
@@ -613,8 +603,9 @@ def _result_fields(r: PodResult) -> tuple[bool, str, dict[str, Any], dict[str, A
     return r.admitted, r.reason, numa, cpuset
 
 
-def _why(plan: NodePlan, pod: Pod | None, before: tuple[Any, ...], after: tuple[Any, ...]) -> str:
-    """The facts of the two minors that apply to this pod, else the rejection in the kubelet's words."""
+def _why(plan: NodePlan, pod: Pod | None, before: tuple[Any, ...], after: tuple[Any, ...], earlier: list[str]) -> str:
+    """The facts of the two minors that apply to this pod, else the pods admitted before it that the two
+    place differently, else the rejection in the kubelet's words."""
     today, new = plan.kubelet.profile, plan.planned_kubelet
     gates_today, gates_after = _gates(plan.current) or {}, _gates(plan.planned) or {}
     reasons = []
@@ -630,6 +621,9 @@ def _why(plan: NodePlan, pod: Pod | None, before: tuple[Any, ...], after: tuple[
         reasons.append(f"device hints for {', '.join(devices)}: kubelet {new.name} offers them {over} (#138244)")
     if reasons:
         return "; ".join(reasons)
+    if earlier:
+        more = f" and {len(earlier) - 1} more" if len(earlier) > 1 else ""
+        return f"admitted after {earlier[0]}{more}, which the two minors admit or place differently"
     rejected = before if not before[0] else after if not after[0] else None
     if rejected is not None:
         return f"{rejected[1]}: {rejected[2]}"
@@ -657,6 +651,7 @@ def admission_changes(
             continue
         after = {r.uid: r for r in mine.itertuples()}
         by_uid = {p.uid: p for p in pods}
+        changed: list[str] = []
         for r in replay.results:
             a = after.get(r.uid)
             if a is None:
@@ -674,7 +669,10 @@ def admission_changes(
                     "as today's kubelet": _outcome(*b),
                     "kubelet after": plan.planned_kubelet.name,
                     "after": _outcome(*later),
-                    "why": _why(plan, by_uid.get(r.uid), (*b[:2], r.message), (later[0], later[1], str(a.message))),
+                    "why": _why(
+                        plan, by_uid.get(r.uid), (*b[:2], r.message), (later[0], later[1], str(a.message)), changed
+                    ),
                 }
             )
+            changed.append(f"{r.namespace}/{r.name}")
     return pd.DataFrame(rows, columns=CHANGE_COLUMNS)
