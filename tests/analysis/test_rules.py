@@ -70,12 +70,15 @@ def test_readiness_takes_manual_action_and_remedy_from_the_rule(monkeypatch):
     before = readiness.assess(snap, target)
     assert before.verdicts.set_index("node")["verdict"].to_dict() == {"a": "ready", "c": "ready"}
     assert set(before.plan["manual action required"]) == {""}
+    assert not readiness.lint_by_rule(before.lint).set_index("rule").loc["cpu-none-strict-topology", "manual step"]
 
     _swap(monkeypatch, "cpu-none-strict-topology", manual=True, remedy="Page the owner of {setting} on c.")
     after = readiness.assess(snap, target)
     assert after.verdicts.set_index("node")["verdict"].to_dict() == {"a": "ready", "c": "needs action"}
     plan = after.plan.set_index("node")["manual action required"]
     assert plan["c"] == "Page the owner of cpuManagerPolicy on c." and plan["a"] == ""
+    by_rule = readiness.lint_by_rule(after.lint).set_index("rule").loc["cpu-none-strict-topology"]
+    assert by_rule["manual step"] and by_rule["remedy"] == "Page the owner of cpuManagerPolicy on c."
 
 
 def test_a_validator_code_carries_its_manual_flag_and_remedy(monkeypatch):

@@ -52,8 +52,8 @@ __all__ = [
     "Severity",
     "at_or_above",
     "lint",
+    "manual_step",
     "needs_manual_action",
-    "remedy_of",
     "to_frame",
 ]
 
@@ -492,16 +492,15 @@ def validator_code(code: str) -> ValidatorCode:
     return VALIDATOR_CODES.get(code) or ValidatorCode(code)
 
 
-def needs_manual_action(finding: Finding) -> bool:
-    """A warning or blocker whose rule says it needs a step by hand during the rollout."""
-    entry = REGISTRY.get(finding.rule)
-    return entry is not None and entry.manual and finding.severity != "info"
-
-
-def remedy_of(rule: str) -> str:
-    """A rule's remedy as its registry entry words it (placeholders unfilled)."""
+def manual_step(rule: str, severity: str) -> bool:
+    """Whether a finding of ``rule`` at ``severity`` needs a step by hand during the rollout: a warning or
+    blocker of a rule whose registry entry says so."""
     entry = REGISTRY.get(rule)
-    return validator_code(rule).remedy if entry is None else entry.remedy
+    return entry is not None and entry.manual and severity != "info"
+
+
+def needs_manual_action(finding: Finding) -> bool:
+    return manual_step(finding.rule, finding.severity)
 
 
 def lint(

@@ -16,7 +16,16 @@ from typing import Any, Literal
 import pandas as pd
 
 from tmnb.analysis.inventory import shape_of
-from tmnb.analysis.lint import SEVERITY_ORDER, Finding, Severity, at_or_above, lint, needs_manual_action, to_frame
+from tmnb.analysis.lint import (
+    SEVERITY_ORDER,
+    Finding,
+    Severity,
+    at_or_above,
+    lint,
+    manual_step,
+    needs_manual_action,
+    to_frame,
+)
 from tmnb.analysis.minors import differences
 from tmnb.analysis.occupancy import pool_of
 from tmnb.analysis.upgrade import admission_changes
@@ -280,6 +289,7 @@ def lint_by_rule(lint_table: pd.DataFrame, shown: int = 5) -> pd.DataFrame:
                 "for example": some(nodes, shown),
                 "explanation": first["explanation"] + (f" (on {first['node']}; it differs per node)" if varies else ""),
                 "remedy": first["remedy"],
+                "manual step": manual_step(str(rule), str(severity)),
             }
         )
     return pd.DataFrame(rows)
