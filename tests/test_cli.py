@@ -151,3 +151,26 @@ def test_whatif_table_cells_read_as_text(capsys):
     for junk in ("<NA>", "None", "NaN", "{'", "True", "False"):
         assert junk not in out, junk
     assert " yes " in out and "any" in out
+
+
+def test_whatif_upgrade_names_the_pods_the_new_minor_pins_differently(tmp_path, capsys):
+    """A 1.33 node pins a pod with pod-level resources by its containers (CPUs 1,9); 1.34 skips it, so the
+    pod after it takes core 1 instead of core 2 (tests/analysis/test_upgrade.py works the same case)."""
+    from tmnb.snapshot import PodResources
+
+    static = KubeletInfo(settings=settings(cpuManagerPolicy="static", reservedSystemCPUs="0,8"))
+    res = {"cpu": "2", "memory": "1Gi"}
+    pods = [
+        pod("plr", "w1", resources=PodResources(requests=res, limits=res)),
+        pod("plain", "w1", created="2026-11-30T10:01:00Z"),
+    ]
+    path = tmp_path / "snap.json"
+    save(snapshot([node("w1", version="v1.33.4", kubelet=static)], pods), path)
+    assert (
+        main(["whatif", "--snapshot", str(path), "--kubelet-version", "1.34", "--set", "cpuManagerPolicy=static"]) == 0
+    )
+    out = capsys.readouterr().out
+    tail = out.split("Pods admitted or pinned differently than as today's kubelet minor:")[1]
+    assert "plr" in tail and "plain" in tail and "main: CPUs 2,10" in tail
+    assert main(["whatif", "--snapshot", str(path), "--set", "cpuManagerPolicy=static"]) == 0
+    assert "pinned differently" not in capsys.readouterr().out

@@ -115,6 +115,8 @@ def test_inventory_on_the_sample(tmp_path):
     assert "snapshot.json.gz" in manifest["files"]
     html = result.html.read_text()
     assert "Effective kubelet settings" in html and "⚑flag" in html
+    # the sample runs 1.34 (gen-icx-03) and 1.36: both minors, and what differs between them
+    assert "Kubelet minors" in html and "MemoryManager gate" in html
 
 
 @pytest.mark.notebook
@@ -171,3 +173,16 @@ def test_readiness_alerts_on_the_sample(tmp_path):
     assert results["blockers"] >= 1
     assert all(results["canary"].values()), results["canary"]
     assert (tmp_path / "run" / "03-readiness.html").exists()
+
+
+@pytest.mark.notebook
+def test_readiness_of_an_upgrade_on_the_sample(tmp_path):
+    """kubeletVersion 1.37 on the sample (1.34 and 1.36 today): no pod changes, every node's checkpoints are
+    read back from their inline fields on a rollback, and the minors' differences are shown."""
+    result = run(
+        ROOT / "notebooks" / "03-readiness.ipynb", [("target", "{kubeletVersion: '1.37'}")], out=tmp_path / "run"
+    )
+    assert result.results["upgrade_changes"] == 0
+    html = result.html.read_text()
+    assert "Kubelet upgrade" in html and "upgrade.checkpoint-inline" in html
+    assert "V4 (V2 fields inline)" in html

@@ -1,5 +1,6 @@
-"""The inventory report's tables: versions, settings with provenance, NUMA shapes, devices,
-Guaranteed pods and the pre-change checklist, all computed from one Snapshot."""
+"""The inventory report's tables: versions, the kubelet minors and what differs between them, settings
+with provenance, NUMA shapes, devices, Guaranteed pods and the pre-change checklist, all computed from
+one Snapshot."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ from typing import Any
 
 import pandas as pd
 
+from tmnb.analysis.minors import differences
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet.names import CPU_STATIC
+from tmnb.kubelet.profiles import resolve
 from tmnb.parse.kubelet_fields import RESOURCE_MANAGER_FIELDS
 from tmnb.parse.quantity import parse_quantity
+from tmnb.report.tables import some
 from tmnb.snapshot import Layer, Node, Pod, Setting, Snapshot
 from tmnb.versions import KubeVersion
 
@@ -99,6 +103,38 @@ def versions(snapshot: Snapshot) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=["node", "kubelet", "api_server", "runtime", "kernel", "skew", "note"])
+
+
+def kubelet_minors(snapshot: Snapshot) -> pd.DataFrame:
+    """One row per kubelet minor the fleet reports: how many nodes, which versions, the minor tmnb predicts
+    them as and whether that is their own (``modelled``; outside 1.33-1.37, or unknown, the nearest)."""
+    groups: dict[tuple[int, int] | None, list[Node]] = defaultdict(list)
+    for node in snapshot.nodes:
+        version = _version(node.versions.kubelet, f"{node.name}.versions.kubelet")
+        groups[None if version is None else (version.major, version.minor)].append(node)
+    rows = []
+    for key, nodes in sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or (0, 0))):
+        resolved = resolve(_version(nodes[0].versions.kubelet, ""))
+        versions = Counter(n.versions.kubelet or "unknown" for n in nodes)
+        rows.append(
+            {
+                "kubelet": "unknown" if key is None else f"{key[0]}.{key[1]}",
+                "nodes": len(nodes),
+                "versions": ", ".join(f"{v} ×{c}" if c > 1 else v for v, c in sorted(versions.items())),
+                "predicted as": resolved.profile.name,
+                "modelled": resolved.modelled,
+                "for example": some(sorted(n.name for n in nodes), 3),
+            }
+        )
+    return pd.DataFrame(rows, columns=["kubelet", "nodes", "versions", "predicted as", "modelled", "for example"])
+
+
+def minor_differences(snapshot: Snapshot) -> pd.DataFrame:
+    """What differs between the kubelet minors the fleet is predicted as (``minors.differences``), with
+    the feature gates any node sets besides the Topology Manager's."""
+    profiles = [resolve(_version(n.versions.kubelet, "")).profile for n in snapshot.nodes]
+    gates = {g for n in snapshot.nodes for g in _setting(n, "featureGates") or {}}
+    return differences(profiles, gates)
 
 
 def settings(snapshot: Snapshot, names: tuple[str, ...] = KEY_SETTINGS) -> pd.DataFrame:

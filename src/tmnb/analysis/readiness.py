@@ -16,18 +16,28 @@ from typing import Any, Literal
 import pandas as pd
 
 from tmnb.analysis.inventory import shape_of
-from tmnb.analysis.lint import SEVERITY_ORDER, Finding, Severity, at_or_above, lint, to_frame
+from tmnb.analysis.lint import (
+    SEVERITY_ORDER,
+    Finding,
+    Severity,
+    at_or_above,
+    lint,
+    manual_step,
+    needs_manual_action,
+    to_frame,
+)
+from tmnb.analysis.minors import differences
 from tmnb.analysis.occupancy import pool_of
+from tmnb.analysis.upgrade import admission_changes
 from tmnb.analysis.whatif import whatif
 from tmnb.errors import InputError
+from tmnb.kubelet.profiles import KUBELET_VERSION
 from tmnb.replay import Mode, NodePlan, plans_for, show_value
 from tmnb.report.tables import some
 from tmnb.report.verdict import Verdict
 from tmnb.settings.target import check_target_fields
 from tmnb.snapshot import Node, Snapshot
 
-#: Findings whose remedy is a manual step during the rollout, not a change of plan.
-MANUAL_ACTION_RULES = {"manager-policy-change", "flag-overrides-file", "kubeadm-overwrites", "version-skew"}
 VERDICTS = ("ready", "needs action", "will reject pods", "unknown")
 
 
@@ -37,7 +47,7 @@ def plan_table(
     """``kubeadm upgrade plan`` style: one row per node and changed field, current -> target."""
     manual: dict[str, list[str]] = {}
     for f in findings:
-        if f.rule in MANUAL_ACTION_RULES and f.severity != "info":
+        if needs_manual_action(f):
             manual.setdefault(f.node, []).append(f.remedy)
     rows = []
     for node in snapshot.nodes:
@@ -67,9 +77,7 @@ def verdicts(
         counts = Counter(f.severity for f in mine)
         replay = whatif[whatif["node"] == node.name] if not whatif.empty else whatif
         rejected = replay[~replay["admitted"]] if not replay.empty else replay
-        action = any(SEVERITY_ORDER[f.severity] >= threshold for f in mine) or any(
-            f.rule in MANUAL_ACTION_RULES and f.severity != "info" for f in mine
-        )
+        action = any(SEVERITY_ORDER[f.severity] >= threshold or needs_manual_action(f) for f in mine)
         verdict = "will reject pods" if len(rejected) else "needs action" if action else "ready"
         first = rejected.iloc[0] if len(rejected) else None
         rows.append(
@@ -166,6 +174,13 @@ class Readiness:
     plans: dict[str, NodePlan]
     #: how the what-if re-admitted the pods ("drain": from empty state; "restart")
     mode: Mode
+    #: an upgrade (the target sets ``kubeletVersion``): the pods the planned minor admits or pins
+    #: differently than today's minor under the same configuration, and why (``upgrade.admission_changes``)
+    upgrade: pd.DataFrame
+
+    @property
+    def upgrades(self) -> bool:
+        return KUBELET_VERSION in self.target
 
     @property
     def alert(self) -> str:
@@ -209,6 +224,7 @@ def assess(
     table.loc[table["node"].isin(unknown) & (table["verdict"] == "ready"), "verdict"] = "unknown"
     plan = plan_table(snapshot, target, findings, plans)
     changing = set(plan.loc[plan["change"] == "yes", "node"])
+    changing |= {name for name, p in plans.items() if p.upgrades}
     return Readiness(
         target=dict(target),
         fail_on=fail_on,
@@ -221,6 +237,7 @@ def assess(
         canary=recommend_canary(snapshot, table, changing, pool_label),
         plans=plans,
         mode=mode,
+        upgrade=admission_changes(snapshot, plans, pods, mode=mode),
     )
 
 
@@ -236,9 +253,22 @@ def results(report: Readiness, snapshot_path: str | Path) -> dict[str, Any]:
         "rejected": rejected,
         "snapshot": str(snapshot_path),
     }
+    if report.upgrades:
+        values["upgrade_changes"] = len(report.upgrade)
     if report.alert:
         values["alert"] = {"why": report.alert}
     return values
+
+
+def minor_changes(report: Readiness) -> pd.DataFrame:
+    """For an upgrade: what differs between the minors the nodes run today and the planned one (a column
+    per minor), with the feature gates the planned configurations set; empty when no node changes minor."""
+    moving = [p for p in report.plans.values() if p.upgrades]
+    if not moving:
+        return pd.DataFrame(columns=["fact"])
+    profiles = [p.kubelet.profile for p in moving] + [moving[0].planned_kubelet]
+    gates = {g for p in moving for g in p.planned.get("featureGates") or {}}
+    return differences(profiles, gates)
 
 
 def lint_by_rule(lint_table: pd.DataFrame, shown: int = 5) -> pd.DataFrame:
@@ -259,6 +289,7 @@ def lint_by_rule(lint_table: pd.DataFrame, shown: int = 5) -> pd.DataFrame:
                 "for example": some(nodes, shown),
                 "explanation": first["explanation"] + (f" (on {first['node']}; it differs per node)" if varies else ""),
                 "remedy": first["remedy"],
+                "manual step": manual_step(str(rule), str(severity)),
             }
         )
     return pd.DataFrame(rows)
@@ -275,7 +306,14 @@ def summary(report: Readiness) -> str:
     verdict = ", ".join(f"**{counts[v]}** {v}" for v in VERDICTS)
     target = ", ".join(f"`{k}: {show_value(v)}`" for k, v in report.target.items())
     alert = f" **Alert:** {report.alert}." if report.alert else " No alert."
-    return f"Target {target}. Nodes: {verdict}.{alert}"
+    upgrade = ""
+    if report.upgrades:
+        moving = sum(p.upgrades for p in report.plans.values())
+        upgrade = (
+            f" The upgrade moves **{moving}** node(s) to another kubelet minor; **{len(report.upgrade)}** pod(s) "
+            "would be admitted or pinned differently than under today's minor."
+        )
+    return f"Target {target}. Nodes: {verdict}.{upgrade}{alert}"
 
 
 def verdict(report: Readiness) -> Verdict:

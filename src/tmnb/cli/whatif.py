@@ -69,9 +69,13 @@ def command(args: argparse.Namespace) -> int:
         settings.append(f"{KUBELET_VERSION}={parse_minor(args.kubelet_version, where='--kubelet-version').name}")
     target = parse_settings(settings)
     from tmnb.analysis.whatif import whatif
+    from tmnb.replay import plans_for
 
     snapshot = load_whatif_input(args.snapshot, args.node_root, args.pods, args.node_name)
-    pods, nodes = whatif(snapshot, target, mode=args.mode, with_headroom=args.format == "table", progress=None)
+    plans = plans_for(snapshot.nodes, target)
+    pods, nodes = whatif(
+        snapshot, target, mode=args.mode, with_headroom=args.format == "table", plans=plans, progress=None
+    )
     if args.format == "json":  # JSON Lines: one pod per line, for jq and for streaming readers
         records = pods[["node", "namespace", "pod", "admitted", "reason", "message", "numa", "cpuset"]]
         for record in records.to_dict("records"):
@@ -82,6 +86,13 @@ def command(args: argparse.Namespace) -> int:
         print(humanize(pods.drop(columns=["uid"])).to_string(index=False) if len(pods) else "(no active pods)")
         print()
         print(humanize(nodes).to_string(index=False))
+        if any(p.upgrades for p in plans.values()):
+            from tmnb.analysis.upgrade import admission_changes
+
+            changes = admission_changes(snapshot, plans, pods, mode=args.mode)
+            print()
+            print("Pods admitted or pinned differently than as today's kubelet minor:")
+            print(humanize(changes).to_string(index=False) if len(changes) else "(none)")
     for node, note in zip(nodes.get("node", []), nodes.get("kubelet note", []), strict=True):
         if note:  # never silent: the prediction is not the node's own kubelet minor
             print(f"tmnb: {node}: {note}", file=sys.stderr)

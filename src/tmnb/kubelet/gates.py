@@ -31,9 +31,26 @@ def _aggregate(errors: list[str]) -> str:
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
-def merge_feature_gates(profile: KubeletProfile, feature_gates: Mapping[str, object] | None) -> dict[str, bool]:
+def dependency_error(gate: str, disabled: list[str]) -> str:
+    return f"{gate} is enabled, but depends on features that are disabled: [{' '.join(disabled)}]"
+
+
+def unmet_dependencies(profile: KubeletProfile, enabled: Mapping[str, bool]) -> list[tuple[str, list[str]]]:
+    """Every enabled gate whose dependencies ``profile`` checks and finds off, by gate name, with those
+    dependencies (none before 1.35, which does not check them)."""
+    out = []
+    for name, needs in sorted(profile.gate_dependencies.items()):
+        disabled = [need for need in needs if not enabled.get(need, False)]
+        if enabled.get(name, False) and disabled:
+            out.append((name, disabled))
+    return out
+
+
+def merge_feature_gates(
+    profile: KubeletProfile, feature_gates: Mapping[str, object] | None, *, dependencies: bool = True
+) -> dict[str, bool]:
     """Every gate of ``profile`` with the file's values applied, or ``ConfigRejected`` with the panic
-    the kubelet of that minor dies with."""
+    the kubelet of that minor dies with (``dependencies=False``: without the dependency check)."""
     wanted: dict[str, bool] = {}
     for name, value in (feature_gates or {}).items():
         if not isinstance(value, bool):
@@ -57,11 +74,8 @@ def merge_feature_gates(profile: KubeletProfile, feature_gates: Mapping[str, obj
                 if spec.stage == stage and other not in wanted:
                     enabled[other] = value
         enabled[name] = value
-    if not errors:
-        for name, needs in sorted(profile.gate_dependencies.items()):
-            disabled = [need for need in needs if not enabled.get(need, False)]
-            if enabled.get(name, False) and disabled:
-                errors.append(f"{name} is enabled, but depends on features that are disabled: [{' '.join(disabled)}]")
+    if not errors and dependencies:
+        errors = [dependency_error(name, disabled) for name, disabled in unmet_dependencies(profile, enabled)]
     if errors:
         raise ConfigRejected(PANIC + _aggregate(errors))
     return enabled

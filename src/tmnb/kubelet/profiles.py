@@ -19,6 +19,7 @@ not modelled (``resolve``): callers say so, never silently.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -97,6 +98,10 @@ _CHECKPOINT_SPOILERS: dict[str, tuple[str, ...]] = {
     CPU_STATE: ("cpuManagerPolicy", "cpuManagerPolicyOptions", "reservedSystemCPUs"),
     MEMORY_STATE: ("memoryManagerPolicy", "reservedMemory"),
 }
+#: The older format a checkpoint keeps inline beside its authoritative ``data`` payload, for older
+#: kubelets: cpu_manager_state V4 keeps the V2 fields (#139102), memory_manager_state V3 the V1 fields
+#: (#139626). A kubelet that reads the inline format restores such a file without its pod-level entries.
+STATE_INLINE: dict[str, dict[str, str]] = {CPU_STATE: {"v4": "v2"}, MEMORY_STATE: {"v3": "v1"}}
 #: The policy field of each checkpoint, and the policy under which the file holds assignments.
 CHECKPOINT_POLICIES: dict[str, tuple[str, str]] = {
     CPU_STATE: ("cpuManagerPolicy", CPU_STATIC),
@@ -157,6 +162,28 @@ class KubeletProfile:
     def options(self, manager: Manager) -> tuple[str, ...]:
         """Every option name this minor accepts for ``manager``, at any maturity."""
         return tuple(n for n in _OPTION_HISTORY[manager] if self.option_maturity(manager, n) is not None)
+
+    def state_written(self, name: str, feature_gates: Mapping[str, object] | None) -> str:
+        """The format of checkpoint ``name`` (``CPU_STATE``, ``MEMORY_STATE``) this minor writes with these
+        gates: 1.36 writes the next format while PodLevelResourceManagers is on (#134768)."""
+        text = self.cpu_state_written if name == CPU_STATE else self.memory_state_written
+        gated = re.fullmatch(r"(\w+) \((\w+) with (\w+)\)", text)
+        if gated is None:
+            return text
+        base, other, gate = gated.groups()
+        return other if self.gate_on(gate, feature_gates) else base
+
+    def state_read(self, name: str) -> frozenset[str]:
+        return self.cpu_state_read if name == CPU_STATE else self.memory_state_read
+
+    def reads_state(self, name: str, written: str) -> str | None:
+        """The format this minor restores a ``name`` checkpoint written as ``written`` from: ``written``
+        itself, the older format the file keeps inline (``STATE_INLINE``), or None: it refuses the file
+        (``checkpoint is corrupted``) and does not start until the file is deleted."""
+        if written in self.state_read(name):
+            return written
+        inline = STATE_INLINE[name].get(written)
+        return inline if inline is not None and inline in self.state_read(name) else None
 
     def gate_default(self, gate: str) -> bool | None:
         spec = self.gates.get(gate)

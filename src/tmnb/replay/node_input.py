@@ -110,4 +110,7 @@ def model_pod(pod: Pod) -> ModelPod:
         containers=containers(pod.containers),
         init_containers=containers(pod.init_containers),
         qos_class=pod.qos_class,
+        pod_requests=None if pod.resources is None else dict(pod.resources.requests),
+        pod_limits=None if pod.resources is None else dict(pod.resources.limits),
+        pod_resources_given=pod.resources is not None,
     )

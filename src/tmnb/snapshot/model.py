@@ -275,6 +275,14 @@ class Container:
 
 
 @dataclass(config=_STRICT, frozen=True)
+class PodResources:
+    """Pod-level ``spec.resources`` (PodLevelResources)."""
+
+    requests: dict[str, QuantityText] = Field(default_factory=dict)
+    limits: dict[str, QuantityText] = Field(default_factory=dict)
+
+
+@dataclass(config=_STRICT, frozen=True)
 class Pod:
     namespace: str
     name: str
@@ -291,6 +299,9 @@ class Pod:
     init_containers: list[Container] = Field(default_factory=list)
     priority_class: str | None = None
     volumes_emptydir: bool = Field(default=False, description="uses emptyDir (drain needs --delete-emptydir-data)")
+    resources: PodResources | None = Field(
+        default=None, description="pod-level spec.resources; null when the pod has none, {} when it is empty"
+    )
 
 
 @dataclass(config=_STRICT, frozen=True)

@@ -13,7 +13,7 @@ from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.pod import compute_qos
 from tmnb.parse.gojson import kind
-from tmnb.snapshot import Container, OwnerRef, Pod
+from tmnb.snapshot import Container, OwnerRef, Pod, PodResources
 from tmnb.snapshot.values import non_negative_quantity
 
 QosClass = Literal["Guaranteed", "Burstable", "BestEffort"]
@@ -113,6 +113,13 @@ def _pod(obj: object, source: str, where: str) -> Pod:
     containers = _containers(spec, "containers", where, source)
     init = _containers(spec, "initContainers", where, source)
     labels = _map(meta.get("labels"), f"{where}.metadata.labels", source)
+    resources = None
+    if spec.get("resources") is not None:
+        res = _map(spec["resources"], f"{where}.spec.resources", source)
+        resources = PodResources(
+            requests=_quantities(res.get("requests"), f"{where}.spec.resources.requests", source),
+            limits=_quantities(res.get("limits"), f"{where}.spec.resources.limits", source),
+        )
     qos = _qos_class(status.get("qosClass"))
     if qos is None:
         model = ModelPod(
@@ -120,6 +127,9 @@ def _pod(obj: object, source: str, where: str) -> Pod:
             name=str(meta["name"]),
             containers=tuple(_model(c) for c in containers),
             init_containers=tuple(_model(c) for c in init),
+            pod_requests=None if resources is None else dict(resources.requests),
+            pod_limits=None if resources is None else dict(resources.limits),
+            pod_resources_given=resources is not None,
         )
         computed = compute_qos(model)
         qos = _qos_class(computed)
@@ -143,6 +153,7 @@ def _pod(obj: object, source: str, where: str) -> Pod:
             isinstance(v, Mapping) and "emptyDir" in v
             for v in _list(spec.get("volumes"), f"{where}.spec.volumes", source)
         ),
+        resources=resources,
     )
 
 

@@ -85,6 +85,10 @@ def pod_object(pod: Pod, owner_uid: str | None) -> Obj:
         spec["priorityClassName"] = pod.priority_class
     if pod.volumes_emptydir:
         spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+    if pod.resources is not None:
+        spec["resources"] = {
+            k: dict(v) for k, v in (("requests", pod.resources.requests), ("limits", pod.resources.limits)) if v
+        }
     status: Obj = {"phase": pod.phase, "qosClass": pod.qos_class}
     if pod.reason:
         status["reason"] = pod.reason
