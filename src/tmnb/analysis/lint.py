@@ -410,8 +410,18 @@ VALIDATOR_CODES: dict[str, ValidatorCode] = {
             reported_by="upgrade.field-unknown",
             covered=lambda c: c.plan.upgrades,
         ),
+        ValidatorCode("config.enforce-node-allocatable", "Correct enforceNodeAllocatable (and the cgroups it names)."),
+        ValidatorCode("config.eviction-hard", "Correct the hard-eviction threshold {setting} names."),
+        ValidatorCode("config.image-gc-age", "Set imageMinimumGCAge to zero or more."),
         ValidatorCode("config.invalid"),
-        ValidatorCode("config.invalid-quantity"),
+        ValidatorCode("config.kube-reserved", "Correct kubeReserved: quantities the kubelet can reserve."),
+        ValidatorCode("config.max-pods", "Set maxPods to zero or more."),
+        ValidatorCode(
+            "config.node-allocatable",
+            "Reserve less than the node's capacity (kubeReserved + systemReserved + eviction).",
+        ),
+        ValidatorCode("config.pods-per-core", "Set podsPerCore to zero or more."),
+        ValidatorCode("config.system-reserved", "Correct systemReserved: quantities the kubelet can reserve."),
         ValidatorCode("config.unknown-field", "Correct the field's name (or remove it)."),
         ValidatorCode(
             "configz.drift",
@@ -420,6 +430,8 @@ VALIDATOR_CODES: dict[str, ValidatorCode] = {
         ValidatorCode("cpu.align-by-socket-hardware"),
         ValidatorCode("cpu.align-by-socket-single-numa"),
         ValidatorCode("cpu.options-with-none", "Remove cpuManagerPolicyOptions or switch the CPU manager to static."),
+        ValidatorCode("cpu.policy", "Set cpuManagerPolicy to none or static (case-sensitive)."),
+        ValidatorCode("cpu.reserve", "Reserve CPUs the machine has, in the number the static policy can take."),
         ValidatorCode("cpu.reserved-cpus-cgroup"),
         ValidatorCode("cpu.reserved-cpus-offline"),
         ValidatorCode("cpu.reserved-cpus-parse"),
@@ -446,6 +458,9 @@ VALIDATOR_CODES: dict[str, ValidatorCode] = {
             "kubelet.unmodelled", "Check this node's findings against its own kubelet minor's documentation."
         ),
         ValidatorCode("memory.available"),
+        ValidatorCode("memory.policy", "Set memoryManagerPolicy to None or Static (case-sensitive)."),
+        ValidatorCode("memory.reservation-policy", "Set memoryReservationPolicy to None, or enable MemoryQoS."),
+        ValidatorCode("memory.reserved-missing", "Set reservedMemory for the Static memory manager."),
         ValidatorCode("memory.reserved-duplicate"),
         ValidatorCode("memory.reserved-ignored"),
         ValidatorCode(
@@ -463,6 +478,9 @@ VALIDATOR_CODES: dict[str, ValidatorCode] = {
         ValidatorCode("state.memory-policy-mismatch", _DRAIN_AND_DELETE, manual=True),
         ValidatorCode("topology.max-numa-above-default"),
         ValidatorCode(
+            "topology.numa-distances", "Fix the node's NUMA distances in sysfs, or drop prefer-closest-numa-nodes."
+        ),
+        ValidatorCode(
             "topology.no-cpu-memory-hints",
             reported_by="cpu-none-strict-topology",
             covered=always,
@@ -471,6 +489,7 @@ VALIDATOR_CODES: dict[str, ValidatorCode] = {
         ValidatorCode("topology.policy"),
         ValidatorCode("topology.prefer-closest-ineffective"),
         ValidatorCode("topology.scope"),
+        ValidatorCode("topology.sparse-numa-ids", "Drop prefer-closest-numa-nodes on this machine (sparse NUMA ids)."),
         ValidatorCode(
             "topology.too-many-numa-nodes",
             "Set topologyManagerPolicyOptions max-allowable-numa-nodes to at least the node's NUMA count (beta from "
