@@ -237,3 +237,12 @@ def test_a_running_value_no_layer_explains_is_refused():
     agreeing = Setting("restricted", "configz", None, (Layer("file", "restricted", "/var/lib/kubelet/config.yaml"),))
     n = node("w1", kubelet=KubeletInfo(settings={"topologyManagerPolicy": agreeing}))
     assert overridden_by(n, {"topologyManagerPolicy": "best-effort"}, "edit") == []
+
+
+def test_a_rollout_refuses_a_kubelet_version_in_its_target():
+    """An upgrade is a what-if: the rollout writes configuration files, so kubeletVersion never reaches one."""
+    from tmnb.errors import InputError
+    from tmnb.rollout.session import prepare
+
+    with pytest.raises(InputError, match="changes the kubelet's configuration, not its version"):
+        prepare(target={"kubeletVersion": "1.37"}, change_id="c1", source="sample")

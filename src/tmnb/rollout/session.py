@@ -22,6 +22,7 @@ from tmnb.rollout.plan import ApplyHow, DrainPolicy, RolloutPlan, build_plan, pl
 from tmnb.rollout.run import Mode, Outcome, Rollout
 from tmnb.rollout.soak import Soak
 from tmnb.rollout.steps import Options
+from tmnb.settings.target import check_target_fields
 from tmnb.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -200,6 +201,7 @@ def prepare(
     from tmnb.sources.resolve import open_snapshot
 
     validate_change_id(change_id)
+    check_target_fields(target, upgrades=False)  # a rollout writes configuration, never a kubelet version
     if mode not in ("plan", "execute"):
         raise InputError(f"expected plan or execute, got {mode!r}", where="mode")
     if mode == "execute" and executor == "dry-run":
