@@ -40,6 +40,7 @@ def test_case_files_present_and_ids_unique():
         "device_hints",
         "admit",
         "node_replay",
+        "node_restart",
     }
     ids = [c["id"] for c in CASES]
     assert len(ids) == len(set(ids))
