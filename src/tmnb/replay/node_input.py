@@ -26,9 +26,11 @@ from tmnb.parse.quantity import quantity
 from tmnb.replay.plan import NodePlan, plan_for
 from tmnb.snapshot import Container, Node, Pod
 
-#: ``drain``: fresh state; ``restart``: a restart over today's state files; ``running``: the kubelet as it
-#: runs now (today's allocations, nothing restored or re-admitted), for one more pod on the node.
-Mode = Literal["drain", "restart", "running"]
+#: The what-if's modes: ``drain`` (fresh state) and ``restart`` (a restart over today's state files).
+Mode = Literal["drain", "restart"]
+#: The model's: those, and ``running``: the kubelet as it runs now (today's allocations, nothing restored
+#: or re-admitted), for one more pod on the node.
+ModelMode = Literal["drain", "restart", "running"]
 
 
 def _bytes(text: str) -> int:
@@ -141,7 +143,7 @@ def state_files_of(plan: NodePlan, machine: Machine) -> StateFiles | None:
     return StateFiles(texts["cpu"], texts["memory"])
 
 
-def model_for(plan: NodePlan, mode: Mode = "drain") -> NodeModel:
+def model_for(plan: NodePlan, mode: ModelMode = "drain") -> NodeModel:
     """The kubelet model of the planned node. ``restart``: the kubelet restarts over today's state
     files (``state_files_of``), restored as the planned minor restores them, then re-admits the
     running pods (``NodeSimulator.restart``); a file the snapshot could not read, or one the
@@ -162,7 +164,7 @@ def model_for(plan: NodePlan, mode: Mode = "drain") -> NodeModel:
     return NodeModel(node.name, machine, settings, devices, refused, files)
 
 
-def node_model(node: Node, target: Mapping[str, Any], mode: Mode = "drain") -> NodeModel:
+def node_model(node: Node, target: Mapping[str, Any], mode: ModelMode = "drain") -> NodeModel:
     return model_for(plan_for(node, target), mode)
 
 

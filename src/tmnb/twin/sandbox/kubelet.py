@@ -26,7 +26,7 @@ from tmnb.kubelet.names import CPU_STATIC, SCOPE_CONTAINER, TOPOLOGY_NONE
 from tmnb.kubelet.node import NodeSimulator, PodResult
 from tmnb.kubelet.profiles import resolve
 from tmnb.parse.state_files import parse_cpu_manager_state, parse_memory_manager_state
-from tmnb.replay import Mode, model_pod, node_model
+from tmnb.replay import ModelMode, model_pod, node_model
 from tmnb.settings.effective import KubeletSettings
 from tmnb.settings.validate import validate_checkpoints, validate_settings
 from tmnb.snapshot import Node
@@ -214,7 +214,7 @@ class SimKubelet:
             refusal = self._refusal(node)
             if refusal is None:
                 try:
-                    mode: Mode = "running" if self._captured else "restart"
+                    mode: ModelMode = "running" if self._captured else "restart"
                     self._captured = False
                     self.sim = NodeSimulator(node_model(node, {}, mode=mode))
                 except ConfigRejected as exc:
