@@ -157,6 +157,61 @@ def test_restart_mode_rejects_a_running_pod_whose_cpus_span_zones():
     assert not restarted.loc[0, "admitted"] and restarted.loc[0, "reason"] == TAE[0]
 
 
+def test_restart_keeps_a_rejected_pods_cpus_until_the_batch_ends():
+    # p0 holds 1,9 (core 1, NUMA 0) and 4,12 (core 4, NUMA 1): under single-numa-node its regenerated
+    # hint {0,1} is not preferred and it is rejected, but its CPUs stay taken while the batch lasts.
+    # Free then (0,8 reserved): NUMA 0 2,3,10,11; NUMA 1 5-7,13-15. p1 takes NUMA 0's four, p2 four of
+    # NUMA 1's six, p3 finds 2 CPUs on NUMA 1 and none on NUMA 0: rejected. (Were p0's CPUs freed at
+    # its rejection, p3 would find four on NUMA 1.)
+    alloc = Allocation(pod_uid="uid-p0", namespace="app", pod="p0", container="main", cpuset="1,4,9,12",
+                       exclusive=True, numa=[0, 1])  # fmt: skip
+    n = node("w1", kubelet=static(reservedSystemCPUs="0,8"), allocations=[alloc], shared_pool="0,2-3,5-8,10-11,13-15")
+    frame, nodes = whatif(snapshot([n], pods_of(["4", "4", "4", "4"])), {"topologyManagerPolicy": "single-numa-node"},
+                          mode="restart", with_headroom=False)  # fmt: skip
+    assert outcome(frame) == [("p0", False, TAE[0], None), ("p1", True, "", [0]), ("p2", True, "", [1]),
+                              ("p3", False, TAE[0], None)]  # fmt: skip
+    assert nodes.loc[0, "kubelet starts"]
+
+
+MEMORY_STATIC = {
+    "memoryManagerPolicy": "Static",
+    # 1948Mi + the 100Mi default hard-eviction threshold = the 2Gi reservedMemory sum
+    "systemReserved": {"memory": "1948Mi"},
+    "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1Gi"}}, {"numaNode": 1, "limits": {"memory": "1Gi"}}],
+}
+
+
+def test_restart_refuses_a_memory_reservation_the_state_file_was_not_written_with():
+    # memory_manager_state holds the machine state today's reservation gave (1Gi reserved on each
+    # node); the kubelet recomputes it from the new one (1536Mi and 512Mi) and refuses the difference.
+    snap = snapshot([node("w1", kubelet=KubeletInfo(settings=settings(**MEMORY_STATIC)))], pods_of(["2"]))
+    moved = {"reservedMemory": [{"numaNode": 0, "limits": {"memory": "1536Mi"}},
+                                {"numaNode": 1, "limits": {"memory": "512Mi"}}]}  # fmt: skip
+    _, restarted = whatif(snap, moved, mode="restart", with_headroom=False)
+    assert not restarted.loc[0, "kubelet starts"]
+    assert restarted.loc[0, "refusal"] == (
+        "start memory manager error: [memorymanager] the expected machine state is different from the real one"
+    )
+    _, drained = whatif(snap, moved, mode="drain", with_headroom=False)
+    assert drained.loc[0, "kubelet starts"]
+    _, unchanged = whatif(snap, {"topologyManagerPolicy": "restricted"}, mode="restart", with_headroom=False)
+    assert unchanged.loc[0, "kubelet starts"]
+
+
+def test_a_strict_node_does_not_restart_on_1_36_and_does_on_1_37():
+    # strict-cpu-reservation keeps 0,8 out of the shared pool, so the state knows 1-7,9-15; the 1.36
+    # tree's validateState compares that with every CPU (0-15) and refuses, upstream's (1.37) with
+    # every CPU less the reserved ones.
+    strict = static(reservedSystemCPUs="0,8", cpuManagerPolicyOptions={"strict-cpu-reservation": "true"})
+    snap = snapshot([node("w1", kubelet=strict, shared_pool="1-7,9-15")], pods_of(["2"]))
+    _, today = whatif(snap, {}, mode="restart", with_headroom=False)
+    assert today.loc[0, "refusal"] == (
+        'start cpu manager error: current set of available CPUs "0-15" doesn\'t match with CPUs in state "1-7,9-15"'
+    )
+    _, upgraded = whatif(snap, {"kubeletVersion": "1.37"}, mode="restart", with_headroom=False)
+    assert upgraded.loc[0, "kubelet starts"]
+
+
 def test_config_the_kubelet_refuses_is_reported_per_node():
     frame, nodes = whatif(snapshot([node("w1")], pods_of(["2"])), {"cpuManagerPolicy": "static"})
     assert frame.empty

@@ -40,6 +40,7 @@ def test_case_files_present_and_ids_unique():
         "device_hints",
         "admit",
         "node_replay",
+        "node_restart",
     }
     ids = [c["id"] for c in CASES]
     assert len(ids) == len(set(ids))
@@ -83,3 +84,9 @@ def test_module_entry_point():
         check=True,
     )
     assert json.loads(proc.stdout) == {"id": case["id"], "expected": case["expected"]}
+
+
+def test_node_restart_refuses_checkpoints_that_are_not_text():
+    case = next(c for c in CASES if c["kind"] == "node_restart")
+    broken = {**case, "input": {**case["input"], "checkpoints": {"cpu_manager_state": {"policyName": "none"}}}}
+    assert "cpu_manager_state must be the file's text or null" in answer(broken)["expected"]["runner_error"]

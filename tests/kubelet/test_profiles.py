@@ -123,3 +123,38 @@ def test_parse_minor_refuses_unsupported(text):
 
 def test_the_target_key_is_the_profiles_key():
     assert target.KUBELET_VERSION == profiles.KUBELET_VERSION
+
+
+@pytest.mark.parametrize(
+    ("minor", "gates", "cpu", "memory", "memory_zero"),
+    [
+        # 1.33-1.35 restoreState: v1, then v2 (cpumanager/state/state_checkpoint.go 33:90-106); the memory
+        # checkpoint is one struct whose VerifyChecksum has no zero escape
+        (33, None, ["v1", "v2"], ["v1"], False),
+        (35, None, ["v1", "v2"], ["v1"], False),
+        # 1.36 loadAndMigrateCheckpointV2 / V3 (36:221), memory loadCheckpointV1 / loadAndMigrateCheckpointV2
+        (36, None, ["v2", "v1"], ["v1"], True),
+        (36, {"PodLevelResourceManagers": True}, ["v3", "v2", "v1"], ["v2", "v1"], False),
+    ],
+)
+def test_checkpoint_read_order_per_minor(minor, gates, cpu, memory, memory_zero):
+    p = profile(minor)
+    assert [f.version for f in p.cpu_state_formats(gates)] == cpu
+    assert [f.version for f in p.memory_state_formats(gates)] == memory
+    assert p.memory_state_formats(gates)[0].zero_checksum is memory_zero
+
+
+@pytest.mark.parametrize(("minor", "counts"), [(33, True), (34, True), (35, True), (36, True), (37, False)])
+def test_strict_state_check_follows_the_tree_read(minor, counts):
+    # OpenShift's trees compare the state with every CPU (policy_static.go 36:270-291), upstream (1.37)
+    # with every CPU less the strictly reserved ones
+    assert profile(minor).state_check_counts_reserved is counts
+
+
+def test_v1_migration_error_words_per_minor():
+    inner = "containerID 'x' not found in initial containers list"
+    assert (
+        profile(35).cpu_v1_migration_error(inner)
+        == f"error migrating v1 checkpoint state to v2 checkpoint state: {inner}"
+    )
+    assert profile(36).cpu_v1_migration_error(inner) == f"failed to migrate checkpoint from v1 to v2: {inner}"

@@ -1,5 +1,6 @@
 """A node's files written as on a real node, read back with the same parsers the collector uses."""
 
+import dataclasses
 import json
 import shutil
 
@@ -301,7 +302,11 @@ def test_restart_with_a_checkpoint_the_kubelet_refuses_is_its_refusal(tmp_path, 
 
 
 def test_restart_with_a_memory_checkpoint_the_kubelet_refuses(tmp_path, capsys):
-    root = write_node_root(layered_node(), tmp_path / "w1")
+    # the shared pool the exclusive CPUs leave: without it the rendered cpu_manager_state says
+    # "defaultCpuSet": "" beside its entries, a file the CPU manager refuses first ("default cpuset
+    # cannot be empty") now that restart mode restores the file instead of recomputing the pool
+    node = dataclasses.replace(layered_node(), shared_pool="0,3,5-8,11,13-15")
+    root = write_node_root(node, tmp_path / "w1")
     (root / "var/lib/kubelet/memory_manager_state").write_text(
         '{"policyName":"Static","machineState":{},"checksum":0,"dataChecksum":1234}'
     )

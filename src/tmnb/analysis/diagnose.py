@@ -61,7 +61,7 @@ class Diagnosis:
 
 
 def _model(snapshot: Snapshot, node: str) -> NodeModel:
-    return model_for(plan_for(snapshot.node(node), {}), mode="restart")
+    return model_for(plan_for(snapshot.node(node), {}), mode="running")
 
 
 def _admits(model: NodeModel, pod: ModelPod) -> bool:

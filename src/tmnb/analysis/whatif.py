@@ -2,10 +2,13 @@
 
 Each node's active pods are admitted in creation order by ``tmnb.kubelet`` with the node's
 settings overlaid by the target. Mode ``drain`` starts from empty resource-manager state, as
-after the drain + state-file removal a policy change requires; mode ``restart`` keeps today's
-allocations, as a kubelet restart without a drain does (running pods are re-admitted then, and
-can be rejected), and today's state files: one the kubelet cannot restore under the target (written
-by another policy, a corrupt one) means it does not start, in its words.
+after the drain + state-file removal a policy change requires. Mode ``restart`` is a kubelet restart
+without a drain: the kubelet starts over today's state files (the snapshot's allocations and state
+files, as today's kubelet wrote them), restores and validates them as the target minor does (a file
+it refuses, such as one written under another policy or reservation, means it does not start, in
+its words), then re-admits the running pods as one batch: nothing is cleaned up until the batch
+ends, so a rejected pod's CPUs and memory, and those of pods deleted meanwhile, stay taken for the
+rest of the batch; one clean-up pass follows.
 """
 
 from __future__ import annotations
@@ -102,16 +105,23 @@ def _fits(node: Node, admitted: Iterable[Pod], cpu: str, memory: str) -> int | N
 
 
 def headroom(
-    node: Node, model: NodeModel, admitted: list[tuple[Pod, ModelPod]], sizes: list[tuple[str, str]]
+    node: Node,
+    model: NodeModel,
+    admitted: list[tuple[Pod, ModelPod]],
+    sizes: list[tuple[str, str]],
+    batch: list[ModelPod] | None = None,
 ) -> dict[str, int | None]:
     """How many more Guaranteed pods of each size the node admits after the replay: the Topology
-    Manager's answer capped by allocatable (None = at least HEADROOM_LIMIT, allocatable unknown)."""
+    Manager's answer capped by allocatable (None = at least HEADROOM_LIMIT, allocatable unknown).
+    ``batch``: the pods of a restart, replayed as that batch (``NodeSimulator.restart``) before the probes."""
     out: dict[str, int | None] = {}
     for cpu, memory in sizes:
         fit = _fits(node, (p for p, _ in admitted), cpu, memory)
         limit = HEADROOM_LIMIT if fit is None else min(fit, HEADROOM_LIMIT)
         sim = NodeSimulator(model)
-        for _, p in admitted:
+        if batch is not None:
+            sim.restart(batch)
+        for _, p in admitted if batch is None else ():
             sim.admit(p)
         n = 0
         while n < limit and sim.admit(_probe(cpu, memory, n)).admitted:
@@ -143,7 +153,7 @@ def replay_node(
         return NodeReplay(node.name, [], refused=err.message)
     except Unpredictable as err:
         return NodeReplay(node.name, [], unmodelled=err.message)
-    results = [sim.admit(p) for p in models]
+    results = sim.restart(models) if mode == "restart" else [sim.admit(p) for p in models]
     replay = NodeReplay(node.name, results)
     if sizes and len(node.numa) > HEADROOM_MAX_NUMA:
         replay.headroom_note = (
@@ -151,7 +161,7 @@ def replay_node(
         )
     elif sizes:
         kept = [(p, m) for p, m, r in zip(ordered, models, results, strict=True) if r.admitted]
-        replay.headroom = headroom(node, model, kept, sizes)
+        replay.headroom = headroom(node, model, kept, sizes, batch=models if mode == "restart" else None)
     return replay
 
 

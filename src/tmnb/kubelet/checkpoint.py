@@ -10,11 +10,42 @@ prefixes ``start cpu manager error: `` / ``start memory manager error: ``: the k
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
+from tmnb.cpuset import MAX_CPUS, CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet import gostr
+from tmnb.kubelet.memory_static import MachineNode, MemoryTable, ModelMemoryBlock
+from tmnb.kubelet.profiles import KubeletProfile, StateFormat
+from tmnb.parse.godecode import (
+    CHECKSUM,
+    CPU_POD_ENTRY,
+    INT,
+    INTS,
+    RESOURCE_NAME,
+    STRING,
+    UINT64,
+    GoJSONError,
+    GoType,
+    Struct,
+    checksum,
+    map_of,
+    new_struct,
+    ptr_to,
+    slice_of,
+    struct,
+    unmarshal,
+)
+from tmnb.parse.state_files import (
+    BadCpuList,
+    CheckpointMemoryBlock,
+    CheckpointRefused,
+    parse_cpu_manager_state,
+    parse_memory_manager_state,
+)
 
 Manager = Literal["cpu", "memory"]
 
@@ -72,3 +103,434 @@ def restore_error(checkpoint: Checkpoint, configured: str) -> str | None:
     else:
         return None
     return could_not_restore(checkpoint.manager, checkpoint.path, inner)
+
+
+# ---------------------------------------------------------------------------------------------
+# The state files themselves, restored as each minor's restoreState restores them
+
+
+@dataclass(frozen=True)
+class StateFiles:
+    """The resource managers' checkpoint files in the kubelet's root directory when it starts, as their
+    exact bytes (None: no such file, so the manager starts from a fresh state and writes one)."""
+
+    cpu_manager_state: str | bytes | None = None
+    memory_manager_state: str | bytes | None = None
+    root_dir: str = "/var/lib/kubelet"
+    #: container ID -> (pod UID, container name) of the containers the runtime lists at start: the only
+    #: way a v1 CPU checkpoint (keyed by container ID) is migrated
+    containers: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+    def path(self, manager: Manager) -> str:
+        name = "cpu_manager_state" if manager == "cpu" else "memory_manager_state"
+        return f"{self.root_dir.rstrip('/')}/{name}"
+
+
+class RestoreError(Exception):
+    """``restoreState`` failed; ``inner`` is its error, before ``NewCheckpointState`` wraps it."""
+
+    def __init__(self, inner: str) -> None:
+        self.inner = inner
+        super().__init__(inner)
+
+
+@dataclass(frozen=True)
+class CPUState:
+    """A restored cpu_manager_state: what ``restoreState`` hands the static policy's ``validateState``."""
+
+    policy: str
+    default: CPUSet
+    #: pod UID -> container name -> CPUs (a pod may have no containers: it still counts as an entry)
+    entries: Mapping[str, Mapping[str, CPUSet]]
+    #: pod UID -> the pod-level CPU set (v3 ``podEntries``, PodLevelResourceManagers)
+    pod_entries: Mapping[str, CPUSet] = field(default_factory=dict)
+    version: str = "v2"
+
+
+@dataclass(frozen=True)
+class MemoryState:
+    """A restored memory_manager_state; a container's blocks are None when the file says ``null``."""
+
+    policy: str
+    machine: Mapping[int, MachineNode | None]
+    entries: Mapping[str, Mapping[str, tuple[ModelMemoryBlock, ...] | None]]
+    pod_entries: Mapping[str, tuple[ModelMemoryBlock, ...] | None] = field(default_factory=dict)
+    version: str = "v1"
+
+
+# The Go structs (cpumanager/state and memorymanager/state), field by field: the checksum covers them.
+def _cpu_struct(name: str, entries: GoType, *, pod_entries: bool = False) -> GoType:
+    fields = [
+        ("PolicyName", "policyName", STRING),
+        ("DefaultCPUSet", "defaultCpuSet", STRING),
+        ("Entries", "entries", entries),
+    ]
+    if pod_entries:
+        fields.append(("PodEntries", "podEntries", map_of(STRING, CPU_POD_ENTRY, "state.PodCPUAssignments")))
+    fields.append(("Checksum", "checksum", CHECKSUM))
+    made = ("Entries", "PodEntries") if pod_entries else ("Entries",)
+    return struct(name, *fields, made=made)
+
+
+_CPU_TYPES = {
+    "v1": _cpu_struct("state.CPUManagerCheckpointV1", map_of(STRING, STRING)),
+    "v2": _cpu_struct("state.CPUManagerCheckpointV2", map_of(STRING, map_of(STRING, STRING))),
+    "v3": _cpu_struct("state.CPUManagerCheckpoint", map_of(STRING, map_of(STRING, STRING)), pod_entries=True),
+}
+_MEMORY_TABLE = struct(
+    "state.MemoryTable",
+    ("TotalMemSize", "total", UINT64),
+    ("SystemReserved", "systemReserved", UINT64),
+    ("Allocatable", "allocatable", UINT64),
+    ("Reserved", "reserved", UINT64),
+    ("Free", "free", UINT64),
+)
+_NUMA_STATE = struct(
+    "state.NUMANodeState",
+    ("NumberOfAssignments", "numberOfAssignments", INT),
+    ("MemoryMap", "memoryMap", map_of(RESOURCE_NAME, ptr_to(_MEMORY_TABLE))),
+    ("Cells", "cells", INTS),
+)
+_BLOCK = struct(
+    "state.Block", ("NUMAAffinity", "numaAffinity", INTS), ("Type", "type", RESOURCE_NAME), ("Size", "size", UINT64)
+)
+_BLOCKS = slice_of(_BLOCK)
+
+
+def _memory_struct(name: str, *, pod_entries: bool = False) -> GoType:
+    fields = [
+        ("PolicyName", "policyName", STRING),
+        ("MachineState", "machineState", map_of(INT, ptr_to(_NUMA_STATE), "state.NUMANodeMap")),
+        ("Entries", "entries", map_of(STRING, map_of(STRING, _BLOCKS), "state.ContainerMemoryAssignments")),
+    ]
+    if pod_entries:
+        entry = struct("state.PodEntry", ("MemoryBlocks", "memoryBlocks", _BLOCKS))
+        fields.append(("PodEntries", "podEntries", map_of(STRING, entry, "state.PodMemoryAssignments")))
+    fields.append(("Checksum", "checksum", CHECKSUM))
+    made = ("MachineState", "Entries", "PodEntries") if pod_entries else ("MachineState", "Entries")
+    return struct(name, *fields, made=made)
+
+
+_MEMORY_TYPES = {
+    "v1": _memory_struct("state.MemoryManagerCheckpointV1"),
+    "v2": _memory_struct("state.MemoryManagerCheckpoint", pod_entries=True),
+}
+
+
+def _parse_cpuset(text: str) -> tuple[int, ...]:
+    """``cpuset.Parse``, for CPU ids the model can hold."""
+    try:
+        ranges = gostr.parse_cpu_ranges(text)
+    except gostr.GoParseError as err:
+        raise GoJSONError(str(err)) from None
+    for lo, hi in ranges:
+        if lo < 0 or hi >= MAX_CPUS:
+            raise Unpredictable(
+                f"not predicted: the checkpoint names CPU {lo if lo < 0 else hi}, beyond the CPU ids tmnb models "
+                f"(0-{MAX_CPUS - 1})"
+            )
+    return tuple(cpu for lo, hi in ranges for cpu in range(lo, hi + 1))
+
+
+def _load(text: str | bytes, fmt: StateFormat, go_type: GoType) -> Struct:
+    """``GetCheckpoint``: unmarshal into a fresh struct, then ``VerifyChecksum``."""
+    loaded = unmarshal(text, new_struct(go_type), _parse_cpuset)
+    expected = loaded.get("Checksum")
+    if expected == 0 and fmt.zero_checksum:
+        return loaded
+    if any(checksum(loaded, type_name=name) == expected for name in fmt.type_names):
+        return loaded
+    raise GoJSONError("checkpoint is corrupted")
+
+
+def _cpu_list(text: str, what: str) -> CPUSet:
+    try:
+        return CPUSet(_parse_cpuset(text))
+    except GoJSONError as err:
+        raise RestoreError(f"{what}: {err}") from None
+
+
+def _newest_cpu(text: str | bytes, policy: str) -> CPUState | None:
+    """1.37's v4 (``data`` + ``dataChecksum``), read as ``parse.state_files`` reads it; None for older files."""
+    try:
+        parsed = parse_cpu_manager_state(text, source="cpu_manager_state")
+    except CheckpointRefused as err:
+        raise RestoreError(err.kubelet) from None
+    except BadCpuList as err:
+        if err.policy is not None and err.policy != policy:
+            raise RestoreError(mismatch("cpu", policy, err.policy)) from None
+        raise RestoreError(_bad_list(err)) from None
+    except InputError:
+        return None  # not a v4 the newest reader takes: the older formats decide
+    if parsed.version != "v4":
+        return None
+    if parsed.policy_name != policy:
+        raise RestoreError(mismatch("cpu", policy, parsed.policy_name))
+    return CPUState(parsed.policy_name, parsed.default_cpuset, parsed.entries, parsed.pod_entries, "v4")
+
+
+def _bad_list(err: BadCpuList) -> str:
+    try:
+        gostr.parse_cpu_ranges(err.text)
+        reason = "invalid CPU list"
+    except gostr.GoParseError as parse_error:
+        reason = str(parse_error)
+    if err.pod is None:
+        return f"could not parse default cpu set {gostr.quote(err.text)}: {reason}"
+    return (
+        f"could not parse cpuset {gostr.quote(err.text)} for container {gostr.quote(err.container or '')} "
+        f"in pod {gostr.quote(err.pod)}: {reason}"
+    )
+
+
+def restore_cpu_state(
+    files: StateFiles, *, policy: str, kubelet: KubeletProfile, feature_gates: Mapping[str, object] | None
+) -> CPUState | None:
+    """``NewCheckpointState`` of the CPU manager under ``policy``: the restored state, None for no file,
+    or ``RestoreError`` with ``restoreState``'s error. Go walks maps in random order; where several
+    entries are wrong tmnb names the first in the file."""
+    text = files.cpu_manager_state
+    if text is None:
+        return None
+    error = "checkpoint is not found"
+    loaded: tuple[str, Struct] | None = None
+    for fmt in kubelet.cpu_state_formats(feature_gates):
+        if fmt.version == "v4":
+            newest = _newest_cpu(text, policy)
+            if newest is not None:
+                return newest
+            continue
+        try:
+            loaded = (fmt.version, _load(text, fmt, _CPU_TYPES[fmt.version]))
+            break
+        except GoJSONError as err:
+            error = str(err)
+    if loaded is None:
+        raise RestoreError(error)
+    version, cp = loaded
+    raw_entries: dict[str, dict[str, str]] = {}
+    if version == "v1":  # migrateV1CheckpointToV2Checkpoint, through the runtime's containers
+        for container_id, cpus in (cp.get("Entries") or {}).items():
+            ref = files.containers.get(container_id)
+            if ref is None:
+                inner = f"containerID '{container_id}' not found in initial containers list"
+                raise RestoreError(kubelet.cpu_v1_migration_error(inner))
+            raw_entries.setdefault(ref[0], {})[ref[1]] = cpus
+    else:
+        raw_entries = {pod: dict(containers or {}) for pod, containers in (cp.get("Entries") or {}).items()}
+    name = cp.get("PolicyName")
+    if name != policy:
+        raise RestoreError(mismatch("cpu", policy, name))
+    default_text = cp.get("DefaultCPUSet")
+    default = _cpu_list(default_text, f"could not parse default cpu set {gostr.quote(default_text)}")
+    entries: dict[str, dict[str, CPUSet]] = {}
+    for pod, containers in raw_entries.items():
+        entries[pod] = {}
+        for container, cpus in containers.items():
+            what = (
+                f"could not parse cpuset {gostr.quote(cpus)} for container {gostr.quote(container)} "
+                f"in pod {gostr.quote(pod)}"
+            )
+            entries[pod][container] = _cpu_list(cpus, what)
+    pods = (
+        {pod: CPUSet(entry.elems or ()) for pod, entry in (cp.get("PodEntries") or {}).items()}
+        if version == "v3"
+        else {}
+    )
+    return CPUState(name, default, entries, pods, version)
+
+
+def _blocks(value: list[Struct] | None) -> tuple[ModelMemoryBlock, ...] | None:
+    if value is None:
+        return None
+    return tuple(ModelMemoryBlock(tuple(b.get("NUMAAffinity") or ()), b.get("Size"), b.get("Type")) for b in value)
+
+
+def _machine(value: dict[int, Struct | None] | None) -> dict[int, MachineNode | None]:
+    out: dict[int, MachineNode | None] = {}
+    for node, state in (value or {}).items():
+        if state is None:
+            out[node] = None
+            continue
+        tables = state.get("MemoryMap")
+        memory = None
+        if tables is not None:
+            memory = {
+                resource: None
+                if t is None
+                else MemoryTable(
+                    t.get("TotalMemSize"),
+                    t.get("SystemReserved"),
+                    t.get("Allocatable"),
+                    t.get("Reserved"),
+                    t.get("Free"),
+                )
+                for resource, t in tables.items()
+            }
+        cells = state.get("Cells")
+        out[node] = MachineNode(state.get("NumberOfAssignments"), memory, None if cells is None else tuple(cells))
+    return out
+
+
+def _newest_memory(text: str | bytes, policy: str) -> MemoryState | None:
+    """1.37's v3 (``data`` + ``dataChecksum``); None for older files."""
+    try:
+        parsed = parse_memory_manager_state(text, source="memory_manager_state")
+    except CheckpointRefused as err:
+        raise RestoreError(err.kubelet) from None
+    except InputError:
+        return None
+    if parsed.version != "v3":
+        return None
+    if parsed.policy_name != policy:
+        raise RestoreError(mismatch("memory", policy, parsed.policy_name))
+    machine = {
+        node: MachineNode(
+            s.number_of_assignments,
+            {
+                r: MemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
+                for r, t in s.memory_map.items()
+            },
+            s.cells,
+        )
+        for node, s in parsed.machine_state.items()
+    }
+
+    def blocks(items: tuple[CheckpointMemoryBlock, ...]) -> tuple[ModelMemoryBlock, ...]:
+        return tuple(ModelMemoryBlock(b.numa_affinity, b.size, b.type) for b in items)
+
+    entries = {pod: {c: blocks(b) for c, b in cs.items()} for pod, cs in parsed.entries.items()}
+    return MemoryState(
+        parsed.policy_name, machine, entries, {p: blocks(b) for p, b in parsed.pod_entries.items()}, "v3"
+    )
+
+
+def restore_memory_state(
+    files: StateFiles, *, policy: str, kubelet: KubeletProfile, feature_gates: Mapping[str, object] | None
+) -> MemoryState | None:
+    """``NewCheckpointState`` of the memory manager under ``policy`` (see ``restore_cpu_state``)."""
+    text = files.memory_manager_state
+    if text is None:
+        return None
+    error = "checkpoint is not found"
+    loaded: tuple[str, Struct] | None = None
+    for fmt in kubelet.memory_state_formats(feature_gates):
+        if fmt.version == "v3":
+            newest = _newest_memory(text, policy)
+            if newest is not None:
+                return newest
+            continue
+        try:
+            loaded = (fmt.version, _load(text, fmt, _MEMORY_TYPES[fmt.version]))
+            break
+        except GoJSONError as err:
+            error = str(err)
+    if loaded is None:
+        raise RestoreError(error)
+    version, cp = loaded
+    name = cp.get("PolicyName")
+    if name != policy:
+        raise RestoreError(mismatch("memory", policy, name))
+    entries = {
+        pod: {container: _blocks(blocks) for container, blocks in (containers or {}).items()}
+        for pod, containers in (cp.get("Entries") or {}).items()
+    }
+    pods = (
+        {pod: _blocks(entry.get("MemoryBlocks")) for pod, entry in (cp.get("PodEntries") or {}).items()}
+        if version == "v2"
+        else {}
+    )
+    return MemoryState(name, _machine(cp.get("MachineState")), entries, pods, version)
+
+
+# ---------------------------------------------------------------------------------------------
+# The files as a kubelet writes them (what a snapshot's allocations stand for)
+
+
+class _Fields(dict[str, object]):
+    """A struct's fields for ``_go_json``: written in declaration order, not sorted like a map's keys."""
+
+
+def _go_json(value: object) -> str:
+    """``json.Marshal``: compact, map keys sorted as strings, struct fields in order, ``<``, ``>``, ``&``
+    escaped."""
+    if isinstance(value, dict):
+        pairs = [(str(k), v) for k, v in value.items()]
+        items = pairs if isinstance(value, _Fields) else sorted(pairs)
+        return "{" + ",".join(f"{_go_json(k)}:{_go_json(v)}" for k, v in items) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_go_json(v) for v in value) + "]"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+        for ch, esc in (
+            ("<", "\\u003c"),
+            (">", "\\u003e"),
+            ("&", "\\u0026"),
+            ("\u2028", "\\u2028"),
+            ("\u2029", "\\u2029"),
+        ):
+            text = text.replace(ch, esc)
+        return text
+    return str(value)
+
+
+def render_cpu_state(policy: str, default: CPUSet, entries: Mapping[str, Mapping[str, CPUSet]]) -> str:
+    """cpu_manager_state as 1.33-1.36 write it (without PodLevelResourceManagers): a v2 struct whose
+    checksum covers it under the legacy type name, ``entries`` left out when empty."""
+    raw = {pod: {c: str(cpus) for c, cpus in containers.items()} for pod, containers in entries.items()}
+    value = new_struct(_CPU_TYPES["v2"])
+    value.values.update(PolicyName=policy, DefaultCPUSet=str(default), Entries=raw)
+    doc = f'{{"policyName":{_go_json(policy)},"defaultCpuSet":{_go_json(str(default))}'
+    if raw:
+        doc += f',"entries":{_go_json(raw)}'
+    return doc + f',"checksum":{checksum(value, type_name="state.CPUManagerCheckpoint")}}}'
+
+
+def render_memory_state(
+    policy: str,
+    machine: Mapping[int, MachineNode],
+    entries: Mapping[str, Mapping[str, Sequence[ModelMemoryBlock]]],
+) -> str:
+    """memory_manager_state as 1.33-1.36 write it (without PodLevelResourceManagers): v1, checksum under
+    the legacy type name."""
+    table_type, block_type = _MEMORY_TABLE, _BLOCK
+    go_machine: dict[int, Struct] = {}
+    raw_machine: dict[int, object] = {}
+    for node, state in machine.items():
+        tables = {
+            r: Struct(table_type, {"TotalMemSize": t.total, "SystemReserved": t.system_reserved,
+                                   "Allocatable": t.allocatable, "Reserved": t.reserved, "Free": t.free})
+            for r, t in (state.memory or {}).items()
+            if t is not None
+        }  # fmt: skip
+        cells = None if state.cells is None else list(state.cells)
+        go_machine[node] = Struct(
+            _NUMA_STATE, {"NumberOfAssignments": state.assignments, "MemoryMap": tables, "Cells": cells}
+        )
+        raw_machine[node] = _Fields(
+            numberOfAssignments=state.assignments,
+            memoryMap={
+                r: _Fields(total=t.values["TotalMemSize"], systemReserved=t.values["SystemReserved"],
+                           allocatable=t.values["Allocatable"], reserved=t.values["Reserved"], free=t.values["Free"])
+                for r, t in tables.items()
+            },
+            cells=cells,
+        )  # fmt: skip
+    go_entries = {
+        pod: {c: [Struct(block_type, {"NUMAAffinity": list(b.numa), "Type": b.type, "Size": b.size}) for b in blocks]
+              for c, blocks in containers.items()}
+        for pod, containers in entries.items()
+    }  # fmt: skip
+    raw_entries = {
+        pod: {c: [_Fields(numaAffinity=list(b.numa), type=b.type, size=b.size) for b in blocks]
+              for c, blocks in containers.items()}
+        for pod, containers in entries.items()
+    }  # fmt: skip
+    value = new_struct(_MEMORY_TYPES["v1"])
+    value.values.update(PolicyName=policy, MachineState=go_machine, Entries=go_entries)
+    doc = f'{{"policyName":{_go_json(policy)},"machineState":{_go_json(raw_machine)}'
+    if raw_entries:
+        doc += f',"entries":{_go_json(raw_entries)}'
+    return doc + f',"checksum":{checksum(value, type_name="state.MemoryManagerCheckpoint")}}}'

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TextIO
 
 from tmnb.errors import ConfigRejected, InputError, TmnbError
+from tmnb.kubelet.checkpoint import StateFiles
 from tmnb.kubelet.cpu_static import CPUStaticPolicy, generate_cpu_hints
 from tmnb.kubelet.cpu_topology import CPUTopology, mask_of_cpus
 from tmnb.kubelet.devices import Device, generate_device_hints
@@ -22,7 +23,7 @@ from tmnb.kubelet.hints import ProviderHints, TopologyHint, provider_from_json, 
 from tmnb.kubelet.manager import TopologyManagerConfig, new_topology_manager
 from tmnb.kubelet.memory_static import ModelMemoryTable, NUMANodeState, calculate_hints
 from tmnb.kubelet.names import SCOPE_CONTAINER
-from tmnb.kubelet.node import Machine, NodeModel, NodeSimulator, NUMANode
+from tmnb.kubelet.node import Machine, NodeModel, NodeSimulator, NUMANode, PodResult
 from tmnb.kubelet.options import CPUManagerOptions, parse_cpu_manager_options, parse_topology_manager_options
 from tmnb.kubelet.pod import Container, Pod
 from tmnb.kubelet.profiles import DEFAULT_MINOR, KubeletProfile, parse_minor, profile
@@ -321,6 +322,24 @@ def _machine(inp: Mapping[str, Any]) -> Machine:
     return Machine(cpus, tuple(nodes))
 
 
+def _answer(pod: Pod, result: PodResult) -> dict[str, Any]:
+    containers = {
+        c.name: {
+            "cpuset": str(c.cpuset) if c.cpuset else None,
+            "memory_numa": sorted({n for b in c.memory for n in b.numa}) or None,
+        }
+        for c in result.containers
+        if result.admitted
+    }
+    return {
+        "name": pod.name,
+        "admit": result.admitted,
+        "reason": result.reason,
+        "message": result.message,
+        "containers": containers,
+    }
+
+
 def run_node_replay(inp: Mapping[str, Any]) -> dict[str, Any]:
     """From kubelet start to the last pod; the pods' answers in input order, then the shared pool."""
     machine = _machine(inp)
@@ -330,31 +349,53 @@ def run_node_replay(inp: Mapping[str, Any]) -> dict[str, Any]:
         sim = NodeSimulator(NodeModel("node", machine, settings))
     except ConfigRejected as err:
         return {"error": err.message}
-    answers = []
-    for pod in pods:
-        result = sim.admit(pod)
-        containers = {
-            c.name: {
-                "cpuset": str(c.cpuset) if c.cpuset else None,
-                "memory_numa": sorted({n for b in c.memory for n in b.numa}) or None,
-            }
-            for c in result.containers
-            if result.admitted
-        }
-        answers.append(
-            {
-                "name": pod.name,
-                "admit": result.admitted,
-                "reason": result.reason,
-                "message": result.message,
-                "containers": containers,
-            }
-        )
+    answers = [_answer(pod, sim.admit(pod)) for pod in pods]
+    return {"pods": answers, "shared_pool": str(sim.shared_pool())}
+
+
+def _container_ids(raw_pods: list[Any]) -> dict[str, tuple[str, str]]:
+    """The runtime's containers, from the pods' ``status`` (``containerStatuses`` and
+    ``initContainerStatuses``; ``containerd://abc`` is container ID ``abc``): what migrates a v1 CPU
+    checkpoint."""
+    out: dict[str, tuple[str, str]] = {}
+    for raw in raw_pods:
+        if not isinstance(raw, Mapping):
+            continue
+        uid = str((raw.get("metadata") or {}).get("uid", ""))
+        status = raw.get("status") or {}
+        for key in ("initContainerStatuses", "containerStatuses"):
+            for item in status.get(key) or ():
+                if isinstance(item, Mapping) and isinstance(item.get("containerID"), str):
+                    out[item["containerID"].split("://", 1)[-1]] = (uid, str(item.get("name", "")))
+    return out
+
+
+def run_node_restart(inp: Mapping[str, Any]) -> dict[str, Any]:
+    """The kubelet restarts over its checkpoint files: start-up with the files restored, the pods as the
+    first batch (clean-up deferred to its end), one clean-up pass, then the shared pool."""
+    machine = _machine(inp)
+    raw_pods = _field(inp, "pods", list)
+    pods = [Pod.from_pod_dict(p, where=f"input.pods[{i}]") for i, p in enumerate(raw_pods)]
+    checkpoints = _field(inp, "checkpoints", dict)
+    texts = []
+    for name in ("cpu_manager_state", "memory_manager_state"):
+        text = checkpoints.get(name)
+        if text is not None and not isinstance(text, str):
+            raise InputError(f"{name} must be the file's text or null", where="input.checkpoints")
+        texts.append(text)
+    files = StateFiles(texts[0], texts[1], containers=_container_ids(raw_pods))
+    try:
+        settings = start_settings(_field(inp, "kubelet", dict), machine, kubelet=_kubelet(inp))
+        sim = NodeSimulator(NodeModel("node", machine, settings, state_files=files))
+    except ConfigRejected as err:
+        return {"error": err.message}
+    answers = [_answer(pod, result) for pod, result in zip(pods, sim.restart(pods), strict=True)]
     return {"pods": answers, "shared_pool": str(sim.shared_pool())}
 
 
 HANDLERS: dict[str, Handler] = {
     "node_replay": run_node_replay,
+    "node_restart": run_node_restart,
     "admit": run_admit,
     "memory_hints": run_memory_hints,
     "device_hints": run_device_hints,

@@ -151,24 +151,41 @@ class CPUStaticPolicy:
         all_cpus = topology.all_mask & ~reserved if opts.strict_cpu_reservation else topology.all_mask
         self.default = all_cpus
         self.assignments: dict[tuple[str, str], int] = {}
+        #: pod-level CPU sets (PodLevelResourceManagers), released with the pod's last container
+        self.pod_assignments: dict[str, int] = {}
         self.cpus_to_reuse: dict[str, int] = {}
 
     # ------------------------------------------------------------------ state
-    def start(self, assignments: Mapping[tuple[str, str], int], default: int | None = None) -> None:
-        """Load an existing state (checkpoint) and validate it like ``validateState``."""
+    def start(
+        self,
+        assignments: Mapping[tuple[str, str], int],
+        default: int | None = None,
+        *,
+        pods_in_state: int | None = None,
+        pod_assignments: Mapping[str, int] | None = None,
+        counts_reserved: bool = False,
+    ) -> None:
+        """``Start``: ``validateState`` on a restored state, which then becomes the policy's. ``default``
+        None stands for the shared pool the kubelet would have kept beside ``assignments``;
+        ``pods_in_state`` counts the checkpoint's pods (one with no containers counts);
+        ``pod_assignments`` are the pod-level sets PodLevelResourceManagers restores;
+        ``counts_reserved``: the minor compares the known CPUs with every CPU even under
+        strict-cpu-reservation (``KubeletProfile.state_check_counts_reserved``)."""
         all_cpus = self.topology.all_mask
         if self.options.strict_cpu_reservation:
             all_cpus &= ~self.reserved
         used = 0
         for cpus in assignments.values():
             used |= cpus
+        pods = dict(pod_assignments or {})
         if default is None:
             default = all_cpus & ~used
         if not default:
-            if assignments:
+            if (len(assignments) if pods_in_state is None else pods_in_state) != 0:
                 raise ConfigRejected("default cpuset cannot be empty")
-            default = all_cpus
-        elif self.options.strict_cpu_reservation:
+            self.default, self.assignments, self.pod_assignments = all_cpus, {}, pods
+            return
+        if self.options.strict_cpu_reservation:
             if self.reserved & default:
                 raise ConfigRejected(
                     f'some of strictly reserved cpus: "{to_cpuset(self.reserved & default)}" are present in '
@@ -185,13 +202,18 @@ class CPUStaticPolicy:
                     f'pod: {pod}, container: {container} cpuset: "{to_cpuset(cpus)}" overlaps with default '
                     f'cpuset "{to_cpuset(default)}"'
                 )
-        if (default | used) != all_cpus:
+        known = default | used
+        for cpus in pods.values():
+            known |= cpus
+        available = self.topology.all_mask if counts_reserved else all_cpus
+        if known != available:
             raise ConfigRejected(
-                f'current set of available CPUs "{to_cpuset(all_cpus)}" doesn\'t match with CPUs in state '
-                f'"{to_cpuset(default | used)}"'
+                f'current set of available CPUs "{to_cpuset(available)}" doesn\'t match with CPUs in state '
+                f'"{to_cpuset(known)}"'
             )
         self.default = default
         self.assignments = dict(assignments)
+        self.pod_assignments = pods
 
     def available(self) -> int:
         return self.default & ~self.reserved
@@ -318,12 +340,19 @@ class CPUStaticPolicy:
         return allocatable & topo.cpus_in_numa_mask(numa_mask)
 
     def remove_container(self, pod_uid: str, container: str) -> None:
-        """``RemoveContainer``: release CPUs not shared with a sibling container."""
+        """``RemoveContainer``: release CPUs not shared with a sibling container; a pod-level set goes
+        back to the pool with the pod's last container."""
         cpus = self.assignments.pop((pod_uid, container), None)
         if cpus is None:
             return
         in_use = 0
+        siblings = False
         for (uid, _), other in self.assignments.items():
             if uid == pod_uid:
                 in_use |= other
+                siblings = True
+        if pod_uid in self.pod_assignments:
+            if not siblings:
+                self.default |= self.pod_assignments.pop(pod_uid)
+            return
         self.default |= cpus & ~in_use

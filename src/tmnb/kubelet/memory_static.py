@@ -70,6 +70,37 @@ class ModelMemoryBlock:
     type: str
 
 
+@dataclass(frozen=True)
+class MemoryTable:
+    """One resource of a NUMA node as a memory_manager_state file stores it (``state.MemoryTable``)."""
+
+    total: int
+    system_reserved: int
+    allocatable: int
+    reserved: int
+    free: int
+
+
+@dataclass(frozen=True)
+class MachineNode:
+    """One NUMA node of a stored machine state (``state.NUMANodeState``); None fields are Go nils."""
+
+    assignments: int
+    memory: Mapping[str, MemoryTable | None] | None
+    cells: tuple[int, ...] | None
+
+
+class KubeletPanic(ConfigRejected):
+    """The kubelet panics on a nil pointer in the stored state (``areMachineStatesEqual`` reads through it):
+    not an error it returns, so no ``start memory manager error`` prefix."""
+
+    def __init__(self) -> None:
+        super().__init__("panic: runtime error: invalid memory address or nil pointer dereference")
+
+
+_UINT64 = (1 << 64) - 1
+
+
 def _err(text: str) -> AdmissionError:
     return AdmissionError(f"[memorymanager] {text}")
 
@@ -222,6 +253,8 @@ class MemoryStaticPolicy:
             tables[MEMORY] = ModelMemoryTable(total, sys_mem, total - sys_mem - huge_total)
             self.state[node] = NUMANodeState(tables, [node])
         self.blocks: dict[tuple[str, str], list[ModelMemoryBlock]] = {}
+        #: pod-level blocks (PodLevelResourceManagers), released with the pod's last container
+        self.pod_blocks: dict[str, list[ModelMemoryBlock]] = {}
         self.reusable: dict[str, dict[int, dict[str, int]]] = {}
         #: what ``_hints`` reads of ``state``, whole and per node, made again only for what
         #: ``_reserve`` or ``remove_container`` change (the only writers of the state)
@@ -448,8 +481,97 @@ class MemoryStaticPolicy:
                     updated.append(ib)
                 self.blocks[(pod.uid, init.name)] = updated
 
+    # ------------------------------------------------------------------ restored state
+    def start(
+        self,
+        machine: Mapping[int, MachineNode | None],
+        entries: Mapping[str, Mapping[str, tuple[ModelMemoryBlock, ...] | None]],
+        pod_entries: Mapping[str, tuple[ModelMemoryBlock, ...] | None] | None = None,
+    ) -> None:
+        """``Start``: ``validateState`` recomputes the machine state from this configuration's reservation
+        and the stored assignments (pod-level blocks instead of a pod's containers' when restored) and
+        refuses a stored one that differs; then the stored state is the policy's. Go walks its maps in
+        random order: tmnb takes NUMA ids and resource names in order, pods and containers as stored."""
+        pods = dict(pod_entries or {})
+        if not machine:
+            if entries:
+                raise ConfigRejected("[memorymanager] machine state can not be empty when it has memory assignments")
+            return
+        expected = {
+            node: _Expected(
+                s.assignments,
+                {r: [t.total, t.system_reserved, t.allocatable, t.reserved, t.free] for r, t in s.memory.items()},
+                list(s.cells),
+            )
+            for node, s in self.state.items()
+        }
+        for pod, containers in entries.items():
+            if pods.get(pod):
+                self._expect(expected, pods[pod] or (), pod, "")
+                continue
+            for container, blocks in containers.items():
+                self._expect(expected, blocks or (), pod, container)
+        if not _same_machine(machine, expected):
+            raise ConfigRejected("[memorymanager] the expected machine state is different from the real one")
+        self.state = {}
+        for node, stored in machine.items():
+            assert stored is not None  # _same_machine dereferenced every node
+            tables = {
+                r: ModelMemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
+                for r, t in (stored.memory or {}).items()
+                if t is not None
+            }
+            self.state[node] = NUMANodeState(tables, list(stored.cells or ()), stored.assignments)
+        self.blocks = {
+            (pod, container): list(blocks or ())
+            for pod, containers in entries.items()
+            for container, blocks in containers.items()
+        }
+        self.pod_blocks = {pod: list(blocks) for pod, blocks in pods.items() if blocks}
+        self._state_key = None
+        self._node_keys = {}
+
+    @staticmethod
+    def _expect(expected: dict[int, _Expected], blocks: Sequence[ModelMemoryBlock], pod: str, container: str) -> None:
+        """``updateExpectedMachineState``."""
+        for b in blocks:
+            requested = b.size
+            for node in b.numa:
+                state = expected.get(node)
+                if state is None:
+                    raise ConfigRejected(
+                        f"[memorymanager] (pod: {pod}, container: {container}) the memory assignment uses the NUMA "
+                        "that does not exist"
+                    )
+                state.assignments += 1
+                state.cells = list(b.numa)
+                table = state.tables.get(b.type)
+                if table is None:
+                    raise ConfigRejected(
+                        f"[memorymanager] (pod: {pod}, container: {container}) the memory assignment uses memory "
+                        "resource that does not exist"
+                    )
+                if requested == 0 or table[4] <= 0:
+                    continue
+                if table[4] >= requested:
+                    table[3] += requested
+                    table[4] -= requested
+                    requested = 0
+                    continue
+                requested -= table[4]
+                table[3] += table[4]
+                table[4] = 0
+
     def remove_container(self, pod_uid: str, container: str) -> None:
-        blocks = self.blocks.pop((pod_uid, container), None)
+        if pod_uid in self.pod_blocks:
+            if self.blocks.pop((pod_uid, container), None) is None:
+                return
+            if not any(uid == pod_uid for uid, _ in self.blocks):
+                self._release(self.pod_blocks.pop(pod_uid))
+            return
+        self._release(self.blocks.pop((pod_uid, container), None))
+
+    def _release(self, blocks: list[ModelMemoryBlock] | None) -> None:
         if blocks:
             self._state_key = None
         for b in blocks or ():
@@ -469,3 +591,60 @@ class MemoryStaticPolicy:
                 table.free += give
                 table.reserved -= give
                 released -= give
+
+
+@dataclass
+class _Expected:
+    """A node of the machine state ``validateState`` recomputes: tables as [total, system reserved,
+    allocatable, reserved, free]."""
+
+    assignments: int
+    tables: dict[str, list[int]]
+    cells: list[int]
+
+
+def _same_machine(stored: Mapping[int, MachineNode | None], expected: Mapping[int, _Expected]) -> bool:
+    """``areMachineStatesEqual(stored, expected)``: per node the assignments, the group, the tables'
+    totals, and free and reserved summed over the group; a nil pointer on the way is the kubelet's panic."""
+    if len(stored) != len(expected):
+        return False
+
+    def table(machine: str, node: int, resource: str) -> list[int]:
+        if machine == "stored":
+            state = stored.get(node)
+            if state is None or state.memory is None or state.memory.get(resource) is None:
+                raise KubeletPanic()
+            t = state.memory[resource]
+            assert t is not None
+            return [t.total, t.system_reserved, t.allocatable, t.reserved, t.free]
+        other = expected.get(node)
+        if other is None or resource not in other.tables:
+            raise KubeletPanic()
+        return other.tables[resource]
+
+    for node in sorted(stored):
+        first = stored[node]
+        second = expected.get(node)
+        if second is None:
+            return False
+        if first is None:
+            raise KubeletPanic()
+        second_tables = second.tables
+        if first.assignments != second.assignments or sorted(first.cells or ()) != sorted(second.cells):
+            return False
+        if len(first.memory or {}) != len(second_tables):
+            return False
+        for resource in sorted(first.memory or {}):
+            if resource not in second_tables:
+                return False
+            one = table("stored", node, resource)
+            two = second_tables[resource]
+            if one[:3] != two[:3]:
+                return False
+            cells = first.cells or ()
+            sums = [
+                [sum(table(m, c, resource)[i] for c in cells) & _UINT64 for i in (4, 3)] for m in ("stored", "expected")
+            ]
+            if sums[0][0] != sums[1][0] or sums[0][1] != sums[1][1]:
+                return False
+    return True

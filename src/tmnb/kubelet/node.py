@@ -16,7 +16,18 @@ from typing import Any
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.checkpoint import Checkpoint, Manager, restore_error
+from tmnb.kubelet.checkpoint import (
+    Checkpoint,
+    CPUState,
+    Manager,
+    MemoryState,
+    RestoreError,
+    StateFiles,
+    could_not_restore,
+    restore_cpu_state,
+    restore_error,
+    restore_memory_state,
+)
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus, to_cpuset
 from tmnb.kubelet.devices import Device, DeviceManager
@@ -33,7 +44,7 @@ from tmnb.kubelet.manager import (
     reserved_memory_sum_error,
     static_policy_error,
 )
-from tmnb.kubelet.memory_static import MemoryStaticPolicy, ModelMemoryBlock, is_memory_resource
+from tmnb.kubelet.memory_static import KubeletPanic, MemoryStaticPolicy, ModelMemoryBlock, is_memory_resource
 from tmnb.kubelet.names import (
     CPU_NONE,
     MEMORY_NONE,
@@ -113,14 +124,19 @@ class ExistingAllocation:
 
 @dataclass(frozen=True)
 class NodeModel:
-    """``checkpoints`` are the state files the kubelet restores at start (none: a fresh state, as
-    after the drain and state-file removal a policy change needs); ``allocations`` what they hold."""
+    """What the kubelet finds when it starts. ``state_files``: the CPU and memory managers' checkpoint
+    files as their bytes, restored as the node's minor restores them (``NodeSimulator.restart`` then
+    re-admits the running pods); without them, ``allocations`` is what running containers hold under
+    the kubelet's current state, and ``checkpoints`` records what a snapshot learnt of the files (a
+    policy, or the error restoring them). Neither: a fresh state, as after the drain and state-file
+    removal a policy change needs. With ``state_files``, ``allocations`` may only carry devices."""
 
     name: str
     machine: Machine
     settings: ModelSettings = field(default_factory=ModelSettings)
     allocations: tuple[ExistingAllocation, ...] = ()
     checkpoints: tuple[Checkpoint, ...] = ()
+    state_files: StateFiles | None = None
 
 
 @dataclass(frozen=True)
@@ -271,9 +287,78 @@ class NodeSimulator:
 
     def _load(self, allocations: Iterable[ExistingAllocation]) -> None:
         # ContainerManager.Start: the CPU manager starts (restore, then its policy's state check),
-        # then the memory manager.
+        # then the memory manager, then Node Allocatable is checked.
         allocations = tuple(allocations)
+        files = self.node.state_files
+        if files is not None and any(a.cpus or a.memory for a in allocations):
+            raise InputError("a node model with state files takes its CPUs and memory from them, not from allocations")
         self._restore("cpu")
+        if files is not None:
+            self._start_cpu(self._restored("cpu", files))
+        else:
+            self._load_cpus(allocations)
+        self._restore("memory")
+        if files is not None:
+            self._start_memory(self._restored("memory", files))
+        else:
+            self._load_memory(allocations)
+        for a in allocations:
+            for resource, ids in a.devices.items():
+                self.devices.allocated[(a.pod_uid, a.container, resource)] = tuple(ids)
+        s = self.node.settings
+        if s.capacity is not None and s.allocatable_reservation is not None:
+            _validate_node_allocatable(s.capacity, s.allocatable_reservation)
+
+    def _restored(self, manager: Manager, files: StateFiles) -> CPUState | MemoryState | None:
+        """``NewCheckpointState``: the file restored as this minor restores it; its error stops the kubelet."""
+        s = self.node.settings
+        try:
+            if manager == "cpu":
+                return restore_cpu_state(
+                    files, policy=s.cpu_manager_policy, kubelet=s.kubelet, feature_gates=s.feature_gates
+                )
+            return restore_memory_state(
+                files, policy=s.memory_manager_policy, kubelet=s.kubelet, feature_gates=s.feature_gates
+            )
+        except RestoreError as err:
+            wrapped = could_not_restore(manager, files.path(manager), err.inner)
+            raise ConfigRejected(f"start {manager} manager error: {wrapped}") from None
+
+    def _start_cpu(self, state: CPUState | MemoryState | None) -> None:
+        """The static policy's ``Start`` (``validateState``) on the restored state; the none policy
+        keeps no state to check."""
+        if not isinstance(self.cpu, CPUStaticPolicy):
+            return
+        s = self.node.settings
+        assert state is None or isinstance(state, CPUState)
+        assignments = {
+            (pod, container): mask_of_cpus(cpus)
+            for pod, containers in (state.entries if state else {}).items()
+            for container, cpus in containers.items()
+        }
+        try:
+            self.cpu.start(
+                assignments,
+                mask_of_cpus(state.default) if state else 0,
+                pods_in_state=len(state.entries) if state else 0,
+                pod_assignments={pod: mask_of_cpus(cpus) for pod, cpus in state.pod_entries.items()} if state else {},
+                counts_reserved=s.kubelet.state_check_counts_reserved,
+            )
+        except ConfigRejected as err:
+            raise ConfigRejected(f"start cpu manager error: {err.message}") from None
+
+    def _start_memory(self, state: CPUState | MemoryState | None) -> None:
+        if not isinstance(self.memory, MemoryStaticPolicy) or state is None:
+            return
+        assert isinstance(state, MemoryState)
+        try:
+            self.memory.start(state.machine, state.entries, state.pod_entries)
+        except KubeletPanic:
+            raise
+        except ConfigRejected as err:
+            raise ConfigRejected(f"start memory manager error: {err.message}") from None
+
+    def _load_cpus(self, allocations: tuple[ExistingAllocation, ...]) -> None:
         cpu_assignments: dict[tuple[str, str], int] = {}
         for a in allocations:
             if a.cpus:
@@ -285,7 +370,8 @@ class NodeSimulator:
                 raise ConfigRejected(f"start cpu manager error: {err.message}") from None
         elif cpu_assignments:
             raise InputError("existing CPU assignments need cpuManagerPolicy static")
-        self._restore("memory")
+
+    def _load_memory(self, allocations: tuple[ExistingAllocation, ...]) -> None:
         for a in allocations:
             if a.memory and isinstance(self.memory, MemoryStaticPolicy):
                 self.memory.blocks[(a.pod_uid, a.container)] = list(a.memory)
@@ -297,11 +383,6 @@ class NodeSimulator:
                             f"{', '.join(map(str, unknown))}, which this machine does not have"
                         )
                     self.memory._reserve(list(b.numa), b.type, b.size)
-            for resource, ids in a.devices.items():
-                self.devices.allocated[(a.pod_uid, a.container, resource)] = tuple(ids)
-        s = self.node.settings
-        if s.capacity is not None and s.allocatable_reservation is not None:
-            _validate_node_allocatable(s.capacity, s.allocatable_reservation)
 
     # ------------------------------------------------------------------ admission
     @property
@@ -309,14 +390,47 @@ class NodeSimulator:
         """Registration order in the kubelet: device manager, CPU manager, memory manager."""
         return (self.devices, self.cpu, self.memory)
 
-    def admit(self, pod: Pod | Mapping[str, Any]) -> PodResult:
+    def admit(self, pod: Pod | Mapping[str, Any], *, sources_ready: bool = True) -> PodResult:
+        """One pod through the Topology Manager's Admit. Once the pod sources are ready the managers'
+        stale-state clean-up releases what a rejected pod was given before the next admission; while
+        they are not (the first batch after a start, ``restart``) it stays taken."""
         if not isinstance(pod, Pod):
             pod = Pod.from_pod_dict(pod)
         pod = self._with_kubelet_qos(pod)
         result = admit_pod(self.topology.policy, self.topology.scope, self.providers, pod)
-        if not result.admit:
+        if not result.admit and sources_ready:
             self.remove_pod(pod)
         return self._result(pod, result)
+
+    def restart(self, pods: Iterable[Pod | Mapping[str, Any]]) -> list[PodResult]:
+        """The pod source's first batch after the kubelet (re)starts, in the order given (the kubelet
+        sorts it by creation time): each pod through ``admit`` with the sources not yet ready, so
+        nothing is cleaned up during the batch (allocations of pods no longer delivered, and of pods
+        rejected in it, stay taken); then one stale-state pass on both managers releases everything
+        the admitted pods do not hold. Each result is read right after its own admission."""
+        results: list[PodResult] = []
+        active: list[Pod] = []
+        for raw in pods:
+            pod = raw if isinstance(raw, Pod) else Pod.from_pod_dict(raw)
+            result = self.admit(pod, sources_ready=False)
+            results.append(result)
+            if result.admitted:
+                active.append(pod)
+        self.remove_stale_state(active)
+        return results
+
+    def remove_stale_state(self, active: Iterable[Pod]) -> None:
+        """``removeStaleState`` of the CPU and memory managers (and the device manager's update of
+        allocated devices): every container not in an active pod gives back what it holds."""
+        live = {(pod.uid, c.name) for pod in active for c in pod.all_containers()}
+        if isinstance(self.cpu, CPUStaticPolicy):
+            for key in [k for k in self.cpu.assignments if k not in live]:
+                self.cpu.remove_container(*key)
+        if isinstance(self.memory, MemoryStaticPolicy):
+            for key in [k for k in self.memory.blocks if k not in live]:
+                self.memory.remove_container(*key)
+        for held in [k for k in self.devices.allocated if (k[0], k[1]) not in live]:
+            del self.devices.allocated[held]
 
     def _with_kubelet_qos(self, pod: Pod) -> Pod:
         """A pod without ``status.qosClass`` classed as this minor's ``ComputePodQOS`` classes it: from the

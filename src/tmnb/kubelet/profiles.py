@@ -110,6 +110,59 @@ CHECKPOINT_POLICIES: dict[str, tuple[str, str]] = {
 
 
 @dataclass(frozen=True)
+class StateFormat:
+    """One checkpoint struct a minor's ``restoreState`` tries to load (its state/checkpoint.go):
+    ``version`` names its shape (v1: CPU entries by container ID; v2: by pod and container; v3: v2 plus
+    ``podEntries``; memory v1, v2 with ``podEntries``); a checksum is valid when it covers the struct
+    dumped under one of ``type_names`` (the versioned name, or the legacy one older minors wrote), and
+    ``zero_checksum`` accepts 0 as "no checksum"."""
+
+    version: str
+    type_names: tuple[str, ...]
+    zero_checksum: bool = True
+
+
+_CPU = "state.CPUManagerCheckpoint"
+_MEMORY = "state.MemoryManagerCheckpoint"
+#: restoreState's attempts, in order, by minor: without and with PodLevelResourceManagers (the last
+#: attempt's error is the one returned). 1.33-1.35 try v1 then v2 (CPUManagerCheckpointV2 is an alias,
+#: the memory checkpoint has no zero-checksum escape); 1.36 tries v2 (either name) then v1, and with the
+#: gate v3 first; the memory manager reads v1 only, or v2 then v1 with the gate. 1.37 (from its PRs,
+#: no tree read) tries its data-carrying v4 / memory v3 first, then as 1.36.
+_V1 = StateFormat("v1", (_CPU,))
+_OLD_V2 = StateFormat("v2", (_CPU,))
+_OLD_MEMORY = (StateFormat("v1", (_MEMORY,), False),)
+_STATE_FORMATS: dict[int, tuple[tuple[StateFormat, ...], ...]] = {
+    33: ((_V1, _OLD_V2), (_V1, _OLD_V2), _OLD_MEMORY, _OLD_MEMORY),
+}
+_NEW_CPU = (
+    (StateFormat("v2", (_CPU + "V2", _CPU)), _V1),
+    (StateFormat("v3", (_CPU,), False), _OLD_V2, _V1),
+)
+_NEW_MEMORY = (
+    (StateFormat("v1", (_MEMORY + "V1", _MEMORY)),),
+    (StateFormat("v2", (_MEMORY,), False), StateFormat("v1", (_MEMORY,))),
+)
+_STATE_FORMATS[34] = _STATE_FORMATS[35] = _STATE_FORMATS[33]
+_STATE_FORMATS[36] = (*_NEW_CPU, *_NEW_MEMORY)
+_STATE_FORMATS[37] = (
+    (StateFormat("v4", (_CPU,)), *_NEW_CPU[0]),
+    (StateFormat("v4", (_CPU,)), *_NEW_CPU[1]),
+    (StateFormat("v3", (_MEMORY,)), *_NEW_MEMORY[0]),
+    (StateFormat("v3", (_MEMORY,)), *_NEW_MEMORY[1]),
+)
+#: How a v1 CPU checkpoint that names a container ID the runtime does not know fails (the inner text
+#: is ``containerID '<id>' not found in initial containers list`` in every minor).
+_V1_MIGRATION_ERROR = {
+    33: "error migrating v1 checkpoint state to v2 checkpoint state: {}",
+    34: "error migrating v1 checkpoint state to v2 checkpoint state: {}",
+    35: "error migrating v1 checkpoint state to v2 checkpoint state: {}",
+    36: "failed to migrate checkpoint from v1 to v2: {}",
+    37: "failed to migrate checkpoint from v1 to v2: {}",
+}
+
+
+@dataclass(frozen=True)
 class KubeletProfile:
     """Everything tmnb knows of one kubelet minor."""
 
@@ -133,6 +186,24 @@ class KubeletProfile:
     #: ``--config-dir`` drop-ins are read without an environment variable (beta, on, from 1.30)
     config_dir: bool = True
     checkpoint_spoilers: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _CHECKPOINT_SPOILERS)
+    #: the static CPU policy's ``validateState`` compares the CPUs a checkpoint knows with every CPU of the
+    #: machine even under strict-cpu-reservation (OpenShift's trees 1.33-1.36, whose workload-partitioning
+    #: carry rewrote the check: a strict node's unchanged state, which lacks the reserved CPUs, is refused
+    #: at restart), not with the CPUs less the reserved ones (upstream, so 1.37)
+    state_check_counts_reserved: bool = False
+
+    def cpu_state_formats(self, feature_gates: Mapping[str, object] | None) -> tuple[StateFormat, ...]:
+        """The cpu_manager_state structs ``restoreState`` tries, in order."""
+        without, with_gate = _STATE_FORMATS[self.minor][:2]
+        return with_gate if self.gate_on("PodLevelResourceManagers", feature_gates) else without
+
+    def memory_state_formats(self, feature_gates: Mapping[str, object] | None) -> tuple[StateFormat, ...]:
+        """The memory_manager_state structs ``restoreState`` tries, in order."""
+        without, with_gate = _STATE_FORMATS[self.minor][2:]
+        return with_gate if self.gate_on("PodLevelResourceManagers", feature_gates) else without
+
+    def cpu_v1_migration_error(self, inner: str) -> str:
+        return _V1_MIGRATION_ERROR[self.minor].format(inner)
 
     @property
     def version(self) -> KubeVersion:
@@ -268,10 +339,13 @@ def profile(minor: int) -> KubeletProfile:
         cpu_state_read=frozenset(cpu_r.split()),
         memory_state_read=frozenset(mem_r.split()),
         refuses_negative_image_gc_age=gc_age,
+        state_check_counts_reserved=minor in _OPENSHIFT_TREES,
     )
 
 
 SUPPORTED_MINORS: tuple[int, ...] = tuple(_FACTS)
+#: The minors read from OpenShift's kubelet trees (1.37 comes from upstream).
+_OPENSHIFT_TREES = frozenset({33, 34, 35, 36})
 
 
 def supported_names() -> str:

@@ -4,13 +4,23 @@ Below ``analysis``, ``sources``, ``sandbox`` and ``rollout``, above ``kubelet``,
 ``snapshot``; pandas-free, so every consumer replays a node through the same door.
 """
 
-from tmnb.replay.node_input import Mode, config_refusal, machine_of, model_for, model_pod, node_model, settings_of
+from tmnb.replay.node_input import (
+    Mode,
+    ModelMode,
+    config_refusal,
+    machine_of,
+    model_for,
+    model_pod,
+    node_model,
+    settings_of,
+)
 from tmnb.replay.plan import DEFAULTS, EMPTY_BY_DEFAULT, NodePlan, kubelet_version, plan_for, plans_for, show_value
 
 __all__ = [
     "DEFAULTS",
     "EMPTY_BY_DEFAULT",
     "Mode",
+    "ModelMode",
     "NodePlan",
     "config_refusal",
     "kubelet_version",

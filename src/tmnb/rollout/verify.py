@@ -67,7 +67,7 @@ def predict_verify_pod(snapshot: Snapshot, name: str) -> VerifyPodPrediction:
         containers=(ModelContainer(CONTAINER, resources, resources),),
         qos_class="Guaranteed",
     )
-    result = NodeSimulator(model_for(plan_for(node, {}), mode="restart")).admit(pod)
+    result = NodeSimulator(model_for(plan_for(node, {}), mode="running")).admit(pod)
     cpuset = next((str(c.cpuset) for c in result.containers if c.name == CONTAINER and c.cpuset), "")
     reason = "" if result.admitted else result.reason
     return VerifyPodPrediction(cpu, result.admitted, reason, cpuset, numa_of(cpuset, node) if result.admitted else [])

@@ -26,7 +26,7 @@ from tmnb.kubelet.names import CPU_STATIC, SCOPE_CONTAINER, TOPOLOGY_NONE
 from tmnb.kubelet.node import NodeSimulator, PodResult
 from tmnb.kubelet.profiles import resolve
 from tmnb.parse.state_files import parse_cpu_manager_state, parse_memory_manager_state
-from tmnb.replay import model_pod, node_model
+from tmnb.replay import ModelMode, model_pod, node_model
 from tmnb.settings.effective import KubeletSettings
 from tmnb.settings.validate import validate_checkpoints, validate_settings
 from tmnb.snapshot import Node
@@ -68,6 +68,9 @@ class SimKubelet:
         if root is not None:
             write_node_root(node, root)
         self.sim: NodeSimulator | None = None
+        #: the first start brings the kubelet up as the snapshot captured it, running; later ones restart
+        #: it over its state files (restored and validated as the kubelet does)
+        self._captured = True
         self.error: str | None = None
         self.never_ready = False
         self.reject_new_pods = False
@@ -211,7 +214,9 @@ class SimKubelet:
             refusal = self._refusal(node)
             if refusal is None:
                 try:
-                    self.sim = NodeSimulator(node_model(node, {}, mode="restart"))
+                    mode: ModelMode = "running" if self._captured else "restart"
+                    self._captured = False
+                    self.sim = NodeSimulator(node_model(node, {}, mode=mode))
                 except ConfigRejected as exc:
                     err = exc.message
                     lines = [self._klog("E", journal.CONTAINER_MANAGER, "Failed to start ContainerManager", err=err)]
