@@ -246,3 +246,35 @@ def test_a_rollout_refuses_a_kubelet_version_in_its_target():
 
     with pytest.raises(InputError, match="changes the kubelet's configuration, not its version"):
         prepare(target={"kubeletVersion": "1.37"}, change_id="c1", source="sample")
+
+
+def _holding_across_numa():  # type: ignore[no-untyped-def]
+    """w1 runs a 4-CPU pod pinned to 3-4,11-12: CPUs of both NUMA nodes (0-3,8-11 | 4-7,12-15)."""
+    import dataclasses
+
+    from tmnb.snapshot import Allocation
+
+    fleet = _fleet()
+    held = Allocation(
+        pod_uid="uid-wide", namespace="app", pod="wide", container="main", cpuset="3-4,11-12", exclusive=True
+    )
+    nodes = [dataclasses.replace(n, allocations=[*n.allocations, held]) if n.name == "w1" else n for n in fleet.nodes]
+    return snapshot(nodes, [*fleet.pods, pod("wide", "w1", cpu="4")])
+
+
+def test_a_running_pod_the_restart_would_reject_makes_the_node_drain_and_is_named() -> None:
+    """At restart the kubelet regenerates the pod's hint from the CPUs it holds (NUMA {0,1}), which
+    single-numa-node refuses; after a drain the same pod fits one NUMA node, so only a drain is safe."""
+    plan = _plan(_holding_across_numa(), {"topologyManagerPolicy": "single-numa-node"})
+    w1 = plan.node("w1")
+    assert w1.drain
+    assert w1.drain_why == (
+        "at restart the kubelet re-admits the running pods (what-if, restart mode): app/wide: TopologyAffinityError: "
+        "Resources cannot be allocated with Topology locality"
+    )
+    assert not plan.node("w2").drain
+
+
+def test_drain_never_refuses_a_node_whose_restart_would_reject_a_running_pod() -> None:
+    with pytest.raises(InputError, match=r"node w1: drain='never' but at restart .* app/wide: TopologyAffinityError"):
+        _plan(_holding_across_numa(), {"topologyManagerPolicy": "single-numa-node"}, drain="never")

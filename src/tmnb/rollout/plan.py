@@ -279,7 +279,9 @@ def _decode(raw: bytes | None, path: str) -> str | None:
         raise InputError("the kubelet config is not UTF-8 text", source=path) from None
 
 
-def _drain(plan: NodePlan, states: Sequence[str], restart_rejects: int, policy: DrainPolicy) -> tuple[bool, str]:
+def _drain(
+    plan: NodePlan, states: Sequence[str], restart_risks: Sequence[str], policy: DrainPolicy
+) -> tuple[bool, str]:
     if policy == "always":
         return True, "drain requested for every node (drain='always')"
     if states:
@@ -290,9 +292,15 @@ def _drain(plan: NodePlan, states: Sequence[str], restart_rejects: int, policy: 
         if policy == "never":
             raise InputError(f"node {plan.node.name}: drain='never' but {why}", where="drain")
         return True, why
-    if restart_rejects:
-        why = f"at restart the kubelet re-admits running pods and {restart_rejects} would be rejected (what-if)"
-        return policy != "never", why
+    if restart_risks:
+        from tmnb.report.tables import some
+
+        why = "at restart the kubelet re-admits the running pods (what-if, restart mode): " + some(
+            restart_risks, 3, "; "
+        )
+        if policy == "never":
+            raise InputError(f"node {plan.node.name}: drain='never' but {why}", where="drain")
+        return True, why
     if policy == "never":
         return False, "drain='never'"
     return False, "the kubelet re-admits every running pod at restart (what-if, restart mode)"
@@ -342,17 +350,31 @@ def _pick_canary(canary: str, included: Sequence[str], recommended: Sequence[str
     return next((n for n in recommended if n in included), included[0])
 
 
-def _restart_rejections(node: Node, snapshot: Snapshot, target: Mapping[str, Any], plan: NodePlan) -> int:
-    """Running pods the kubelet would reject when it re-admits them at restart with today's state."""
+def _restart_risks(node: Node, snapshot: Snapshot, target: Mapping[str, Any], plan: NodePlan) -> list[str]:
+    """Running pods the kubelet would reject, or pin to other CPUs, when it re-admits them at restart
+    over today's state files (what-if, restart mode), each named with the kubelet's reason."""
     from tmnb.analysis.whatif import replay_node
 
+    running = [p for p in snapshot.pods_on(node.name) if p.phase == "Running"]
     try:
         replay = replay_node(node, snapshot.pods_on(node.name), target, mode="restart", plan=plan)
-    except InputError:
-        return len([p for p in snapshot.pods_on(node.name) if p.phase == "Running"])
+    except InputError as err:
+        return [f"the restart is not predictable here ({err.message}): {len(running)} running pod(s) at stake"]
     if replay.refused or replay.unmodelled:  # it would not start (a state file it cannot restore), or unknown
-        return len([p for p in snapshot.pods_on(node.name) if p.phase == "Running"])
-    return sum(not r.admitted for r in replay.results)
+        return [f"the kubelet would not start over today's state: {replay.refused or replay.unmodelled}"]
+    held = {(a.pod_uid, a.container): a.cpuset for a in node.allocations if a.exclusive}
+    risks = []
+    for r in replay.results:
+        if not r.admitted:
+            risks.append(f"{r.namespace}/{r.name}: {r.reason}: {r.message}")
+            continue
+        for c in r.containers:
+            before = held.get((r.uid, c.name))
+            if before is not None and str(c.cpuset or "") != str(before):
+                risks.append(
+                    f"{r.namespace}/{r.name}: {c.name} re-pinned from CPUs {before} to {c.cpuset or 'the shared pool'}"
+                )
+    return risks
 
 
 def _drained_prediction(
@@ -440,8 +462,8 @@ def build_plan(
                 "kubeletconfiguration patch) so the change survives."
             )
         states = state_files_for(plan)
-        restart_rejects = 0 if states else _restart_rejections(node, snapshot, target, plan)
-        needs_drain, why = _drain(plan, states, restart_rejects, drain)
+        risks = [] if states else _restart_risks(node, snapshot, target, plan)
+        needs_drain, why = _drain(plan, states, risks, drain)
         prediction = _drained_prediction(node, snapshot, readiness, refusals.get(node.name))
         change = NodeChange(
             node.name, "", pool_of(node), changes, files, states, needs_drain, why, warnings, prediction
