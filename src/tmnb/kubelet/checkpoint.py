@@ -11,9 +11,9 @@ prefixes ``start cpu manager error: `` / ``start memory manager error: ``: the k
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from tmnb.cpuset import MAX_CPUS, CPUSet
 from tmnb.errors import InputError
@@ -283,6 +283,35 @@ def _bad_list(err: BadCpuList) -> str:
     )
 
 
+#: A restored state of either manager.
+_State = TypeVar("_State")
+
+
+def _first_readable(
+    text: str | bytes,
+    formats: Sequence[StateFormat],
+    types: Mapping[str, GoType],
+    newest: str,
+    read_newest: Callable[[str | bytes, str], _State | None],
+    policy: str,
+) -> _State | tuple[str, Struct]:
+    """``restoreState``'s walk over the formats a minor tries, in its order: the first that decodes
+    with a matching checksum (the newest format, self-contained, restores itself), else the last
+    format's error, as the kubelet returns it."""
+    error = "checkpoint is not found"
+    for fmt in formats:
+        if fmt.version == newest:
+            state = read_newest(text, policy)
+            if state is not None:
+                return state
+            continue
+        try:
+            return fmt.version, _load(text, fmt, types[fmt.version])
+        except GoJSONError as err:
+            error = str(err)
+    raise RestoreError(error)
+
+
 def restore_cpu_state(
     files: StateFiles, *, policy: str, kubelet: KubeletProfile, feature_gates: Mapping[str, object] | None
 ) -> CPUState | None:
@@ -292,21 +321,9 @@ def restore_cpu_state(
     text = files.cpu_manager_state
     if text is None:
         return None
-    error = "checkpoint is not found"
-    loaded: tuple[str, Struct] | None = None
-    for fmt in kubelet.cpu_state_formats(feature_gates):
-        if fmt.version == "v4":
-            newest = _newest_cpu(text, policy)
-            if newest is not None:
-                return newest
-            continue
-        try:
-            loaded = (fmt.version, _load(text, fmt, _CPU_TYPES[fmt.version]))
-            break
-        except GoJSONError as err:
-            error = str(err)
-    if loaded is None:
-        raise RestoreError(error)
+    loaded = _first_readable(text, kubelet.cpu_state_formats(feature_gates), _CPU_TYPES, "v4", _newest_cpu, policy)
+    if isinstance(loaded, CPUState):
+        return loaded
     version, cp = loaded
     raw_entries: dict[str, dict[str, str]] = {}
     if version == "v1":  # migrateV1CheckpointToV2Checkpoint, through the runtime's containers
@@ -412,21 +429,11 @@ def restore_memory_state(
     text = files.memory_manager_state
     if text is None:
         return None
-    error = "checkpoint is not found"
-    loaded: tuple[str, Struct] | None = None
-    for fmt in kubelet.memory_state_formats(feature_gates):
-        if fmt.version == "v3":
-            newest = _newest_memory(text, policy)
-            if newest is not None:
-                return newest
-            continue
-        try:
-            loaded = (fmt.version, _load(text, fmt, _MEMORY_TYPES[fmt.version]))
-            break
-        except GoJSONError as err:
-            error = str(err)
-    if loaded is None:
-        raise RestoreError(error)
+    loaded = _first_readable(
+        text, kubelet.memory_state_formats(feature_gates), _MEMORY_TYPES, "v3", _newest_memory, policy
+    )
+    if isinstance(loaded, MemoryState):
+        return loaded
     version, cp = loaded
     name = cp.get("PolicyName")
     if name != policy:
