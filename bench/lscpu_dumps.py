@@ -24,6 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))  # the expected tables' reader
+from lscpu_tables import Row
+from lscpu_tables import table as read_table
 from tmnb.cpuset import CPUSet
 from tmnb.errors import TmnbError
 from tmnb.parse.lscpu import parse_lscpu_summary
@@ -75,31 +78,6 @@ def extract(repo: Path, out: Path) -> list[Path]:
     return dirs
 
 
-@dataclass(frozen=True)
-class LogicalCpu:
-    """One row of an expected ``lscpu -p`` table; None where lscpu printed nothing or ``-``."""
-
-    cpu: int
-    core: int | None
-    socket: int | None
-    numa: int | None
-
-
-def _table(text: str) -> list[LogicalCpu]:
-    """The CPU, Core, Socket and Node columns of ``lscpu -p`` (tmnb reads sysfs, not this table)."""
-    header: list[str] = []
-    rows = []
-    for line in text.splitlines():
-        if line.startswith("#"):
-            names = [n.strip().lower() for n in line[1:].split(",")]
-            header = names if names[0] == "cpu" else header
-            continue
-        cells = dict(zip(header, line.split(","), strict=True))
-        ids = [int(cells[k]) if cells.get(k, "").isdigit() else None for k in ("core", "socket", "node")]
-        rows.append(LogicalCpu(int(cells["cpu"]), *ids))
-    return rows
-
-
 def _sections(text: str) -> tuple[str, str | None, str | None]:
     """Summary, ``-p`` and ``-p -y`` parts of an expected file."""
     parts = [p for p in text.split("\n\n") if p.strip()]
@@ -112,7 +90,7 @@ def _partition(groups: dict[object, set[int]]) -> set[frozenset[int]]:
     return {frozenset(v) for v in groups.values()}
 
 
-def _group(rows: dict[int, LogicalCpu], key: Callable[[LogicalCpu], object]) -> dict[object, set[int]]:
+def _group(rows: dict[int, Row], key: Callable[[Row], object]) -> dict[object, set[int]]:
     out: dict[object, set[int]] = defaultdict(set)
     for cpu, row in rows.items():
         out[key(row)].add(cpu)
@@ -133,8 +111,8 @@ def check(d: Path) -> Result:
     summary_text, table, physical = _sections((d / "expected").read_text())
     try:
         summary = parse_lscpu_summary("Architecture: (removed by the util-linux test)\n" + summary_text, source=d.name)
-        logical = _table(table) if table else None
-        phys = _table(physical) if physical else None
+        logical = read_table(table) if table else None
+        phys = read_table(physical) if physical else None
     except (TmnbError, ValueError, KeyError) as exc:
         result.disagree.append(f"lscpu output not parsed: {exc}")
         return result

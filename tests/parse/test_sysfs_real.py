@@ -8,12 +8,12 @@ must be read whole, as the kubelet (through cadvisor) would see it, with what is
 from __future__ import annotations
 
 import tarfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from factories import layered_node, snapshot
+from lscpu_tables import Row, table
 from tmnb.cpuset import CPUSet
 from tmnb.parse.lscpu import parse_lscpu_summary
 from tmnb.parse.sysfs import read_numa_nodes
@@ -29,31 +29,6 @@ def dump(name: str, tmp_path: Path) -> Path:
     with tarfile.open(DUMPS / f"{name}.tar.gz") as tar:
         tar.extractall(tmp_path, filter="data")
     return tmp_path / name
-
-
-@dataclass(frozen=True)
-class Row:
-    """One row of an expected ``lscpu -p`` table; None where lscpu printed nothing or ``-``."""
-
-    cpu: int
-    core: int | None
-    socket: int | None
-    numa: int | None
-
-
-def table(text: str) -> list[Row]:
-    """The CPU, Core, Socket and Node columns of an expected ``lscpu -p`` table."""
-    header: list[str] = []
-    rows = []
-    for line in text.splitlines():
-        if line.startswith("#"):
-            names = [n.strip().lower() for n in line[1:].split(",")]
-            header = names if names[0] == "cpu" else header
-            continue
-        cells = dict(zip(header, line.split(","), strict=True))
-        ids = [int(cells[k]) if cells.get(k, "").isdigit() else None for k in ("core", "socket", "node")]
-        rows.append(Row(int(cells["cpu"]), *ids))
-    return rows
 
 
 def numa_nodes(rows: list[Row]) -> dict[int, CPUSet]:
