@@ -18,7 +18,7 @@ from typing import Literal, TypeVar
 from tmnb.cpuset import MAX_CPUS, CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet import gostr
-from tmnb.kubelet.memory_static import MachineNode, MemoryTable, ModelMemoryBlock
+from tmnb.kubelet.memory_static import MachineNode, ModelMemoryBlock
 from tmnb.kubelet.profiles import KubeletProfile, StateFormat
 from tmnb.parse.godecode import (
     CHECKSUM,
@@ -42,6 +42,7 @@ from tmnb.parse.godecode import (
 from tmnb.parse.state_files import (
     BadCpuList,
     CheckpointMemoryBlock,
+    CheckpointMemoryTable,
     CheckpointRefused,
     parse_cpu_manager_state,
     parse_memory_manager_state,
@@ -259,7 +260,7 @@ def _newest_cpu(text: str | bytes, policy: str) -> CPUState | None:
     except BadCpuList as err:
         if err.policy is not None and err.policy != policy:
             raise RestoreError(mismatch("cpu", policy, err.policy)) from None
-        raise RestoreError(_bad_list(err)) from None
+        raise RestoreError(cpu_list_error(err)) from None
     except InputError:
         return None  # not a v4 the newest reader takes: the older formats decide
     if parsed.version != "v4":
@@ -269,7 +270,8 @@ def _newest_cpu(text: str | bytes, policy: str) -> CPUState | None:
     return CPUState(parsed.policy_name, parsed.default_cpuset, parsed.entries, parsed.pod_entries, "v4")
 
 
-def _bad_list(err: BadCpuList) -> str:
+def cpu_list_error(err: BadCpuList) -> str:
+    """``restoreState``'s words for a CPU list ``cpuset.Parse`` refuses."""
     try:
         gostr.parse_cpu_ranges(err.text)
         reason = "invalid CPU list"
@@ -375,7 +377,7 @@ def _machine(value: dict[int, Struct | None] | None) -> dict[int, MachineNode | 
             memory = {
                 resource: None
                 if t is None
-                else MemoryTable(
+                else CheckpointMemoryTable(
                     t.get("TotalMemSize"),
                     t.get("SystemReserved"),
                     t.get("Allocatable"),
@@ -404,10 +406,7 @@ def _newest_memory(text: str | bytes, policy: str) -> MemoryState | None:
     machine = {
         node: MachineNode(
             s.number_of_assignments,
-            {
-                r: MemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
-                for r, t in s.memory_map.items()
-            },
+            dict(s.memory_map),
             s.cells,
         )
         for node, s in parsed.machine_state.items()

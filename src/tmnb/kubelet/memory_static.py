@@ -29,6 +29,7 @@ from tmnb.kubelet.errors import AdmissionError
 from tmnb.kubelet.hints import TopologyHint, sized_hints
 from tmnb.kubelet.memo import Memo
 from tmnb.kubelet.pod import GUARANTEED, Container, Pod, pod_level_request
+from tmnb.parse.state_files import CheckpointMemoryTable
 
 MEMORY = "memory"
 
@@ -40,7 +41,7 @@ def is_memory_resource(name: str) -> bool:
 @dataclass
 class ModelMemoryTable:
     """One NUMA node's bytes of one resource as the Static policy tracks them (the kubelet's
-    ``state.MemoryTable``; the checkpoint file's parsed form is ``parse.state_files.MemoryTable``)."""
+    ``state.MemoryTable``; the checkpoint file's form is ``parse.state_files.CheckpointMemoryTable``)."""
 
     total: int
     system_reserved: int
@@ -71,22 +72,11 @@ class ModelMemoryBlock:
 
 
 @dataclass(frozen=True)
-class MemoryTable:
-    """One resource of a NUMA node as a memory_manager_state file stores it (``state.MemoryTable``)."""
-
-    total: int
-    system_reserved: int
-    allocatable: int
-    reserved: int
-    free: int
-
-
-@dataclass(frozen=True)
 class MachineNode:
     """One NUMA node of a stored machine state (``state.NUMANodeState``); None fields are Go nils."""
 
     assignments: int
-    memory: Mapping[str, MemoryTable | None] | None
+    memory: Mapping[str, CheckpointMemoryTable | None] | None
     cells: tuple[int, ...] | None
 
 

@@ -16,13 +16,14 @@ from tmnb.kubelet.checkpoint import Checkpoint, StateFiles, render_cpu_state, re
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import CPUInfo
 from tmnb.kubelet.devices import Device as ModelDevice
-from tmnb.kubelet.memory_static import MachineNode, MemoryStaticPolicy, MemoryTable, ModelMemoryBlock
+from tmnb.kubelet.memory_static import MachineNode, MemoryStaticPolicy, ModelMemoryBlock
 from tmnb.kubelet.names import CPU_NONE, CPU_STATIC, MEMORY_NONE, MEMORY_STATIC
 from tmnb.kubelet.node import ExistingAllocation, Machine, ModelSettings, NodeModel, NodeSimulator, NUMANode
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.startup import start_settings
 from tmnb.parse.quantity import quantity
+from tmnb.parse.state_files import CheckpointMemoryTable
 from tmnb.replay.plan import NodePlan, plan_for
 from tmnb.snapshot import Container, Node, Pod
 
@@ -133,7 +134,7 @@ def state_files_of(plan: NodePlan, machine: Machine) -> StateFiles | None:
                 return None
             for numa, state in written.memory.state.items():
                 tables = {
-                    r: MemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
+                    r: CheckpointMemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
                     for r, t in state.memory.items()
                 }
                 machine_state[numa] = MachineNode(state.assignments, tables, tuple(state.cells))

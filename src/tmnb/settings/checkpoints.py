@@ -13,8 +13,8 @@ from typing import Literal
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet import gostr, options
-from tmnb.kubelet.checkpoint import could_not_restore, mismatch
+from tmnb.kubelet import options
+from tmnb.kubelet.checkpoint import could_not_restore, cpu_list_error, mismatch
 from tmnb.kubelet.names import CPU_NONE, CPU_STATIC, MEMORY_NONE
 from tmnb.kubelet.profiles import KubeletProfile, resolve
 from tmnb.parse.documents import load_json
@@ -189,23 +189,7 @@ def read_state_file(path: Path, *, manager: Literal["cpu", "memory"], shown: str
         return StateFile(manager=manager, path=shown, error=err.kubelet)
     except BadCpuList as err:
         return StateFile(
-            manager=manager, path=shown, policy=err.policy, error=_cpu_list_error(err), error_after_policy=True
+            manager=manager, path=shown, policy=err.policy, error=cpu_list_error(err), error_after_policy=True
         )
     except InputError as err:
         return StateFile(manager=manager, path=shown, unknown=err.message)
-
-
-def _cpu_list_error(err: BadCpuList) -> str:
-    """``restoreState``'s words for a CPU list ``cpuset.Parse`` refuses (kubelet 1.36; the newest
-    source spells the first one "default CPU set")."""
-    try:
-        gostr.parse_cpu_ranges(err.text)
-        reason = "invalid CPU list"  # not expected: tmnb's reader and gostr agree on what Go refuses
-    except gostr.GoParseError as parse_error:
-        reason = str(parse_error)
-    if err.pod is None:
-        return f"could not parse default cpu set {gostr.quote(err.text)}: {reason}"
-    return (
-        f"could not parse cpuset {gostr.quote(err.text)} for container {gostr.quote(err.container or '')} "
-        f"in pod {gostr.quote(err.pod)}: {reason}"
-    )
