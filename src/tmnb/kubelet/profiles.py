@@ -19,7 +19,6 @@ not modelled (``resolve``): callers say so, never silently.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -175,12 +174,6 @@ class KubeletProfile:
     pod_level_resources: PodLevelHandling
     #: device hints only over the NUMA nodes that hold the resource's devices (#138244)
     device_hints_over_device_nodes: bool
-    #: cpu_manager_state / memory_manager_state formats this minor writes (gate-dependent ones by name)
-    cpu_state_written: str
-    memory_state_written: str
-    #: formats it reads
-    cpu_state_read: frozenset[str]
-    memory_state_read: frozenset[str]
     #: ``imageMinimumGCAge`` must not be negative (validation from 1.36)
     refuses_negative_image_gc_age: bool
     #: ``--config-dir`` drop-ins are read without an environment variable (beta, on, from 1.30)
@@ -234,18 +227,18 @@ class KubeletProfile:
         """Every option name this minor accepts for ``manager``, at any maturity."""
         return tuple(n for n in _OPTION_HISTORY[manager] if self.option_maturity(manager, n) is not None)
 
+    def _formats(self, name: str, feature_gates: Mapping[str, object] | None) -> tuple[StateFormat, ...]:
+        return self.cpu_state_formats(feature_gates) if name == CPU_STATE else self.memory_state_formats(feature_gates)
+
     def state_written(self, name: str, feature_gates: Mapping[str, object] | None) -> str:
         """The format of checkpoint ``name`` (``CPU_STATE``, ``MEMORY_STATE``) this minor writes with these
-        gates: 1.36 writes the next format while PodLevelResourceManagers is on (#134768)."""
-        text = self.cpu_state_written if name == CPU_STATE else self.memory_state_written
-        gated = re.fullmatch(r"(\w+) \((\w+) with (\w+)\)", text)
-        if gated is None:
-            return text
-        base, other, gate = gated.groups()
-        return other if self.gate_on(gate, feature_gates) else base
+        gates: the newest it reads (1.36 writes the next one while PodLevelResourceManagers is on, #134768)."""
+        return max(f.version for f in self._formats(name, feature_gates))
 
     def state_read(self, name: str) -> frozenset[str]:
-        return self.cpu_state_read if name == CPU_STATE else self.memory_state_read
+        """Every format of checkpoint ``name`` this minor restores, whatever its gates."""
+        with_gate = {"PodLevelResourceManagers": True}
+        return frozenset(f.version for gates in ({}, with_gate) for f in self._formats(name, gates))
 
     def reads_state(self, name: str, written: str) -> str | None:
         """The format this minor restores a ``name`` checkpoint written as ``written`` from: ``written``
@@ -300,23 +293,14 @@ def _dependency_table() -> dict[str, dict[str, tuple[str, ...]]]:
 
 
 #: The facts that move between minors, one row per minor (kubelet-versions research, docs/kubelet-minors.md):
-#: failCgroupV1 default, pod-level resources, device hints over device NUMA nodes, checkpoint formats
-#: written (cpu, memory) and read (cpu, memory), negative imageMinimumGCAge.
-_FACTS: dict[int, tuple[bool, PodLevelHandling, bool, str, str, str, str, bool]] = {
-    33: (False, "pinned", False, "v2", "v1", "v1 v2", "v1", False),
-    34: (False, "skipped-with-gate", False, "v2", "v1", "v1 v2", "v1", False),
-    35: (True, "skipped-with-gate", False, "v2", "v1", "v1 v2", "v1", False),
-    36: (
-        True,
-        "skipped-unless-pod-level-managers",
-        True,
-        "v2 (v3 with PodLevelResourceManagers)",
-        "v1 (v2 with PodLevelResourceManagers)",
-        "v1 v2 v3",
-        "v1 v2",
-        True,
-    ),
-    37: (True, "skipped-unless-pod-level-managers", True, "v4", "v3", "v1 v2 v3 v4", "v1 v2 v3", True),
+#: failCgroupV1 default, pod-level resources, device hints over device NUMA nodes, negative
+#: imageMinimumGCAge refused. Checkpoint formats are ``_STATE_FORMATS``.
+_FACTS: dict[int, tuple[bool, PodLevelHandling, bool, bool]] = {
+    33: (False, "pinned", False, False),
+    34: (False, "skipped-with-gate", False, False),
+    35: (True, "skipped-with-gate", False, False),
+    36: (True, "skipped-unless-pod-level-managers", True, True),
+    37: (True, "skipped-unless-pod-level-managers", True, True),
 }
 
 
@@ -325,7 +309,7 @@ def profile(minor: int) -> KubeletProfile:
     """The profile of a supported minor (``SUPPORTED_MINORS``)."""
     if minor not in _FACTS:
         raise InputError(f"kubelet 1.{minor} is not supported: expected one of {supported_names()}")
-    cgroup_v1, pod_level, device_nodes, cpu_w, mem_w, cpu_r, mem_r, gc_age = _FACTS[minor]
+    cgroup_v1, pod_level, device_nodes, gc_age = _FACTS[minor]
     key = f"1.{minor}"
     return KubeletProfile(
         minor=minor,
@@ -334,10 +318,6 @@ def profile(minor: int) -> KubeletProfile:
         fail_cgroup_v1=cgroup_v1,
         pod_level_resources=pod_level,
         device_hints_over_device_nodes=device_nodes,
-        cpu_state_written=cpu_w,
-        memory_state_written=mem_w,
-        cpu_state_read=frozenset(cpu_r.split()),
-        memory_state_read=frozenset(mem_r.split()),
         refuses_negative_image_gc_age=gc_age,
         state_check_counts_reserved=minor in _OPENSHIFT_TREES,
     )
