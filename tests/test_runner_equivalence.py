@@ -10,9 +10,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import papermill as pm
 
-from tmnb.report.runner import NOTEBOOKS
+from tmnb.report.runner import NOTEBOOKS, run
 from tmnb.twin.demo import _side_by_side
 
 NOTEBOOK_PAIR = ("02-numa-occupancy.ipynb", "03-readiness.ipynb")  # figures and tables; both read only the sample
@@ -50,3 +51,24 @@ def test_fast_runs_side_by_side_say_what_plain_papermill_runs_say(tmp_path: Path
         differing = [i for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b]
         assert not differing, f"{name}: code cells {differing} differ from papermill's plain run"
     assert any('"image/png"' in text for text in _outputs(fast[0].notebook, fast[0].folder)), "02 draws figures"
+
+
+def test_the_kernel_has_the_notebooks_imports_loaded_and_keeps_no_history(tmp_path: Path) -> None:
+    """The first cell already sees a module a later cell imports (the preload), no name is bound by
+    it, and the kernel's history is in memory (a report's cells stay out of the user's history)."""
+    nb = nbformat.v4.new_notebook()
+    parameters = nbformat.v4.new_code_cell("")
+    parameters.metadata["tags"] = ["parameters"]
+    nb.cells = [
+        parameters,
+        nbformat.v4.new_code_cell(
+            "import sys\n"
+            "print('loaded', 'fractions' in sys.modules, 'fractions' in dir())\n"
+            "print('history', get_ipython().history_manager.hist_file)"
+        ),
+        nbformat.v4.new_code_cell("import fractions"),
+    ]
+    nbformat.write(nb, tmp_path / "probe.ipynb")
+    result = run(tmp_path / "probe.ipynb", out=tmp_path / "out")
+    printed = "".join(json.loads(result.notebook.read_text())["cells"][1]["outputs"][0]["text"])
+    assert printed == "loaded True False\nhistory :memory:\n"

@@ -22,7 +22,10 @@ if TYPE_CHECKING:
     from traitlets.config import Config
 
 KERNEL_NAME = "python3"
-PRELOAD = "tmnb.report.preload"
+#: The preload extension, and the history in memory as nbclient sets it for kernels it starts: a
+#: report's cells do not belong in the user's IPython history, and side-by-side runs do not share
+#: its SQLite file.
+KERNEL_ARGUMENTS = ["--IPKernelApp.extensions=tmnb.report.preload", "--HistoryManager.hist_file=:memory:"]
 
 
 def imported_modules(notebook: Path) -> list[str]:
@@ -82,10 +85,10 @@ class WarmKernel:
     def __init__(self, notebook: Path) -> None:
         from jupyter_core.utils import run_sync
 
-        self._stopped = False
+        self._stopped = self._stop_requested = False
         self.manager = _kernel_manager()(kernel_name=KERNEL_NAME, config=kernel_config())
         env = {**os.environ, PRELOAD_ENV: ",".join(imported_modules(notebook))}
-        run_sync(self.manager.start_kernel)(extra_arguments=[f"--IPKernelApp.extensions={PRELOAD}"], env=env)
+        run_sync(self.manager.start_kernel)(extra_arguments=KERNEL_ARGUMENTS, env=env)
 
     def __enter__(self) -> WarmKernel:
         return self
@@ -93,13 +96,25 @@ class WarmKernel:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def request_stop(self) -> None:
+        """Ask the kernel to shut down and go on; ``stop`` then waits for it (the report renders
+        meanwhile instead of waiting a second for the kernel process to exit)."""
+        from jupyter_core.utils import run_sync
+
+        if not (self._stopped or self._stop_requested):
+            self._stop_requested = True
+            run_sync(self.manager.request_shutdown)()
+
     def stop(self) -> None:
-        """End the kernel and its manager's resources; later calls do nothing."""
+        """End the kernel (asked, then signalled if it lingers) and free its manager's resources;
+        later calls do nothing."""
         from jupyter_core.utils import run_sync
 
         if self._stopped:
             return
         self._stopped = True
-        if run_sync(self.manager.is_alive)():
+        if self._stop_requested:
+            run_sync(self.manager.finish_shutdown)()
+        elif run_sync(self.manager.is_alive)():
             run_sync(self.manager.shutdown_kernel)()
         run_sync(self.manager.cleanup_resources)()

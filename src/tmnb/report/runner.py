@@ -14,6 +14,7 @@ import math
 import platform
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,19 +68,15 @@ def _run_folder(notebook: Path, out: Path | None, reports_dir: Path) -> Path:
     return out.resolve()
 
 
-def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float, kernel: WarmKernel | None) -> str | None:
-    """Run papermill on a kernel started before it (``tmnb.report.kernel``), the one given or a new
-    one; return None on success or a one-line failure description. The kernel is stopped after."""
+def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float, kernel: WarmKernel) -> str | None:
+    """Run papermill on a kernel started before it (``tmnb.report.kernel``); return None on success
+    or a one-line failure description. The kernel is then asked to shut down and exits while the
+    report renders (the run's owner waits for it at the end)."""
     _without_iri_grammar()
-    if kernel is None:
-        try:
-            kernel = WarmKernel(src)
-        except (RuntimeError, OSError, TimeoutError) as exc:
-            return f"the kernel could not start: {type(exc).__name__}: {exc}"
     try:
         return _papermill(src, dst, parameters, timeout, kernel.manager)
     finally:
-        kernel.stop()
+        kernel.request_stop()
 
 
 def _without_iri_grammar() -> None:
@@ -198,13 +195,12 @@ def run(
     kernel: WarmKernel | None = None,
 ) -> RunResult:
     """Execute ``notebook`` with parameters typed against its ``parameters`` cell, on ``kernel``
-    when one was started ahead for it (``start_kernel``), else on a new one. A kernel given is
-    stopped whatever happens (a refused parameter included)."""
-    try:
-        return _run(notebook, raw_params, params, out, reports_dir, timeout, show_code, kernel)
-    finally:
+    when one was started ahead for it (``start_kernel``), else on a new one started once the
+    parameters are checked. Either is stopped whatever happens (a refused parameter included)."""
+    with ExitStack() as kernels:
         if kernel is not None:
-            kernel.stop()
+            kernels.enter_context(kernel)
+        return _run(notebook, raw_params, params, out, reports_dir, timeout, show_code, kernel, kernels)
 
 
 def _run(
@@ -216,6 +212,7 @@ def _run(
     timeout: float,
     show_code: bool,
     kernel: WarmKernel | None,
+    kernels: ExitStack,
 ) -> RunResult:
     from tmnb.report.html import render_html
 
@@ -249,7 +246,12 @@ def _run(
 
     executed = folder / src.name
     started, t0 = _now(), time.monotonic()
-    failure = _execute(src, executed, typed, timeout, kernel)
+    try:
+        kernel = kernel or kernels.enter_context(WarmKernel(src))
+    except (RuntimeError, OSError, TimeoutError) as exc:
+        failure: str | None = f"the kernel could not start: {type(exc).__name__}: {exc}"
+    else:
+        failure = _execute(src, executed, typed, timeout, kernel)
     if failure:
         _mark_failed(executed, failure)
     finished, duration = _now(), time.monotonic() - t0
