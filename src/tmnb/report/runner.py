@@ -12,7 +12,6 @@ import json
 import logging
 import math
 import platform
-import sys
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from tmnb.report.glue import read_glued
 from tmnb.report.kernel import KERNEL_NAME, WarmKernel, kernel_config
 from tmnb.report.params import check_choice, declared_parameters, default_value, typed_parameters
 from tmnb.report.places import resolve_reports_dir
+from tmnb.report.preload import without_iri_grammar
 
 if TYPE_CHECKING:
     from jupyter_client.manager import AsyncKernelManager
@@ -72,19 +72,11 @@ def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float, k
     """Run papermill on a kernel started before it (``tmnb.report.kernel``); return None on success
     or a one-line failure description. The kernel is then asked to shut down and exits while the
     report renders (the run's owner waits for it at the end)."""
-    _without_iri_grammar()
+    without_iri_grammar()
     try:
         return _papermill(src, dst, parameters, timeout, kernel.manager)
     finally:
         kernel.request_stop()
-
-
-def _without_iri_grammar() -> None:
-    """jsonschema compiles an RFC 3987 grammar at import when rfc3987-syntax is installed (about
-    0.7 s, a third of papermill's import); nbformat's schema has no ``iri`` format to check, so the
-    runner's process goes without that checker."""
-    if "rfc3987_syntax" not in sys.modules:
-        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # Python's way to say "not installed"
 
 
 def _papermill(
