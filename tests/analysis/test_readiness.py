@@ -60,7 +60,7 @@ def test_policy_change_needs_action_with_manual_steps():
     verdict = report.verdicts.set_index("node")["verdict"]
     assert verdict["c"] == "needs action"
     manual = report.plan.set_index(["node", "setting"]).loc[("c", "cpuManagerPolicy"), "manual action required"]
-    assert "remove /var/lib/kubelet/cpu_manager_state" in manual
+    assert "move /var/lib/kubelet/cpu_manager_state aside" in manual
     assert "finding(s)" not in report.alert  # warnings are below fail_on=blocker (b still over-commits CPUs)
 
 
