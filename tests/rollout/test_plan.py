@@ -278,3 +278,30 @@ def test_a_running_pod_the_restart_would_reject_makes_the_node_drain_and_is_name
 def test_drain_never_refuses_a_node_whose_restart_would_reject_a_running_pod() -> None:
     with pytest.raises(InputError, match=r"node w1: drain='never' but at restart .* app/wide: TopologyAffinityError"):
         _plan(_holding_across_numa(), {"topologyManagerPolicy": "single-numa-node"}, drain="never")
+
+
+def test_a_running_pod_the_restart_would_re_pin_is_named_and_makes_the_node_drain() -> None:
+    """The snapshot read w1's state files and found a memory_manager_state but no cpu_manager_state (deleted
+    by hand since the kubelet last started), while the running kubelet still pins app/wide to 3-4,11-12.
+    At the restart the CPU manager starts fresh and re-admits wide: reserved 0,8 leave 1-3,9-11 free on
+    NUMA 0 and 4-7,12-15 on NUMA 1; best-effort prefers the narrowest NUMA set holding 4 CPUs, NUMA 0,
+    where whole cores are taken in order: cores 1 (1,9) and 2 (2,10), so 1-2,9-10, not 3-4,11-12."""
+    import dataclasses
+
+    from tmnb.snapshot import Allocation, StateFile
+
+    fleet = _fleet()
+    held = Allocation(
+        pod_uid="uid-wide", namespace="app", pod="wide", container="main", cpuset="3-4,11-12", exclusive=True
+    )
+    memory = StateFile(manager="memory", path="/var/lib/kubelet/memory_manager_state", policy="None")
+    w1 = dataclasses.replace(fleet.nodes[0], allocations=[held], state_files=[memory])
+    pods = [p for p in fleet.pods if p.node != "w1"] + [pod("wide", "w1", cpu="4")]
+    plan = _plan(snapshot([w1, *fleet.nodes[1:]], pods), {"topologyManagerPolicy": "best-effort"})
+    change = plan.node("w1")
+    assert change.drain and change.state_files == []
+    assert change.drain_why == (
+        "at restart the kubelet re-admits the running pods (what-if, restart mode): "
+        "app/wide: main re-pinned from CPUs 3-4,11-12 to 1-2,9-10"
+    )
+    assert not plan.node("w2").drain

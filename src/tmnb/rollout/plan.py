@@ -317,7 +317,11 @@ def _gates(canary: str, rest: Sequence[str], waves: int | Sequence[Sequence[str]
     return gate
 
 
-def _pick_canary(canary: str, included: Sequence[str], recommended: Sequence[str]) -> str:
+def _pick_canary(
+    canary: str, included: Sequence[str], recommended: Sequence[str], not_canary: Mapping[str, str]
+) -> str:
+    """The named canary, or for ``recommended`` readiness's choice: its pick of a pool among the planned
+    nodes, else the first planned node that can be a canary (``Readiness.not_canary``), else none."""
     if not included:
         raise InputError("no node is left to change: every selected node is excluded (see the plan's exclusions)")
     if canary != "recommended":
@@ -326,7 +330,16 @@ def _pick_canary(canary: str, included: Sequence[str], recommended: Sequence[str
                 f"canary {canary!r} is not a planned node (excluded, unchanged or unknown)", where="canary"
             )
         return canary
-    return next((n for n in recommended if n in included), included[0])
+    eligible = [n for n in recommended if n in included] + [n for n in included if n not in not_canary]
+    if not eligible:
+        from tmnb.report.tables import some
+
+        why = some([f"{n}: {not_canary[n]}" for n in included], 3, "; ")
+        raise InputError(
+            f"no planned node can be the canary ({why}); fix what blocks one, or name the canary to start with",
+            where="canary",
+        )
+    return eligible[0]
 
 
 def _drained_prediction(
@@ -425,7 +438,7 @@ def build_plan(
     if not planned:
         reasons = "; ".join(f"{e.node}: {e.reason}" for e in excluded) or "no node matches the selection"
         raise InputError(f"nothing to roll out: {reasons}", where="plan")
-    first = _pick_canary(canary, included, recommended)
+    first = _pick_canary(canary, included, recommended, readiness.not_canary)
     gates = _gates(first, [n for n in included if n != first], waves)
     by_name = {c.node: c for _, c in planned}
     ordered = sorted(
