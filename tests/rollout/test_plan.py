@@ -336,4 +336,4 @@ def test_recommended_canary_among_the_selected_nodes_is_one_that_can_be() -> Non
     report = assess(snap, {"topologyManagerScope": "container", "topologyManagerPolicy": "best-effort"})
     assert report.canary["canary"].tolist() == ["w3"]
     plan = build_plan(snap, report, change_id="c1", nodes=["w1", "w2", "w4", "w5"])
-    assert [(n.node, n.gate) for n in plan.nodes][0] == ("w4", "canary")
+    assert (plan.nodes[0].node, plan.nodes[0].gate) == ("w4", "canary")
