@@ -170,5 +170,9 @@ def test_with_no_node_that_can_be_the_canary_03_says_so_and_prints_no_04_command
     assert report.canary["canary"].tolist() == [""]
     assert report.not_canary == {"a": "blocker: version-skew", "b": "blocker: version-skew"}
     answer = verdict(report)
-    assert answer.commands == []
+    assert answer.commands == [] and answer.tone == "stop"  # the blockers speak first
+    assert any("No node can be the canary" in line for _, lines in answer.sections for line in lines)
+    unchanged = assess(snapshot([node("a", kubelet=STATIC)]), {"cpuManagerPolicy": "static"})
+    answer = verdict(unchanged)
+    assert answer.commands == [] and answer.headline.startswith("Nothing to roll out yet: no node can be the canary")
     assert any("No node can be the canary" in line for _, lines in answer.sections for line in lines)

@@ -380,6 +380,8 @@ def verdict(report: Readiness) -> Verdict:
     if blocks:
         tone: Literal["ok", "warn", "stop"] = "stop"
         headline = f"Not ready: {len(blocks)} thing(s) block this change. Fix them, then plan the canary."
+    elif not commands:
+        tone, headline = "warn", "Nothing to roll out yet: no node can be the canary (see what to do next)."
     elif counts["needs action"] or counts["unknown"]:
         tone, headline = "warn", "Ready with manual steps: the plan below lists them per node. Start with the canary."
     else:
