@@ -90,3 +90,22 @@ def test_a_node_without_topology_drains_as_care() -> None:
         "more careful than the kubelet may require: the restart is not predictable here (the snapshot has no CPU "
         "and NUMA topology for this node), so the 1 active pod(s) leave rather than be re-admitted unseen"
     )
+
+
+def test_a_file_the_snapshot_did_not_find_is_moved_as_care_and_said_so() -> None:
+    """The snapshot read the state files and found only memory_manager_state: at the restart the CPU manager
+    starts fresh, so nothing refuses a new reserved set; tmnb still moves aside a file written since."""
+    from tmnb.snapshot import StateFile
+
+    snap = _holding("1,9")
+    memory = StateFile(manager="memory", path="/var/lib/kubelet/memory_manager_state", policy="None")
+    w1 = dataclasses.replace(snap.nodes[0], state_files=[memory])
+    steps = drain_steps(plan_for(w1, {"reservedSystemCPUs": "0,1"}), snap.pods_on("w1"))
+    assert [(f.path, f.refused, f.careful) for f in steps.moved] == [
+        (
+            CPU_STATE,
+            "",
+            "the snapshot found no cpu_manager_state; one the kubelet wrote since would hold assignments made under "
+            "reservedSystemCPUs=0,8",
+        )
+    ]

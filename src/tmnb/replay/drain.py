@@ -82,8 +82,10 @@ def _manager_of(err: ConfigRejected) -> Manager | None:
     return None
 
 
-def _careful(plan: NodePlan, fields: tuple[str, ...], unpredictable: str) -> str:
+def _careful(plan: NodePlan, name: str, fields: tuple[str, ...], unpredictable: str) -> str:
     held = ", ".join(f"{f}={show_value(plan.current.get(f))}" for f in fields)
+    if plan.node.state_files and all(f.path.rsplit("/", 1)[-1] != name for f in plan.node.state_files):
+        return f"the snapshot found no {name}; one the kubelet wrote since would hold assignments made under {held}"
     if unpredictable:
         return f"it holds assignments made under {held}, and the restart is not predictable here ({unpredictable})"
     return (
@@ -153,7 +155,7 @@ def drain_steps(plan: NodePlan, pods: Iterable[Pod]) -> DrainSteps:
     moved = tuple(
         MovedFile(f"{KUBELET_ROOT}/{name}", refused=refused[manager])
         if manager in refused
-        else MovedFile(f"{KUBELET_ROOT}/{name}", careful=_careful(plan, spoiled[name], unpredictable))
+        else MovedFile(f"{KUBELET_ROOT}/{name}", careful=_careful(plan, name, spoiled[name], unpredictable))
         for manager, name in _FILES.items()
         if manager in refused or name in spoiled
     )
