@@ -90,3 +90,16 @@ def test_nrt_only_node():
     assert (cpu1.capacity, cpu1.reserved, cpu1.exclusive, cpu1.free) == (32, 2, 5, 25)
     assert row(occ, 0, "memory").exclusive == 3 * GIB
     assert set(occ["shape"]) == {"(from NodeResourceTopology)"}
+
+
+def test_the_pool_table_and_the_verdict_give_the_same_share(busy):
+    """6 of the 14 allocatable CPUs (16 less 2 reserved) are held exclusively: 42.9 %, in the table
+    as in the answer on top, not rounded down to a 10 % step."""
+    from tmnb.analysis.occupancy import pool_summary, verdict
+    from tmnb.report.tables import humanize
+
+    occ = occupancy(busy)
+    shown = humanize(pool_summary(occ))
+    assert list(shown[shown["resource"] == "cpu"]["fraction"]) == ["42.9 %"]
+    pools = dict(verdict(occ, "sample").sections)["Pools, most loaded first"]
+    assert pools == ["**general**: 42.9 % of allocatable CPUs held exclusively"]

@@ -65,7 +65,8 @@ STAGES = (
     "02-numa-occupancy",
     "03-readiness",
     "04-rollout: the change on the canary (execute, canary approved)",
-    "a wide pod deployed on the canary, then the inventory collected again",
+    "a staged failure: a pod one core wider than the canary's freest NUMA node, deployed after the change "
+    "(the kubelet is expected to refuse it, for 06-postmortem to explain); then the inventory collected again",
     "05-compare: before and after",
     "06-postmortem: from the evidence alone, the sandbox stopped",
     "the evidence bundle, packed and verified",
@@ -108,9 +109,10 @@ def run_demo(reports_dir: str | Path | None = None) -> Demo:
             _stage(5)
             results.append(run(_notebook("04-rollout.ipynb"), params=change, out=folder / "04-rollout"))
             _stage(6)
+            journal = results[-1].results.get("journal") or ""
             _deploy_wide_pod(box, canary)
             after = run(_notebook("01-inventory.ipynb"), params=live, out=folder / "after-change-inventory")
-            journal = results[-1].results.get("journal") or ""
+            results.append(after)
             params = {"before": baseline, "after": after.results["snapshot"], "journal": journal}
             _stage(7)
             with _metrics(folder, baseline, after.results["snapshot"], canary) as metrics:
@@ -202,7 +204,13 @@ def _deploy_wide_pod(box: Sandbox, canary: str) -> None:
     box.cluster.create_pod("batch", body)
     status = box.cluster.get("pods", "batch", "wide-batch-0")["status"]
     outcome = f"{status.get('phase')} {status.get('reason', '')}".strip()
-    print(f"demo: batch/wide-batch-0 ({cpus} exclusive CPUs) deployed on {canary} after the change: {outcome}")
+    expected = "as staged" if status.get("reason") == "TopologyAffinityError" else "not as staged"
+    print(
+        f"demo: staged failure: batch/wide-batch-0 ({cpus} exclusive CPUs) on {canary} after the change: "
+        f"{outcome} ({expected})",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _canary(by_pool: dict[str, str]) -> str:
