@@ -19,7 +19,7 @@ from tmnb.analysis.inventory import shape_of
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.parse.quantity import parse_quantity
-from tmnb.report.tables import quantity
+from tmnb.report.tables import quantity, some
 from tmnb.report.verdict import Verdict
 from tmnb.snapshot import Node, Snapshot
 
@@ -178,6 +178,21 @@ def pick_nodes(occ: pd.DataFrame, wanted: list[str] | None = None, count: int = 
         return list(wanted)
     cpu = occ[occ["resource"] == "cpu"].groupby("node")["fraction"].max()
     return list(cpu.sort_values(ascending=False, kind="stable").index[:count])
+
+
+def detail_note(occ: pd.DataFrame, detail: list[str], source: str, wanted: list[str] | None = None) -> str:
+    """Which nodes the detail figures draw, why those, and how to draw others: a report that shows a
+    subset says so."""
+    total = occ["node"].nunique()
+    why = "as asked" if wanted else f"the {len(detail)} most CPU-loaded"
+    note = f"Drawn in detail: **{', '.join(detail)}** ({why}, of {total} node(s))."
+    if len(detail) < total:
+        others = sorted(set(occ["node"]) - set(detail))
+        note += (
+            f" Not drawn: {some(others, 8)}. To draw any of them: "
+            f"`tmnb run 02-numa-occupancy -p source {source} -p nodes '[{others[0]}]'`"
+        )
+    return note
 
 
 def holdings(held: pd.DataFrame, nodes: list[str]) -> pd.DataFrame:
