@@ -177,7 +177,9 @@ def csv_rows(frame: pd.DataFrame, units: Mapping[str, str] | None = None) -> pd.
 
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and not _absent(value)
+    if isinstance(value, bool):  # a bool is an int to Python, a yes/no to a reader
+        return False
+    return isinstance(value, numbers.Real) and not _absent(value)
 
 
 def _row_unit(unit: object) -> str:
@@ -206,13 +208,14 @@ def _init() -> None:
         _initialised = True
 
 
-#: Cells wrap; prose columns get a bounded width (breaking long tokens too), names (a node, a
+#: Cells wrap; prose columns get a bounded width (breaking between words, a word only when it alone
+#: is wider than the column), names (a node, a
 #: policy: one short word) never break, the footer's filter boxes shrink with their column, and the
 #: headers break between the words of a camelCase setting name, so a wide table still fits the page
 #: instead of hiding its last, most explanatory columns off the right edge.
 _CSS = (
     ".tmnb-table td{white-space:normal;overflow-wrap:break-word;vertical-align:top}"
-    ".tmnb-table td.tmnb-text{overflow-wrap:anywhere;min-width:12em;max-width:32em}"
+    ".tmnb-table td.tmnb-text{overflow-wrap:break-word;word-break:normal;min-width:12em;max-width:32em}"
     ".tmnb-table td.tmnb-name{white-space:nowrap}"
     ".tmnb-table tfoot input{width:100%;min-width:2em;box-sizing:border-box}"
     ".tmnb-table thead th{white-space:normal;overflow-wrap:normal}"
