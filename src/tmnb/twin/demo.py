@@ -146,7 +146,12 @@ def _metrics(folder: Path, before: str, after: str, canary: str) -> Iterator[dic
     old, new = load(before), load(after)
     on_canary = [p.owner.controller_name or p.owner.name for p in new.pods if p.node == canary and p.owner]
     loads = workloads(old, new, first=on_canary, quota=(False, False))
-    at = {"change_at": f"{timeline.rollout[1]:%Y-%m-%dT%H:%M:%SZ}"}
+    at = {
+        "change_at": f"{timeline.rollout[1]:%Y-%m-%dT%H:%M:%SZ}",
+        "metrics_note": f"The application metrics are synthetic: series made up for {len(loads)} workloads (the "
+        f"sandbox runs no containers), with known shifts built in and their change placed at "
+        f"{timeline.rollout[1]:%Y-%m-%d %H:%M} UTC, before this rehearsal's rollout.",
+    }
     where = folder / "demo-metrics"
     where.mkdir(parents=True, exist_ok=True)
     csv = write_long_format(where / "demo-metrics.csv", timeline, loads)
