@@ -358,7 +358,10 @@ def test_notebook_defaults_compare_the_sample_pair_with_its_metrics(tmp_path):
     vllm, encoder = "namespace=ml-inference container=vllm", "namespace=ml-training container=encoder"
     assert stats[("latency_p99", vllm)]["verdict"] == "regression"
     assert stats[("latency_p99", encoder)]["verdict"] == "improvement"
-    assert stats[("latency_p99", "namespace=analytics container=executor")]["verdict"] == "no significant change"
+    # the executors run on big-epyc-01 only, which the change did not touch: listed apart
+    apart = {(r["query"], r["group"]): r for r in glued["untouched_statistics"]}
+    executor = ("latency_p99", "namespace=analytics container=executor")
+    assert executor not in stats and apart[executor]["verdict"] == "no significant change"
     assert {f"{s}-over-time.png" for s in ("cpu_usage", "latency_p99")} <= set(glued["figures"])
     assert {"latency_p99-distribution.png", "alignment-changes.png"} <= set(glued["figures"])
     assert not any(f.startswith("cpu_throttling") for f in glued["figures"])  # 0 throughout: a sentence
