@@ -165,3 +165,10 @@ def test_every_node_needing_action_is_named_on_top_and_old_failures_on_their_nod
     assert "remedy" not in per_node.columns and len(per_node) == len(report.lint)
     skew = per_node[per_node["rule"] == "version-skew"]
     assert list(skew["explanation where it differs per node"]) == [""] * len(skew)
+
+
+def test_the_admission_table_names_pods_without_their_uid():
+    report = assess(fleet(), {"topologyManagerPolicy": "single-numa-node"})
+    shown = rejected_first(report.pods)
+    assert "uid" in report.pods.columns and "uid" not in shown.columns
+    assert list(shown["pod"])[:1] == ["big3"] and len(shown) == len(report.pods)

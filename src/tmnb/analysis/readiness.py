@@ -319,9 +319,12 @@ def lint_per_node(lint_table: pd.DataFrame) -> pd.DataFrame:
 
 
 def rejected_first(pods: pd.DataFrame) -> pd.DataFrame:
+    """The predicted admission as a person reads it: rejected pods first, named by namespace and
+    name (the UID, 36 characters no one searches for, stays in the results)."""
     if pods.empty:
         return pods
-    return pods.sort_values(["admitted", "node"], kind="stable").reset_index(drop=True)
+    shown = pods.drop(columns=[c for c in ("uid",) if c in pods.columns])
+    return shown.sort_values(["admitted", "node"], kind="stable").reset_index(drop=True)
 
 
 def summary(report: Readiness) -> str:
