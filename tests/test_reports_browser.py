@@ -167,19 +167,25 @@ def test_02_pool_shares_agree_with_the_answer_on_top(demo_pages):  # type: ignor
 
 
 def test_03_words_are_never_broken_inside(demo_pages):  # type: ignore[no-untyped-def]
-    """Every word of every prose cell sits on one line (a word broken over two has two line boxes)."""
+    """A prose cell wraps only where a person would: between words or after a hyphen, slash or comma,
+    never inside a word ("systemReser" / "ved")."""
     page = demo_pages("03-readiness")
     broken = page.evaluate(
         """() => {
         const out = [];
+        const top = (node, i) => {
+          const r = document.createRange(); r.setStart(node, i); r.setEnd(node, i + 1);
+          const box = r.getClientRects()[0]; return box ? Math.round(box.top) : null;
+        };
         for (const td of document.querySelectorAll('table.dataTable td.tmnb-text')) {
           const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
           for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-            for (const m of node.data.matchAll(/\\S{4,}/g)) {
-              const r = document.createRange();
-              r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
-              const tops = new Set([...r.getClientRects()].map(b => Math.round(b.top)));
-              if (tops.size > 1) out.push(m[0]);
+            for (const m of node.data.matchAll(/\\S{2,}/g)) {
+              for (let i = m.index + 1; i < m.index + m[0].length; i++) {
+                const before = top(node, i - 1), here = top(node, i);
+                if (before !== null && here !== null && here > before && !'-/,'.includes(node.data[i - 1]))
+                  out.push(m[0]);
+              }
             }
           }
         }
@@ -187,6 +193,15 @@ def test_03_words_are_never_broken_inside(demo_pages):  # type: ignore[no-untype
       }"""
     )
     assert not broken, broken[:10]
+
+
+def test_01_a_live_clusters_checklist_is_complete(demo_pages):  # type: ignore[no-untyped-def]
+    """The demo collects the sandbox live: shared-pool containers have no exclusive cpuset to record,
+    which is complete, not missing; and the 'consistent' column is explained where it is shown."""
+    page = demo_pages("01-inventory")
+    top = page.locator(".tmnb-verdict").inner_text()
+    assert top.startswith("Checklist complete"), top.splitlines()[0]
+    assert "consistent says whether" in page.locator("body").inner_text()
 
 
 def test_05_says_what_its_metrics_are_on_top(demo_pages):  # type: ignore[no-untyped-def]
