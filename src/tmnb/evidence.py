@@ -14,12 +14,13 @@ import hashlib
 import io
 import json
 import os
+import posixpath
 import socket
 import stat
 import tarfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tmnb import __version__
@@ -138,12 +139,21 @@ def _open(path: str | Path) -> tarfile.TarFile:
         raise InputError(f"not a tar archive ({exc.__class__.__name__})", source=str(source)) from None
 
 
-def _check_member(member: tarfile.TarInfo, source: str) -> None:
-    parts = PurePosixPath(member.name).parts
-    if member.name.startswith("/") or ".." in parts or not parts:
+def _member_name(member: tarfile.TarInfo, source: str) -> str | None:
+    """The member's name inside the bundle, as the manifest spells it; None for the bundle's own top
+    folder. A bundle unpacked and packed again with ``tar -czf b.tar.gz -C dir .`` names its members
+    ``./runs/...`` and adds a ``.`` entry: both stay inside, so both are read; only a name that
+    resolves above the top (absolute, or ``..`` past it) points outside."""
+    name = posixpath.normpath(member.name) if member.name else ""
+    if not name or member.name.startswith("/") or name == ".." or name.startswith("../"):
         raise InputError(f"refusing member {member.name!r}: it points outside the bundle", source=source)
     if not (member.isfile() or member.isdir()):
         raise InputError(f"refusing member {member.name!r}: links and devices are not evidence", source=source)
+    if name == ".":
+        if member.isdir():
+            return None
+        raise InputError(f"refusing member {member.name!r}: a file cannot be the bundle itself", source=source)
+    return name
 
 
 def _read(path: str | Path) -> tuple[JsonDict, dict[str, bytes]]:
@@ -153,10 +163,10 @@ def _read(path: str | Path) -> tuple[JsonDict, dict[str, bytes]]:
             found = tar.getmembers()
             files: dict[str, bytes] = {}
             for member in found:
-                _check_member(member, source)
-                if member.isfile():
+                name = _member_name(member, source)
+                if name is not None and member.isfile():
                     handle = tar.extractfile(member)
-                    files[member.name] = handle.read() if handle else b""
+                    files[name] = handle.read() if handle else b""
         except (tarfile.TarError, OSError, EOFError) as exc:
             raise InputError(f"the archive is damaged ({exc.__class__.__name__})", source=source) from None
     raw = files.pop(MANIFEST, None)

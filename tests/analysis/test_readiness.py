@@ -176,3 +176,37 @@ def test_with_no_node_that_can_be_the_canary_03_says_so_and_prints_no_04_command
     answer = verdict(unchanged)
     assert answer.commands == [] and answer.headline.startswith("Nothing to roll out yet: no node can be the canary")
     assert any("No node can be the canary" in line for _, lines in answer.sections for line in lines)
+
+
+def test_every_node_needing_action_is_named_on_top_and_old_failures_on_their_node():
+    """The sample under single-numa-node: gen-icx-03 needs action for a manual step (its kubelet is
+    two minors behind; a warning, below fail_on), so the answer on top names it; gpu-h100-01 has
+    three pods its kubelet refused before any change, which its row and the top say."""
+    from tmnb.analysis.readiness import lint_per_node, verdict
+    from tmnb.sources.embedded import load_sample
+
+    report = assess(load_sample(), {"topologyManagerPolicy": "single-numa-node"})
+    sections = dict(verdict(report).sections)
+    named = " ".join(sections["What blocks"] + sections["Manual steps"])
+    acting = report.verdicts[report.verdicts["verdict"] == "needs action"]["node"]
+    assert "gen-icx-03" in set(acting)
+    assert all(f"**{node}**" in named for node in acting), (list(acting), named)
+    assert any(line.startswith("**gen-icx-03** (version-skew)") for line in sections["Manual steps"])
+    rows = report.verdicts.set_index("node")
+    assert rows.loc["gpu-h100-01", "failing today"].startswith("3 pod(s), TopologyAffinityError: ml-inference/")
+    assert rows.loc["lat-icx-01", "failing today"] == ""
+    assert [line for line in sections["Nodes"] if "failing today" in line] == [
+        f"**gpu-h100-01** ({rows.loc['gpu-h100-01', 'verdict']}): failing today, before any change: "
+        + rows.loc["gpu-h100-01", "failing today"]
+    ]
+    per_node = lint_per_node(report.lint)
+    assert "remedy" not in per_node.columns and len(per_node) == len(report.lint)
+    skew = per_node[per_node["rule"] == "version-skew"]
+    assert list(skew["explanation where it differs per node"]) == [""] * len(skew)
+
+
+def test_the_admission_table_names_pods_without_their_uid():
+    report = assess(fleet(), {"topologyManagerPolicy": "single-numa-node"})
+    shown = rejected_first(report.pods)
+    assert "uid" in report.pods.columns and "uid" not in shown.columns
+    assert list(shown["pod"])[:1] == ["big3"] and len(shown) == len(report.pods)

@@ -528,6 +528,17 @@ def test_assignments_may_not_overlap_the_default_set() -> None:
         ({"cpuManagerPolicyOption": {}}, "did you mean cpuManagerPolicyOptions"),
         ({"zzz": 1}, "not a KubeletConfiguration v1beta1 field"),
         ({"kind": "KubeletConfiguration"}, "part of the file"),
+        (
+            {"topologyManagerPolicy": "strict"},
+            r"'strict' is not one of none, best-effort, restricted, single-numa-node; "
+            r"did you mean restricted\?",
+        ),
+        (
+            {"topologyManagerScope": "Pod"},
+            r"target.topologyManagerScope: 'Pod' is not one of container, pod; did you mean pod",
+        ),
+        ({"cpuManagerPolicy": "Static"}, "did you mean static"),
+        ({"memoryManagerPolicy": "dynamic"}, r"'dynamic' is not one of None, Static$"),
     ],
 )
 def test_unknown_target_fields_are_refused_with_the_closest_name(target, message):

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from tmnb.analysis.inventory import shape_of
+from tmnb.analysis.inventory import admission_failures, shape_of
 from tmnb.analysis.lint import (
     SEVERITY_ORDER,
     Finding,
@@ -71,6 +71,7 @@ def verdicts(
 ) -> pd.DataFrame:
     """One row per node: verdict, counts of findings by severity, rejected pods and the first rejection."""
     threshold = SEVERITY_ORDER[fail_on]
+    failing = failing_today(snapshot)
     rows = []
     for node in snapshot.nodes:
         mine = [f for f in findings if f.node == node.name]
@@ -89,9 +90,21 @@ def verdicts(
                 "warnings": counts["warning"],
                 "rejected pods": len(rejected),
                 "first rejection": "" if first is None else f"{first['namespace']}/{first['pod']}: {first['reason']}",
+                "failing today": failing.get(node.name, ""),
             }
         )
     return pd.DataFrame(rows)
+
+
+def failing_today(snapshot: Snapshot) -> dict[str, str]:
+    """Per node, the pods its kubelet refused at admission before any change (Failed with an admission
+    reason): a node the change leaves "ready" may still have them, and its row says so."""
+    failed = admission_failures(snapshot)
+    return {
+        str(node): f"{len(part)} pod(s), {', '.join(sorted(set(part['reason'])))}: "
+        + some([f"{r.namespace}/{r.pod}" for r in part.itertuples()], 3)
+        for node, part in failed.groupby("node")
+    }
 
 
 def steps_table(snapshot: Snapshot, steps: Mapping[str, DrainSteps]) -> pd.DataFrame:
@@ -324,10 +337,23 @@ def lint_by_rule(lint_table: pd.DataFrame, shown: int = 5) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def lint_per_node(lint_table: pd.DataFrame) -> pd.DataFrame:
+    """Every finding per node without the texts ``lint_by_rule`` already says once per rule: the
+    explanation only where it differs between the rule's nodes, never the remedy."""
+    if lint_table.empty:
+        return lint_table
+    varies = lint_table.groupby("rule")["explanation"].transform("nunique") > 1
+    shown = lint_table.drop(columns=["explanation", "remedy"])
+    return shown.assign(**{"explanation where it differs per node": lint_table["explanation"].where(varies, "")})
+
+
 def rejected_first(pods: pd.DataFrame) -> pd.DataFrame:
+    """The predicted admission as a person reads it: rejected pods first, named by namespace and
+    name (the UID, 36 characters no one searches for, stays in the results)."""
     if pods.empty:
         return pods
-    return pods.sort_values(["admitted", "node"], kind="stable").reset_index(drop=True)
+    shown = pods.drop(columns=[c for c in ("uid",) if c in pods.columns])
+    return shown.sort_values(["admitted", "node"], kind="stable").reset_index(drop=True)
 
 
 def summary(report: Readiness) -> str:
@@ -365,6 +391,7 @@ def verdict(report: Readiness) -> Verdict:
             f"**{node}**: {len(pods)} pod(s) would be rejected, first {first['namespace']}/{first['pod']} "
             f"({first['reason']}: {first['message']}). Leave this node out, or free or re-size the pods first."
         )
+    steps = manual_steps(report)
     picked = report.canary[report.canary["canary"] != ""]
     canaries = [f"pool **{r.pool}**: canary `{r.canary}` ({r.why})" for r in picked.itertuples()]
     canaries += [f"pool **{r.pool}**: no canary: {r.why}" for r in report.canary.itertuples() if not r.canary]
@@ -392,5 +419,34 @@ def verdict(report: Readiness) -> Verdict:
         else []
     )
     return Verdict(
-        tone, headline, [("Nodes", ready), ("What blocks", blocks), ("What to do next", next_steps)], commands
+        tone,
+        headline,
+        [
+            ("Nodes", ready + failing_lines(report.verdicts)),
+            ("What blocks", blocks),
+            ("Manual steps", steps),
+            ("What to do next", next_steps),
+        ],
+        commands,
     )
+
+
+def manual_steps(report: Readiness) -> list[str]:
+    """The findings below ``fail_on`` that still need a person (why a node "needs action" without a
+    blocker), each with its step, so every node counted as needing action is named on top."""
+    return [
+        f"**{f.node}** ({f.rule}): {f.explanation} **Step:** {f.remedy}"
+        for f in report.findings
+        if SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[report.fail_on] and needs_manual_action(f)
+    ]
+
+
+def failing_lines(verdict_table: pd.DataFrame) -> list[str]:
+    """The nodes with pods failing today, whatever the change's verdict: old failures, not the change's."""
+    if "failing today" not in verdict_table:
+        return []
+    failing = verdict_table[verdict_table["failing today"] != ""]
+    return [
+        f"**{node}** ({verdict}): failing today, before any change: {pods}"
+        for node, verdict, pods in zip(failing["node"], failing["verdict"], failing["failing today"], strict=True)
+    ]

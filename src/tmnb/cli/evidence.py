@@ -18,15 +18,17 @@ def add_parsers(sub: Subcommands) -> None:
     ev = sub.add_parser("evidence", help="pack run folders into a checksummed bundle, verify it, open it")
     verbs = ev.add_subparsers(dest="verb", required=True, metavar="VERB")
     pack = verbs.add_parser("pack", help="RUN_DIR... into one .tar.gz with a sha256 manifest")
-    pack.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    pack.add_argument(
+        "run_dirs", nargs="+", metavar="RUN_DIR", help="run folders (each with a manifest.json or journal.jsonl)"
+    )
     pack.add_argument("--out", required=True, help="the bundle to write (.tar.gz)")
     pack.add_argument("--force", action="store_true", help="overwrite an existing bundle")
     check = verbs.add_parser("verify", help="exit 0 when intact, 4 with the missing, extra and modified files")
-    check.add_argument("bundle")
+    check.add_argument("bundle", help="the bundle (.tar.gz) to check against its MANIFEST.json")
     opened = verbs.add_parser(
         "open", help="unpack read-only (refusing unsafe members), list the reports, run 06-postmortem on it"
     )
-    opened.add_argument("bundle")
+    opened.add_argument("bundle", help="the bundle (.tar.gz) to open")
     opened.add_argument("--to", required=True, help="a new directory to unpack into")
 
 

@@ -59,20 +59,51 @@ def add_parsers(sub: Subcommands) -> None:
             metavar="NODE",
             help="change this node although the what-if rejects pods there",
         )
-        p.add_argument("--executor", choices=EXECUTORS, default="dry-run" if verb == "plan" else "sandbox")
+        p.add_argument(
+            "--executor",
+            choices=EXECUTORS,
+            default="dry-run" if verb == "plan" else "sandbox",
+            help="how node commands run: dry-run (records them, changes nothing), local (this host is the node), "
+            "ssh, node-pod (a privileged pod on the node), sandbox (a tmnb sandbox node) "
+            f"(default: {'dry-run' if verb == 'plan' else 'sandbox'})",
+        )
         p.add_argument(
             "--node-files",
             default="",
             help=f"how to re-read node files (default: as the executor reads them): {NODE_FILES_HELP}",
         )
-        p.add_argument("--apply", choices=("auto", "edit", "drop-in"), default="auto")
-        p.add_argument("--drain", choices=("auto", "always", "never"), default="auto")
-        p.add_argument("--format", choices=("table", "json"), default="table")
+        p.add_argument(
+            "--apply",
+            choices=("auto", "edit", "drop-in"),
+            default="auto",
+            help="how the change is written: a drop-in file in the kubelet's --config-dir, an edit of its "
+            "config file, or auto (a drop-in where the kubelet reads one, else the edit; default)",
+        )
+        p.add_argument(
+            "--drain",
+            choices=("auto", "always", "never"),
+            default="auto",
+            help="auto (default): drain a node only when its running pods cannot stay through the restart; "
+            "always: drain every node; never: refuse a node that would need a drain",
+        )
+        p.add_argument(
+            "--format", choices=("table", "json"), default="table", help="table for a person (default) or JSON"
+        )
         if verb in ("execute", "rollback"):
             p.add_argument("--approve", action="append", default=[], metavar="GATE", help="canary, wave-1, ...")
             p.add_argument("--pause", type=non_negative_seconds, default=0.0, help="seconds between waves")
-            p.add_argument("--drain-timeout", type=positive_seconds, default=300.0)
-            p.add_argument("--ready-timeout", type=positive_seconds, default=180.0)
+            p.add_argument(
+                "--drain-timeout",
+                type=positive_seconds,
+                default=300.0,
+                help="seconds to wait for a node's pods to leave before the drain fails (default 300)",
+            )
+            p.add_argument(
+                "--ready-timeout",
+                type=positive_seconds,
+                default=180.0,
+                help="seconds to wait for the node to report Ready after the restart (default 180)",
+            )
             p.add_argument(
                 "--evict-retry", type=positive_seconds, default=5.0, help="seconds between eviction retries (429)"
             )

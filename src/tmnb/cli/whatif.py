@@ -33,7 +33,10 @@ def add_parsers(sub: Subcommands) -> None:
     src.add_argument("--snapshot", help=sources_help())
     src.add_argument("--node-root", help="a copy of one node's files laid out as on the node (needs --pods)")
     what.add_argument("--pods", help="PodList JSON (kubectl get pods -o json) for --node-root")
-    what.add_argument("--node-name", help="node name for --node-root (default: the directory name)")
+    what.add_argument(
+        "--node-name",
+        help="the name of the node copied under --node-root (default: the directory name); not with --snapshot",
+    )
     what.add_argument(
         "--set",
         dest="settings",
@@ -55,13 +58,18 @@ def add_parsers(sub: Subcommands) -> None:
         default="drain",
         help="drain: re-admit from empty manager state (default); restart: keep today's allocations",
     )
-    what.add_argument("--format", choices=["table", "json"], default="table")
+    what.add_argument(
+        "--format",
+        choices=["table", "json"],
+        default="table",
+        help="table: pods and nodes for a person (default); json: one pod per line (JSON Lines)",
+    )
 
 
 def command(args: argparse.Namespace) -> int:
     import json
 
-    check_inputs(args.snapshot, args.node_root, args.pods)
+    check_inputs(args.snapshot, args.node_root, args.pods, args.node_name)
     settings = list(args.settings)
     if args.kubelet_version is not None:
         from tmnb.kubelet.profiles import KUBELET_VERSION, parse_minor
@@ -128,9 +136,16 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
     return target
 
 
-def check_inputs(snapshot: str | None, node_root: str | None, pods: str | None) -> None:
-    """What the arguments alone tell: files that are not there, a missing --pods."""
+def check_inputs(snapshot: str | None, node_root: str | None, pods: str | None, node_name: str | None = None) -> None:
+    """What the arguments alone tell: files that are not there, a missing --pods, a --node-name
+    that would be ignored (it names the node of --node-root; a snapshot's nodes have their names)."""
     if snapshot:
+        if node_name is not None:
+            raise InputError(
+                "names the node of --node-root; a snapshot's nodes keep their own names (the table lists every "
+                "node: filter it, e.g. with --format json and jq)",
+                where="--node-name",
+            )
         check_source(snapshot)
         return
     if not pods:

@@ -66,7 +66,8 @@ STAGES = (
     "02-numa-occupancy",
     "03-readiness",
     "04-rollout: the change on the canary (execute, canary approved)",
-    "a wide pod deployed on the canary, then the inventory collected again",
+    "a staged failure: a pod one core wider than the canary's freest NUMA node, deployed after the change "
+    "(the kubelet is expected to refuse it, for 06-postmortem to explain); then the inventory collected again",
     "05-compare: before and after",
     "06-postmortem: from the evidence alone, the sandbox stopped",
     "the evidence bundle, packed and verified",
@@ -129,6 +130,7 @@ def run_demo(reports_dir: str | Path | None = None) -> Demo:
             inventory_kernel = ahead.enter_context(start_kernel(_notebook("01-inventory.ipynb")))
             results.append(run(_notebook("04-rollout.ipynb"), params=change, out=folder / "04-rollout"))
             _stage(6)
+            journal = results[-1].results.get("journal") or ""
             _deploy_wide_pod(box, canary)
             compare_kernel = ahead.enter_context(start_kernel(_notebook("05-compare.ipynb")))
             after = run(
@@ -137,7 +139,7 @@ def run_demo(reports_dir: str | Path | None = None) -> Demo:
                 out=folder / "after-change-inventory",
                 kernel=inventory_kernel,
             )
-            journal = results[-1].results.get("journal") or ""
+            results.append(after)
             params = {"before": baseline, "after": after.results["snapshot"], "journal": journal}
             _stage(7)
             with _metrics(folder, baseline, after.results["snapshot"], canary) as metrics:
@@ -173,7 +175,12 @@ def _metrics(folder: Path, before: str, after: str, canary: str) -> Iterator[dic
     old, new = load(before), load(after)
     on_canary = [p.owner.controller_name or p.owner.name for p in new.pods if p.node == canary and p.owner]
     loads = workloads(old, new, first=on_canary, quota=(False, False))
-    at = {"change_at": f"{timeline.rollout[1]:%Y-%m-%dT%H:%M:%SZ}"}
+    at = {
+        "change_at": f"{timeline.rollout[1]:%Y-%m-%dT%H:%M:%SZ}",
+        "metrics_note": f"The application metrics are synthetic: series made up for {len(loads)} workloads (the "
+        f"sandbox runs no containers), with known shifts built in and their change placed at "
+        f"{timeline.rollout[1]:%Y-%m-%d %H:%M} UTC, before this rehearsal's rollout.",
+    }
     where = folder / "demo-metrics"
     where.mkdir(parents=True, exist_ok=True)
     csv = write_long_format(where / "demo-metrics.csv", timeline, loads)
@@ -231,7 +238,13 @@ def _deploy_wide_pod(box: Sandbox, canary: str) -> None:
     box.cluster.create_pod("batch", body)
     status = box.cluster.get("pods", "batch", "wide-batch-0")["status"]
     outcome = f"{status.get('phase')} {status.get('reason', '')}".strip()
-    print(f"demo: batch/wide-batch-0 ({cpus} exclusive CPUs) deployed on {canary} after the change: {outcome}")
+    expected = "as staged" if status.get("reason") == "TopologyAffinityError" else "not as staged"
+    print(
+        f"demo: staged failure: batch/wide-batch-0 ({cpus} exclusive CPUs) on {canary} after the change: "
+        f"{outcome} ({expected})",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _canary(by_pool: dict[str, str]) -> str:
