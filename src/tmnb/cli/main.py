@@ -33,16 +33,26 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: An error line stays readable in a terminal and a scheduler's log: a 100,000-character value is cut.
+MESSAGE_LIMIT = 1000
+
+
+def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` on one line (line breaks shown as ``⏎``), cut at ``limit`` characters saying how many more."""
+    flat = text.replace("\r\n", "\n").replace("\n", " ⏎ ")
+    return flat if len(flat) <= limit else f"{flat[:limit]}… ({len(flat) - limit} more characters)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handlers: dict[str, Command] = {name: h for family in FAMILIES for name, h in family.COMMANDS.items()}
     try:
         return handlers[args.command](args)
     except RunError as exc:
-        print(f"tmnb: run failed: {exc}", file=sys.stderr)
+        print(f"tmnb: run failed: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_FAILED
     except TmnbError as exc:
-        print(f"tmnb: error: {exc}", file=sys.stderr)
+        print(f"tmnb: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("tmnb: interrupted", file=sys.stderr)

@@ -23,6 +23,7 @@ from tmnb.errors import ConfigRejected, InputError, SnapshotError
 from tmnb.parse.files import MIB, read_capped
 from tmnb.parse.kubelet_config import check_field_value
 from tmnb.parse.numbers import json_int
+from tmnb.snapshot.identity import duplicate_node, duplicate_pod
 from tmnb.snapshot.model import SCHEMA_ID, Snapshot
 from tmnb.snapshot.values import find_out_of_range
 
@@ -91,6 +92,9 @@ def from_dict(data: object, *, source: str = "<snapshot>") -> Snapshot:
             f"{first['msg']}{got_text}{suffix}", source=source, where=_json_path(tuple(first["loc"]))
         ) from None
     _check_settings(snapshot, source)
+    duplicate = duplicate_node(snapshot.nodes, "$.nodes") or duplicate_pod(snapshot.pods, "$.pods")
+    if duplicate:
+        raise SnapshotError(duplicate[1], source=source, where=duplicate[0])
     return snapshot
 
 
