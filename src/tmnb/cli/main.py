@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 from tmnb import __version__
 from tmnb.cli import evidence, reports, rollout, sandbox, whatif
-from tmnb.cli.exits import EXIT_FAILED, EXIT_SIGPIPE, EXIT_USAGE
+from tmnb.cli.exits import EXIT_FAILED, EXIT_SIGPIPE, EXIT_TAMPERED, EXIT_USAGE
 from tmnb.cli.types import Command
-from tmnb.errors import RunError, TmnbError
+from tmnb.errors import RunError, Tampered, TmnbError
 
 #: One module per subcommand family: each adds its parsers and names its handlers.
 FAMILIES = (reports, whatif, sandbox, rollout, evidence)
@@ -51,6 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RunError as exc:
         print(f"tmnb: run failed: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_FAILED
+    except Tampered as exc:
+        print(f"tmnb: error: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_TAMPERED
     except TmnbError as exc:
         print(f"tmnb: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
@@ -60,3 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`tmnb whatif ... | head`): stop quietly, as cat does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_SIGPIPE
+    except OSError as exc:  # a path the system refused (a folder under /proc, a file where a folder goes)
+        if exc.filename is None:
+            raise
+        print(f"tmnb: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE

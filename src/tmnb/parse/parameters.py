@@ -40,7 +40,7 @@ def check_finite(value: object, *, where: str) -> None:
     found = non_finite(value)
     if found:
         at = "" if found == "the value" else f" at {found.lstrip('.')}"
-        raise InputError(f"expected a finite number{at}, got {value!r}"[:200], where=where)
+        raise InputError(f"expected a finite number{at}, got {value!r}", where=where)
 
 
 def load_parameter(text: str, *, where: str) -> Any:
@@ -53,7 +53,7 @@ def load_parameter(text: str, *, where: str) -> Any:
     except yaml.YAMLError as exc:
         raise InputError(f"expected a YAML value: {exc}", where=where) from None
     except (ValueError, RecursionError) as exc:  # an integer of thousands of digits; nesting past the stack
-        raise InputError(f"expected a YAML value: {type(exc).__name__}: {exc}"[:300], where=where) from None
+        raise InputError(f"expected a YAML value: {type(exc).__name__}: {exc}", where=where) from None
     finally:
         loader.dispose()
     try:

@@ -112,8 +112,10 @@ def _check_settings(snapshot: Snapshot, source: str) -> None:
                     raise SnapshotError(err.message, source=source, where=where) from None
 
 
-def _read_snapshot_bytes(path: Path, label: str, limit: int) -> bytes:
-    """The file's bytes, refusing early what cannot be a snapshot (a device, a binary, a huge file)."""
+def sniff(path: str | Path, label: str | None = None) -> None:
+    """Refuse at once what cannot be a snapshot (a directory, a device of zeros, a binary) from its
+    first bytes, so a command answers before it loads anything."""
+    label = label or str(path)
     try:
         with open(path, "rb") as handle:
             head = handle.read(_SNIFF)
@@ -125,6 +127,11 @@ def _read_snapshot_bytes(path: Path, label: str, limit: int) -> bytes:
     if not head.startswith(_GZIP_MAGIC) and start not in (b"{", b"["):
         what = f"byte 0x{start[0]:02x}" if start else "nothing but whitespace"
         raise SnapshotError(f"not a snapshot: it starts with {what}, expected a JSON object or gzip data", source=label)
+
+
+def _read_snapshot_bytes(path: Path, label: str, limit: int) -> bytes:
+    """The file's bytes, refusing early what cannot be a snapshot (a device, a binary, a huge file)."""
+    sniff(path, label)
     try:
         raw = read_capped(path, limit=limit, what="a snapshot file", source=label)
     except InputError as exc:
