@@ -102,7 +102,7 @@ def inventory(params: Params) -> None:
 
     _source(params, "source")
     given = {k: params.get(k) or None for k in ("context", "node_files")}
-    _named("source", lambda: check_options(str(params.get("source")), given))
+    _named(None, lambda: check_options(str(params.get("source")), given))
     if params.get("node_files"):
         _named("node_files", lambda: node_files_kind(str(params["node_files"])))
     _selector(params)
