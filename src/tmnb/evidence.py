@@ -181,16 +181,16 @@ class _Scan:
     digests: dict[str, str]
 
 
-def _members(tar: tarfile.TarFile, source: str) -> Iterator[tuple[str, IO[bytes] | None]]:
-    """Each checked member's name and, for files, its reader."""
+def _members(tar: tarfile.TarFile, source: str, limit: int | None) -> Iterator[tuple[str, IO[bytes] | None]]:
+    """Each checked member's name and, for files, its reader; ``limit``: the bytes they may add up to."""
     files: set[str] = set()
     dirs: set[str] = set()
     total = 0
     for member in tar:
         _check_member(member, source, files, dirs)
         total += member.size
-        if total > MAX_UNPACKED:
-            raise InputError(f"unpacks to more than {MAX_UNPACKED >> 30} GiB: not a tmnb bundle", source=source)
+        if limit is not None and total > limit:
+            raise InputError(f"unpacks to more than {limit >> 30} GiB: not a tmnb bundle", source=source)
         yield "/".join(PurePosixPath(member.name).parts), tar.extractfile(member) if member.isfile() else None
 
 
@@ -219,14 +219,14 @@ def _manifest(raw: bytes | None, source: str) -> JsonDict:
     return manifest
 
 
-def _scan(path: str | Path, write: Path | None = None) -> _Scan:
+def _scan(path: str | Path, write: Path | None = None, limit: int | None = None) -> _Scan:
     """One pass over the bundle: every member checked and hashed, files written under ``write`` if given."""
     source = str(path)
     digests: dict[str, str] = {}
     raw: bytes | None = None
     with _open(path) as tar:
         try:
-            for name, handle in _members(tar, source):
+            for name, handle in _members(tar, source, limit):
                 if handle is None:
                     continue
                 if name == MANIFEST:
@@ -256,8 +256,10 @@ def _verification(manifest: JsonDict, digests: dict[str, str]) -> Verification:
     )
 
 
-def verify(path: str | Path) -> tuple[JsonDict, Verification]:
-    scan = _scan(path)
+def verify(path: str | Path, *, limit: int | None = None) -> tuple[JsonDict, Verification]:
+    """The manifest and how the members match it, read as a stream (any size; ``limit``: refuse members
+    adding up to more bytes, as ``unpack`` does)."""
+    scan = _scan(path, limit=limit)
     return scan.manifest, _verification(scan.manifest, scan.digests)
 
 
@@ -268,13 +270,13 @@ def unpack(path: str | Path, dest: str | Path) -> tuple[Path, JsonDict, Verifica
     target = Path(dest)
     if target.exists():
         raise InputError("refusing to unpack into an existing path", source=str(target))
-    manifest, result = verify(path)
+    manifest, result = verify(path, limit=MAX_UNPACKED)
     if not result.intact:
         return target, manifest, result
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        scan = _scan(path, write=partial)
+        scan = _scan(path, write=partial, limit=MAX_UNPACKED)
         result = _verification(scan.manifest, scan.digests)  # the file may have changed since the first pass
         (partial / MANIFEST).write_text(json.dumps(scan.manifest, indent=2) + "\n")
         (partial / MANIFEST).chmod(0o444)

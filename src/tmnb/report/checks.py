@@ -167,8 +167,8 @@ def compare(params: Params) -> None:
 
 
 def postmortem(params: Params) -> None:
-    """The evidence must be there; a bundle is verified as ``tmnb evidence verify`` does (exit 4 when
-    it does not match its manifest)."""
+    """The evidence must be there; a bundle is verified as ``tmnb evidence open`` verifies it before
+    unpacking (exit 4 when it does not match its manifest, 2 when it cannot be unpacked)."""
     from tmnb import evidence
 
     value = str(params.get("evidence", ""))
@@ -181,7 +181,7 @@ def postmortem(params: Params) -> None:
         )
     if path.is_file():
         verified: list[evidence.Verification] = []
-        _named("evidence", lambda: verified.append(evidence.verify(path)[1]))
+        _named("evidence", lambda: verified.append(evidence.verify(path, limit=evidence.MAX_UNPACKED)[1]))
         result = verified[0]
         if not result.intact:
             raise Tampered("the bundle does not match its manifest: " + "; ".join(result.lines()), source=value)
