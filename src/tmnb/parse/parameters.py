@@ -17,10 +17,10 @@ from tmnb.errors import InputError
 
 
 class _NoAliases(yaml.SafeLoader):
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
             raise InputError("YAML aliases (*name) are not accepted in a parameter; write the value out")
-        return super().compose_node(parent, index)  # type: ignore[no-any-return]  # untyped in types-PyYAML
+        return super().compose_node(parent, index)
 
 
 def non_finite(value: object, path: str = "") -> str | None:

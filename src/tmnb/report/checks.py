@@ -158,8 +158,8 @@ def compare(params: Params) -> None:
     for name in ("before", "after"):
         _source(params, name)
     _selector(params)
-    for name in ("window", "rate_window"):
-        _named(name, lambda name=name: parse_duration(str(params.get(name)), where=name))
+    _named("window", lambda: parse_duration(str(params.get("window")), where="window"))
+    _named("rate_window", lambda: parse_duration(str(params.get("rate_window")), where="rate_window"))
     if params.get("change_at"):
         _named("change_at", lambda: check_time(str(params["change_at"]), where="change_at"))
     _file(params, "journal", "a rollout journal (JSONL)", unless=("", "auto"))
