@@ -292,13 +292,16 @@ def _whatif(root, tmp_path, mode, *settings):
 )  # fmt: skip
 def test_restart_with_a_checkpoint_the_kubelet_refuses_is_its_refusal(tmp_path, capsys, break_state, settings, inner):
     """--mode restart keeps the state files: one the kubelet cannot restore stops it, in its words
-    (exit 3); --mode drain removes them, so the same node starts."""
+    (exit 3). A drain evicts pods but deletes no file: the file stops the kubelet there too, unless
+    the change moves it aside (a cpuManagerPolicy change spoils cpu_manager_state)."""
     root = write_node_root(layered_node(), tmp_path / "w1")
     break_state(root)
     assert _whatif(root, tmp_path, "restart", *settings) == 3
-    assert f"tmnb: w1: the kubelet would not start: {RESTORE.format(inner)}" in capsys.readouterr().err
-    assert _whatif(root, tmp_path, "drain", *settings) == 0
-    assert "would not start" not in capsys.readouterr().err
+    refusal = f"tmnb: w1: the kubelet would not start: {RESTORE.format(inner)}"
+    assert refusal in capsys.readouterr().err
+    moved = any(s.startswith("cpuManagerPolicy=") for s in settings)
+    assert _whatif(root, tmp_path, "drain", *settings) == (0 if moved else 3)
+    assert (refusal in capsys.readouterr().err) is not moved
 
 
 def test_restart_with_a_memory_checkpoint_the_kubelet_refuses(tmp_path, capsys):
@@ -326,4 +329,7 @@ def test_restart_on_a_state_file_tmnb_cannot_read_is_not_predicted(tmp_path):
     node = read_node_root(root, name="w1")
     replay = replay_node(node, [], {"topologyManagerPolicy": "restricted"}, mode="restart")
     assert not replay.refused and replay.unmodelled.startswith("not predicted: the kubelet restores /var/lib/kubelet/")
-    assert not replay_node(node, [], {"topologyManagerPolicy": "restricted"}, mode="drain").unmodelled
+    drained = replay_node(node, [], {"topologyManagerPolicy": "restricted"}, mode="drain")
+    assert drained.unmodelled == replay.unmodelled  # a drain leaves the file in place
+    moved = replay_node(node, [], {"cpuManagerPolicy": "none", "reservedSystemCPUs": ""}, mode="drain")
+    assert not moved.unmodelled and not moved.refused  # the policy change moves it aside

@@ -49,6 +49,10 @@ UNMODELLED = (
 POD_COLUMNS = ["node", "namespace", "pod", "uid", "admitted", "reason", "message", "numa", "cpuset"]
 
 
+#: The node collector's steps that read the CPU and NUMA topology.
+TOPOLOGY_STEPS = ("cpu topology", "numa")
+
+
 @dataclass
 class NodeReplay:
     node: str
@@ -134,6 +138,12 @@ def headroom(
     return out
 
 
+def _no_topology(node: Node) -> str:
+    """Why a node has no topology: what its collection could not read, else an API-only collection."""
+    why = next((i.message for i in node.issues if i.source in TOPOLOGY_STEPS and i.severity != "info"), None)
+    return f"not predicted: the node's CPU and NUMA topology could not be read: {why}" if why else UNMODELLED
+
+
 def replay_node(
     node: Node,
     pods: Iterable[Pod],
@@ -144,7 +154,7 @@ def replay_node(
     plan: NodePlan | None = None,
 ) -> NodeReplay:
     if not node.cpus or not node.numa:
-        return NodeReplay(node.name, [], unmodelled=UNMODELLED)
+        return NodeReplay(node.name, [], unmodelled=_no_topology(node))
     refusal = config_refusal(node)
     if refusal is not None:
         return NodeReplay(node.name, [], refused=refusal)

@@ -42,8 +42,7 @@ def command(args: argparse.Namespace) -> int:
     if args.verb == "verify":
         manifest, result = evidence.verify(args.bundle)
         return _report(args.bundle, manifest, result)
-    target, result = evidence.unpack(args.bundle, args.to)
-    manifest, _ = evidence.verify(args.bundle)
+    target, manifest, result = evidence.unpack(args.bundle, args.to)
     code = _report(args.bundle, manifest, result)
     if code:
         return code

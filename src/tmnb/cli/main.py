@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 from tmnb import __version__
 from tmnb.cli import evidence, reports, rollout, sandbox, whatif
-from tmnb.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_SIGPIPE, EXIT_USAGE, MEANINGS
+from tmnb.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_SIGPIPE, EXIT_TAMPERED, EXIT_USAGE, MEANINGS
 from tmnb.cli.types import Command
-from tmnb.errors import RunError, TmnbError
+from tmnb.errors import RunError, Tampered, TmnbError
 
 #: One module per subcommand family: each adds its parsers and names its handlers.
 FAMILIES = (reports, whatif, sandbox, rollout, evidence)
@@ -38,16 +38,29 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: An error line stays readable in a terminal and a scheduler's log: a 100,000-character value is cut.
+MESSAGE_LIMIT = 1000
+
+
+def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` on one line (line breaks shown as ``⏎``), cut at ``limit`` characters saying how many more."""
+    flat = text.replace("\r\n", "\n").replace("\n", " ⏎ ")
+    return flat if len(flat) <= limit else f"{flat[:limit]}… ({len(flat) - limit} more characters)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handlers: dict[str, Command] = {name: h for family in FAMILIES for name, h in family.COMMANDS.items()}
     try:
         return handlers[args.command](args)
     except RunError as exc:
-        print(f"tmnb: run failed: {exc}", file=sys.stderr)
+        print(f"tmnb: run failed: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_FAILED
+    except Tampered as exc:
+        print(f"tmnb: error: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_TAMPERED
     except TmnbError as exc:
-        print(f"tmnb: error: {exc}", file=sys.stderr)
+        print(f"tmnb: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("tmnb: interrupted", file=sys.stderr)
@@ -55,3 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`tmnb whatif ... | head`): stop quietly, as cat does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_SIGPIPE
+    except OSError as exc:  # a path the system refused (a folder under /proc, a file where a folder goes)
+        if exc.filename is None:
+            raise
+        print(f"tmnb: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE

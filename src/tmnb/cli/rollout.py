@@ -240,16 +240,12 @@ def _stored(args: argparse.Namespace) -> JsonDict:
 
 
 def _mapping(text: str, where: str) -> JsonDict:
-    import yaml
-
     from tmnb.errors import InputError
+    from tmnb.parse.parameters import load_parameter
 
     if not text:
         return {}
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        value = None
+    value = load_parameter(text, where=where)
     if not isinstance(value, dict):
         raise InputError(f"expected a YAML mapping, got {text!r}", where=where)
     return value

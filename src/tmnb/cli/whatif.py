@@ -21,6 +21,8 @@ from tmnb.settings.target import check_target_fields
 from tmnb.sources.resolve import check_source, sources_help
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from tmnb.snapshot import Snapshot
 
 #: A PodList of every pod of a large cluster is some tens of MiB.
@@ -84,6 +86,10 @@ def command(args: argparse.Namespace) -> int:
     pods, nodes = whatif(
         snapshot, target, mode=args.mode, with_headroom=args.format == "table", plans=plans, progress=None
     )
+    unpredicted = _unpredicted(nodes)
+    if len(unpredicted) == len(nodes):  # an empty answer would read as "nothing to worry about"
+        first = next(iter(unpredicted.items()), ("", "the snapshot has no nodes"))
+        raise InputError(f"nothing predicted: {first[1]}", source=first[0] or None)
     if args.format == "json":  # JSON Lines: one pod per line, for jq and for streaming readers
         records = pods[["node", "namespace", "pod", "admitted", "reason", "message", "numa", "cpuset"]]
         for record in records.to_dict("records"):
@@ -101,6 +107,8 @@ def command(args: argparse.Namespace) -> int:
             print()
             print("Pods admitted or pinned differently than as today's kubelet minor:")
             print(humanize(changes).to_string(index=False) if len(changes) else "(none)")
+    for node, why in unpredicted.items():  # in every format: the pods of this node are missing above
+        print(f"tmnb: {node}: nothing predicted: {why}", file=sys.stderr)
     for node, note in zip(nodes.get("node", []), nodes.get("kubelet note", []), strict=True):
         if note:  # never silent: the prediction is not the node's own kubelet minor
             print(f"tmnb: {node}: {note}", file=sys.stderr)
@@ -108,6 +116,14 @@ def command(args: argparse.Namespace) -> int:
     for row in refused.itertuples():
         print(f"tmnb: {row.node}: the kubelet would not start: {row.refusal}", file=sys.stderr)
     return EXIT_ALERT if len(refused) or (len(pods) and not pods["admitted"].all()) else EXIT_OK
+
+
+def _unpredicted(nodes: pd.DataFrame) -> dict[str, str]:
+    """Nodes whose kubelet starts but whose pods were not predicted, and why."""
+    if not len(nodes):
+        return {}
+    rows = nodes[nodes["kubelet starts"] & (nodes["refusal"] != "")]
+    return {row.node: str(row.refusal).removeprefix("not predicted: ") for row in rows.itertuples()}
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
@@ -119,14 +135,11 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
             raise InputError(f"expected FIELD=VALUE, got {item!r}", where="--set")
         pairs.append((field.strip(), raw))
     check_target_fields(dict(pairs), where="--set", values=False)  # names first: a typo needs no YAML parser
-    import yaml
+    from tmnb.parse.parameters import load_parameter
 
     target: dict[str, Any] = {}
     for field, raw in pairs:
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError as exc:
-            raise InputError(f"{field}: value is not valid YAML: {exc}", where="--set") from None
+        value = load_parameter(raw, where=f"--set {field}") if raw.strip() else ""
         if field.endswith("PolicyOptions"):
             if not isinstance(value, dict):
                 raise InputError(f"{field}: expected a map, e.g. '{{name: \"value\"}}'", where="--set")

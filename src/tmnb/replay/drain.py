@@ -141,10 +141,12 @@ def drain_steps(plan: NodePlan, pods: Iterable[Pod]) -> DrainSteps:
     if refusal is None and (not node.cpus or not node.numa):
         unpredictable = "the snapshot has no CPU and NUMA topology for this node"
     elif refusal is None:
-        try:
-            NodeSimulator(model_for(plan, "drain"))
+        try:  # the kubelet's start with the target and no state at all: does it take the target?
+            NodeSimulator(model_for(plan, "drain", moved=("cpu", "memory")))
         except ConfigRejected as err:
             refusal = err.message
+        except InputError as err:  # Unpredictable: a NUMA node's memory tmnb could not read
+            unpredictable = err.message
     if refusal is not None:
         unpredictable = "the kubelet would refuse the target"
     elif not unpredictable:

@@ -7,12 +7,20 @@ all build their ``NodeSimulator`` from here.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Literal
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.checkpoint import Checkpoint, Manager, StateFiles, render_cpu_state, render_memory_state
+from tmnb.kubelet.checkpoint import (
+    Checkpoint,
+    Manager,
+    StateFiles,
+    Unpredictable,
+    render_cpu_state,
+    render_memory_state,
+)
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import CPUInfo
 from tmnb.kubelet.devices import Device as ModelDevice
@@ -147,19 +155,59 @@ def state_files_of(plan: NodePlan, machine: Machine) -> StateFiles | None:
     return StateFiles(texts["cpu"], texts["memory"])
 
 
+#: A meminfo problem as the node collector records it: ``/sys/.../node1/meminfo: ...`` or, for many
+#: NUMA nodes at once, ``/sys/.../node{0-3}/meminfo: ...``.
+_MEMINFO_ISSUE = re.compile(r"/node(?:(\d+)|\{([\d,-]+)\})/meminfo\b")
+
+
+def unknown_memory(node: Node) -> str | None:
+    """Why a NUMA node's memory is unknown (the collector's issue naming its meminfo, or no node
+    directories at all), for the first zone that reads 0 bytes for that reason; None when every
+    zone's memory was read (a memoryless NUMA node really has 0)."""
+    unread: dict[int, str] = {}
+    for issue in node.issues:
+        if issue.source != "numa":
+            continue
+        for m in _MEMINFO_ISSUE.finditer(issue.message):
+            for zone in CPUSet.parse(m.group(2)) if m.group(2) else (int(m.group(1)),):
+                unread.setdefault(zone, issue.message)
+        if issue.message.startswith("no sys/devices/system/node"):
+            unread.update({z.id: issue.message for z in node.numa if z.id not in unread})
+    return next((unread[z.id] for z in node.numa if z.memory_total == 0 and z.id in unread), None)
+
+
+def _needs_memory(node: Node, settings: ModelSettings) -> None:
+    """The Static memory manager divides each NUMA node's memory; predicted with an unread meminfo as
+    0 bytes, its answer would be made up, so the node is not predicted, naming the file."""
+    why = unknown_memory(node) if settings.memory_manager_policy == MEMORY_STATIC else None
+    if why is not None:
+        raise Unpredictable(f"the Static memory manager needs every NUMA node's memory, and one is unknown: {why}")
+
+
 def model_for(plan: NodePlan, mode: ModelMode = "drain", *, moved: Collection[Manager] = ()) -> NodeModel:
     """The kubelet model of the planned node. ``restart``: the kubelet restarts over today's state
     files (``state_files_of``), restored as the planned minor restores them, then re-admits the
     running pods (``NodeSimulator.restart``); a file the snapshot could not read, or one the
-    kubelet refuses to load, keeps its recorded error; ``moved`` names the managers whose file was
-    moved aside before the start (that manager starts fresh). ``running``: today's allocations held
-    as they are (a recorded state-file error still stops it), to admit one more pod. ``drain``
-    starts from none, as after the drain and state-file removal."""
+    kubelet refuses to load, keeps its recorded error. ``running``: today's allocations held as
+    they are (a recorded state-file error still stops it), to admit one more pod. ``drain``
+    starts with no pods, as after the drain and the removal of the state files the change spoils; a
+    state file the kubelet cannot restore that the change leaves in place still stops it, as in a
+    restart. ``moved`` names the managers whose file was moved aside before the start (that manager
+    starts fresh; both named: the kubelet's start from no state at all)."""
     node = plan.node
     machine = machine_of(node)
-    if mode == "drain":
-        return NodeModel(node.name, machine, settings_of(plan))
     settings = settings_of(plan)
+    _needs_memory(node, settings)
+    if mode == "drain":  # a drain evicts pods; a checkpoint it cannot restore stays unless the change moves it
+        spoiled = plan.spoiled_checkpoints()
+        kept = tuple(
+            c
+            for c in checkpoints_of(node)
+            if (c.error is not None or c.unknown is not None)
+            and c.manager not in moved
+            and c.path.rsplit("/", 1)[-1] not in spoiled
+        )
+        return NodeModel(node.name, machine, settings, (), kept)
     allocations = tuple(
         dataclasses.replace(a, cpus="" if "cpu" in moved else a.cpus, memory=() if "memory" in moved else a.memory)
         for a in existing_allocations(node)

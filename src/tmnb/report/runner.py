@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tmnb import __version__
 from tmnb.errors import InputError, RunError
+from tmnb.parse.parameters import check_finite
 from tmnb.redact import secret_in
 from tmnb.report import ipynb
+from tmnb.report.checks import check_parameters
 from tmnb.report.glue import read_glued
 from tmnb.report.kernel import KERNEL_NAME, WarmKernel, kernel_config
 from tmnb.report.params import check_choice, declared_parameters, default_value, typed_parameters
@@ -64,7 +66,10 @@ def _run_folder(notebook: Path, out: Path | None, reports_dir: Path) -> Path:
             out = reports_dir / f"{stamp}-{notebook.stem}-{n}"
     if (out / "manifest.json").exists():
         raise InputError("refusing to overwrite an existing run folder (evidence is immutable)", source=str(out))
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot make the run folder here: {exc.strerror}", source=str(out)) from None
     return out.resolve()
 
 
@@ -132,28 +137,6 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-#: Parameters that name a snapshot source (``sample``, ``live``, a file ...): checked before a kernel starts.
-SOURCE_PARAMETERS = ("source", "before", "after")
-
-
-def _check_sources(typed: dict[str, Any], declared: dict[str, dict[str, Any]]) -> None:
-    """What the arguments alone reveal (an unknown word, a missing snapshot file, a live source
-    without any kubeconfig, given or by default) fails at once, exit 2."""
-    from tmnb.sources.kubeconfig import kubeconfig_missing
-    from tmnb.sources.resolve import LIVE, check_source
-
-    for name in SOURCE_PARAMETERS:
-        value = typed[name] if name in typed else default_value(declared.get(name))
-        if isinstance(value, str):
-            try:
-                check_source(value)
-            except InputError as exc:
-                raise type(exc)(exc.message, source=exc.source, where=f"parameter {name}") from None
-            missing = kubeconfig_missing() if value == LIVE else None
-            if missing:
-                raise InputError(missing, where=f"parameter {name}")
-
-
 def find_notebook(notebook: str | Path) -> Path:
     """A path as given, else one of the repository's notebooks by its name, number or topic
     (``05-compare``, ``05``, ``compare``; a topic is the name after the number, ``numa-occupancy``)."""
@@ -216,14 +199,15 @@ def _run(
             raise InputError(f"unknown parameter {name!r}", source=str(src))
         check_choice(name, value, declared[name], source=str(src))
         typed[name] = value
-    _check_sources(typed, declared)
     for name, value in typed.items():
+        check_finite(value, where=f"parameter {name}")
         if secret_in(name, value):
             raise InputError(
                 "looks like a credential: parameters are written into the notebook, the HTML and the manifest; "
                 "pass secrets through the environment (e.g. env:VAR) instead",
                 where=f"parameter {name}",
             )
+    check_parameters(src, {**{name: default_value(d) for name, d in declared.items()}, **typed})
     if "out_dir" in typed:  # what the notebook writes there is evidence: that folder is the run folder
         asked = Path(typed["out_dir"])
         if out is not None and Path(out).resolve() != asked.resolve():

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -24,6 +23,7 @@ from tmnb.kubelet.profiles import Resolved
 from tmnb.parse.jsonable import JsonDict
 from tmnb.replay import DrainSteps, NodePlan, show_value
 from tmnb.replay.drain import KUBELET_ROOT
+from tmnb.rollout.arguments import validate_change_id
 from tmnb.snapshot import Node, Snapshot
 from tmnb.snapshot.select import parse_selector
 
@@ -38,7 +38,6 @@ MEMORY_STATE = f"{KUBELET_ROOT}/memory_manager_state"
 #: Sorts after the usual 00-/10-/50- drop-ins, so the change wins the merge.
 DROPIN_NAME = "99-tmnb.conf"
 KUBELET_CONFIG_HEADER = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
-_DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 Reader = Callable[[str, str], bytes | None]
@@ -151,16 +150,6 @@ class RolloutPlan:
         ]
         rows += [{"node": e.node, "gate": "excluded", "why": e.reason} for e in self.excluded]
         return rows
-
-
-def validate_change_id(change_id: str) -> str:
-    """Change ids name files and lock files: DNS-1123 keeps them safe everywhere."""
-    if not isinstance(change_id, str) or len(change_id) > 63 or not _DNS1123.match(change_id):
-        raise InputError(
-            f"expected a DNS-1123 name (lower-case letters, digits, '-', '.'; at most 63), got {change_id!r}",
-            where="change_id",
-        )
-    return change_id
 
 
 def _yaml(doc: Mapping[str, Any]) -> str:
