@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from tmnb.errors import InputError, RolloutError
 from tmnb.parse.jsonable import JsonDict
 from tmnb.parse.klog import parse_kubelet_log
+from tmnb.redact import redact_log_line
 from tmnb.replay import show_value
 from tmnb.rollout.cluster import (
     ClusterOps,
@@ -173,10 +174,8 @@ class NodeRun:
             if show_value(configz.get(name)) != was
         ]
         for f in self.change.files:
-            if f.read:
-                raw = self.ops.read(f.path)
-                if (raw.decode("utf-8", "replace") if raw is not None else None) != f.before:
-                    drifted.append(f"{f.path} changed since the plan was made")
+            if f.read and sha256(self.ops.read(f.path)) != f.before_sha256:
+                drifted.append(f"{f.path} changed since the plan was made")
         if drifted:
             raise RolloutError("settings drifted since the plan: " + "; ".join(drifted) + " (make a new plan)")
         fresh = self.collect(self.node)
@@ -326,7 +325,7 @@ class NodeRun:
         except RolloutError:
             return ""
         errors = [lines[r.line - 1] for r in parse_kubelet_log(lines).records if r.level in ("E", "F")]
-        return (errors or lines or [""])[-1][-300:]
+        return redact_log_line((errors or lines or [""])[-1])[-300:]  # as a snapshot's journal excerpt
 
     def verify(self, since: str) -> JsonDict:
         configz = self.cluster.configz(self.node)
