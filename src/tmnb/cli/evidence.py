@@ -43,7 +43,8 @@ def command(args: argparse.Namespace) -> int:
         manifest = evidence.pack(args.run_dirs, args.out, force=args.force, node_secrets=args.with_node_secrets)
         left = f"; {len(manifest['left_out'])} backup file(s) left out" if manifest["left_out"] else ""
         secrets = "; HOLDS NODE SECRETS (backups packed)" if manifest["node_secrets"] else ""
-        print(f"wrote {args.out}: {len(manifest['runs'])} run folder(s), {len(manifest['files'])} file(s){left}{secrets}")
+        counts = f"{len(manifest['runs'])} run folder(s), {len(manifest['files'])} file(s)"
+        print(f"wrote {args.out}: {counts}{left}{secrets}")
         return 0
     if args.verb == "verify":
         manifest, result = evidence.verify(args.bundle)
