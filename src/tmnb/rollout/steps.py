@@ -272,7 +272,7 @@ class NodeRun:
 
     def kubelet(self, action: KubeletAction) -> JsonDict:
         self.ops.kubelet(action)
-        return {"result": f"kubelet {action} issued"}
+        return {"result": f"kubelet {action} issued", "action": action}
 
     def _aside(self, path: str) -> str:
         return f"{path}.tmnb-{self.plan.change_id}"
@@ -387,12 +387,13 @@ class NodeRun:
         self.cluster.set_unschedulable(self.node, False)
         return {"result": "uncordoned"}
 
-    def release(self) -> None:
-        """A failure before anything was written: only the cordon is undone."""
+    def release(self, why: str = "nothing was applied") -> None:
+        """Undo the cordon: after a failure before anything was written, or once a rollback restored
+        what was (``why`` says which, as the journal's record of the uncordon)."""
         if self.done("cordon") is not None and not (self.done("preflight") or {}).get("was_unschedulable"):
             try:
                 self.cluster.set_unschedulable(self.node, False)
-                self.journal.record(self.node, "uncordon", "done", result="uncordoned: nothing was applied")
+                self.journal.record(self.node, "uncordon", "done", result=f"uncordoned: {why}")
             except RolloutError as exc:
                 self.journal.record(self.node, "uncordon", "failed", error=str(exc))
 
@@ -432,7 +433,9 @@ class NodeRun:
             ]
             if wrong:
                 raise RolloutError("configz after rollback does not show the old settings: " + "; ".join(wrong))
-            self.release()
+            self.release(
+                f"the rollback put back {', '.join(restored) or 'nothing'}; the old settings are in configz"
+            )
         except RolloutError as exc:
             self.journal.record(self.node, "rollback", "failed", error=str(exc))
             raise
