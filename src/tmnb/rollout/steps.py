@@ -433,9 +433,7 @@ class NodeRun:
             ]
             if wrong:
                 raise RolloutError("configz after rollback does not show the old settings: " + "; ".join(wrong))
-            self.release(
-                f"the rollback put back {', '.join(restored) or 'nothing'}; the old settings are in configz"
-            )
+            self.release(f"the rollback put back {', '.join(restored) or 'nothing'}; the old settings are in configz")
         except RolloutError as exc:
             self.journal.record(self.node, "rollback", "failed", error=str(exc))
             raise
