@@ -133,6 +133,8 @@ def plant(box: Sandbox, kubeconfig: Path) -> None:
 # ---------------------------------------------------------------------- the search
 def png_text(data: bytes) -> str:
     """The text chunks of a PNG (tEXt, zTXt, iTXt: where metadata goes), one per line."""
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return ""
     out, pos = [], 8
     while pos + 8 <= len(data):
         length, kind = struct.unpack(">I4s", data[pos : pos + 8])
@@ -159,6 +161,8 @@ def _strings(value: object) -> Iterator[str]:
         for key, item in value.items():
             yield str(key)
             yield from _strings(item)
+    elif isinstance(value, list) and value and all(isinstance(item, str) for item in value):
+        yield "".join(value)  # nbformat keeps multi-line text as a list of its lines
     elif isinstance(value, list):
         for item in value:
             yield from _strings(item)

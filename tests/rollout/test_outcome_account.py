@@ -40,6 +40,8 @@ def test_a_rollback_is_told_with_what_was_applied_and_restored(
     message = _message(capsys)
     uncordon = [r["result"] for r in records(tmp_path / "s", "c1") if r["step"] == "uncordon"]
     assert uncordon == [f"uncordoned: the rollback put back {CONFIG}; the old settings are in configz"]
+    (closed,) = [r for r in records(tmp_path / "s", "c1") if r["step"] == "node"]
+    assert message == f"rolled back: {closed['summary']}; the rollout stopped there"  # the journal says it too
     assert message == (
         "rolled back: w3 was rolled back (wait-ready: the node did not report Ready within 2s): it wrote "
         f"{CONFIG} and restarted the kubelet; the rollback put back {CONFIG} byte for byte, restarted the "
@@ -105,8 +107,11 @@ def test_a_killed_run_and_its_resume_are_told_from_the_journal(
     )
 
     assert rollout(kubeconfig, state, *CHANGE, "--approve", "canary") == 0
-    out = capsys.readouterr().out.splitlines()
-    assert out[-1] == (
-        f"completed: every planned node has the change (1 node(s)); w3 has the change: it wrote {CONFIG} and "
-        "restarted the kubelet, was verified and uncordoned; resumed after an interrupted run"
+    done = (
+        f"w3 has the change: it wrote {CONFIG} and restarted the kubelet, was verified and uncordoned; resumed "
+        "after an interrupted run"
     )
+    assert (
+        capsys.readouterr().out.splitlines()[-1] == f"completed: every planned node has the change (1 node(s)); {done}"
+    )
+    assert [r["summary"] for r in records(state, "c1") if r["step"] == "node"] == [done]

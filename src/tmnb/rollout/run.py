@@ -194,7 +194,7 @@ class Rollout:
                 result = "failed"
                 self.journal.record(change.node, "rollback", "failed", error=str(exc))
             event: Event = "done" if result == "done" else "failed"
-            self.journal.record(change.node, NODE_STEP, event, result=result, gate=gate)
+            self._close(change.node, event, result=result, gate=gate)
             if result != "done":
                 return self.outcome()
         if gate == "canary" and self.soak is not None:
@@ -219,6 +219,12 @@ class Rollout:
                 None, "soak", "done", result=f"no regression beyond {self.soak.threshold_pct:g}%: {compared}"
             )
 
+    def _close(self, node: str, event: Event, **fields: str) -> None:
+        """The node's last record, with the journal's account of what was applied and restored."""
+        closing: JsonDict = {"node": node, "step": NODE_STEP, "event": event, **fields}
+        summary = account([*self.journal.records(), closing], node)
+        self.journal.record(node, NODE_STEP, event, summary=summary, **fields)
+
     def rollback_node(self, node: str, reason: str = "manual rollback") -> Outcome:
         """Put back what was there on ``node`` (from its backup), whatever state it is in."""
         if self.mode != "execute" or ROLLBACK_GATE not in self.approved:
@@ -233,7 +239,7 @@ class Rollout:
             if run.done("backup") is None:
                 raise RolloutError("nothing to roll back: the journal has no backup of this node", node=node)
             run.rollback(reason=reason)
-            self.journal.record(node, NODE_STEP, "failed", result="rolled back", reason=reason)
+            self._close(node, "failed", result="rolled back", reason=reason)
         return self.outcome()
 
     def run(self) -> Outcome:
