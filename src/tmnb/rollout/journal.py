@@ -342,17 +342,19 @@ def account(records: list[JsonDict], node: str) -> str:
         return f"{node}: nothing done yet"
     applied = [_did(r) for r in mine if r.get("event") == "done" and r.get("step") in WRITING_STEPS]
     wrote = f"it {_and(list(dict.fromkeys(applied)))}" if applied else ""
+    closed = [r for r in mine if r.get("step") == NODE_STEP]
     failed = [r for r in mine if r.get("event") == "failed" and r.get("step") not in (NODE_STEP, "rollback")]
-    why = f"{failed[0].get('step')}: {failed[0].get('error', '')}" if failed else "failed"
+    reason = closed[-1].get("reason") if closed else None  # a manual rollback's
+    why = f"{failed[0].get('step')}: {failed[0].get('error', '')}" if failed else str(reason or "failed")
     cordon = "; it is still cordoned" if _cordoned(mine) else ""
     back = f"`tmnb rollout rollback --change-id {mine[0].get('change_id')} --node {node} --approve rollback`"
-    rollback = [r for r in mine if r.get("step") == "rollback" and r.get("event") != "intent"]
-    closed = [r for r in mine if r.get("step") == NODE_STEP]
-    last = rollback[-1] if rollback else {}
+    tried = [i for i, r in enumerate(mine) if r.get("step") == "rollback" and r.get("event") == "intent"]
+    rollback = [r for r in mine[tried[0] if tried else len(mine) :] if r.get("step") == "rollback"]
+    off = any(r.get("step") == "rollback" and r.get("event") == "info" for r in mine)
+    last = next((r for r in reversed(rollback) if r.get("event") in ("done", "failed")), {})
     if last.get("event") == "done":
-        reason = (closed[-1].get("reason") if closed else None) or why
         return (
-            f"{node} was rolled back ({reason}): {wrote or 'nothing had been written'}; the rollback put back "
+            f"{node} was rolled back ({reason or why}): {wrote or 'nothing had been written'}; the rollback put back "
             f"{_paths(last.get('files'))} byte for byte, restarted the kubelet and saw the old settings in "
             f"configz{cordon or '; uncordoned'}"
         )
@@ -375,9 +377,9 @@ def account(records: list[JsonDict], node: str) -> str:
         )
     if not applied:
         return f"{node} failed before anything was written ({why}){cordon}"
-    off = "automatic rollback is off, so " if last.get("event") == "info" else ""
+    off_note = "automatic rollback is off, so " if off else ""
     return (
-        f"{node} failed after {wrote} ({why}); {off}nothing was restored: the node keeps what was written"
+        f"{node} failed after {wrote} ({why}); {off_note}nothing was restored: the node keeps what was written"
         f"{cordon}; {back} puts it back"
     )
 

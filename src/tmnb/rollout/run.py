@@ -190,9 +190,8 @@ class Rollout:
             result: NodeResult
             try:
                 result = run.run()
-            except RolloutError as exc:
+            except RolloutError:  # the step that failed (preflight, or the rollback) has journaled it
                 result = "failed"
-                self.journal.record(change.node, "rollback", "failed", error=str(exc))
             event: Event = "done" if result == "done" else "failed"
             self._close(change.node, event, result=result, gate=gate)
             if result != "done":
