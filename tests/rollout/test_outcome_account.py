@@ -69,10 +69,9 @@ def test_a_node_left_applied_with_auto_rollback_off_is_told_as_such(
 def test_a_killed_run_and_its_resume_are_told_from_the_journal(
     box: Sandbox, kubeconfig: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Killed while it waits for Ready (a kubelet that takes 4 s to report it): the status and a plan-mode
-    look say what was written and that the node is still cordoned, not "nothing was written"; the resume
-    finishes it and says it resumed."""
-    box.cluster.ready_after = 4.0
+    """Killed while it waits for Ready (the API answering in 5 s from the write on, so the wait is
+    caught): the status and a plan-mode look say what was written and that the node is still cordoned,
+    not "nothing was written"; the resume finishes it and says it resumed."""
     state = tmp_path / "s"
     argv = [
         sys.executable, "-m", "tmnb.cli", "rollout", "execute", "--kubeconfig", str(kubeconfig),
@@ -83,12 +82,18 @@ def test_a_killed_run_and_its_resume_are_told_from_the_journal(
     child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     journal = Journal(state / "journal.jsonl", "c1")
     deadline = time.monotonic() + 90
-    while not any(r["step"] == "wait-ready" for r in journal.records()):
-        if child.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"the rollout ended before the kill: {child.stderr.read().decode() if child.stderr else ''}")
-        time.sleep(0.05)
+    for step, event in (("apply", "done"), ("wait-ready", "intent")):
+        while not any((r["step"], r["event"]) == (step, event) for r in journal.records()):
+            if child.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(
+                    f"the rollout ended before the kill: {child.stderr.read().decode() if child.stderr else ''}"
+                )
+            time.sleep(0.05)
+        box.api.set_faults(Faults(latency=5.0))
     child.send_signal(signal.SIGKILL)
     child.wait()
+    box.api.set_faults(Faults())
+    assert [r["step"] for r in journal.records()][-1] == "wait-ready"
     interrupted = (
         f"w3 was interrupted at wait-ready after it wrote {CONFIG} and restarted the kubelet; nothing was "
         f"verified or restored; it is still cordoned: run again to resume, or {BACK} puts it back"
