@@ -5,10 +5,10 @@ pod's env and its last-applied annotation, a kubelet log line. Then every notebo
 sandbox (04 executes a canary), the run folders are packed, and every file written is searched for
 each secret, decompressed (tar, gzip, the notebooks' outputs, the HTML, the PNGs' text chunks).
 
-One sandbox serves the module: the pipeline runs once as shipped, then 04 and the pack run again
-with the redactor switched off in the kernels, where the same search must find every secret (so
-the search can fail). The rollout's backups keep the node's bytes; bundles leave them out unless
-asked."""
+One sandbox serves the one test (one test, so that no xdist worker runs the pipeline again): it
+runs once as shipped, then 04 and the pack run again with the redactor switched off in the
+kernels, where the same search must find every secret (so the search can fail). The rollout's
+backups keep the node's bytes; bundles leave them out unless asked."""
 
 from __future__ import annotations
 
@@ -236,9 +236,7 @@ def _pack(reports: Path, bundle: Path, *extra: str) -> None:
     assert main(["evidence", "pack", *map(str, sorted(reports.iterdir())), "--out", str(bundle), *extra]) == 0
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
-    tmp = tmp_path_factory.mktemp("redaction")
+def pipeline(tmp: Path) -> Runs:
     on, off, outside = tmp / "on", tmp / "off", tmp / "outside"  # the sandbox itself is not evidence
     reports = on / "reports"
     saved = {k: os.environ.get(k) for k in ("KUBECONFIG", "PYTHONPATH")}
@@ -269,10 +267,17 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     run(ROOT / "notebooks/06-postmortem.ipynb", params={"evidence": str(reports)}, out=reports / "06-postmortem")
     _pack(reports, on / "bundle" / "b.tar.gz")
     _pack(off / "reports", off / "bundle" / "b.tar.gz")
-    yield Runs(on, off, reports / "04-rollout")
+    return Runs(on, off, reports / "04-rollout")
 
 
-def test_no_planted_secret_reaches_any_file_written(runs: Runs) -> None:
+def test_secrets_stay_on_the_node(tmp_path: Path) -> None:
+    runs = pipeline(tmp_path)
+    no_planted_secret_reaches_any_file_written(runs)
+    with_the_redactor_off_the_same_search_finds_every_secret(runs)
+    backups_keep_the_node_bytes_and_stay_out_of_bundles_unless_asked(runs, tmp_path)
+
+
+def no_planted_secret_reaches_any_file_written(runs: Runs) -> None:
     reports = runs.on / "reports"
     assert sorted(p.name for p in reports.iterdir()) == [
         "01-inventory", "02-occupancy", "03-readiness", "04-rollout", "05-compare", "06-postmortem", "after",
@@ -291,7 +296,7 @@ def test_no_planted_secret_reaches_any_file_written(runs: Runs) -> None:
     assert found(runs.on) == {}
 
 
-def test_with_the_redactor_off_the_same_search_finds_every_secret(runs: Runs) -> None:
+def with_the_redactor_off_the_same_search_finds_every_secret(runs: Runs) -> None:
     hits = found(runs.off)
     assert sorted(hits) == sorted(set(SECRETS) - set(NOT_READ))
     in_bundle = {what for what, files in hits.items() if any(f.startswith("bundle/") for f in files)}
@@ -300,7 +305,7 @@ def test_with_the_redactor_off_the_same_search_finds_every_secret(runs: Runs) ->
         assert f"reports/04-rollout/{report}" in hits["bearer token in staticPodURLHeader"]
 
 
-def test_backups_keep_the_node_bytes_and_stay_out_of_bundles_unless_asked(runs: Runs, tmp_path: Path) -> None:
+def backups_keep_the_node_bytes_and_stay_out_of_bundles_unless_asked(runs: Runs, tmp_path: Path) -> None:
     reports = runs.on / "reports"
     backup = reports / "rollout-state" / "backup" / CANARY / "var/lib/kubelet/config.yaml"
     kept_text = backup.read_text()
@@ -311,8 +316,8 @@ def test_backups_keep_the_node_bytes_and_stay_out_of_bundles_unless_asked(runs: 
     assert not [n for n in names if "/backup/" in n]
     assert manifest["node_secrets"] is False
     assert f"runs/rollout-state/backup/{CANARY}/var/lib/kubelet/config.yaml" in manifest["left_out"]
-    _pack(reports, tmp_path / "with.tar.gz", "--with-node-secrets")
-    with tarfile.open(tmp_path / "with.tar.gz") as tar:
+    _pack(reports, tmp_path / "with" / "b.tar.gz", "--with-node-secrets")
+    with tarfile.open(tmp_path / "with" / "b.tar.gz") as tar:
         manifest = json.load(tar.extractfile("MANIFEST.json"))  # type: ignore[arg-type]
         kept = tar.extractfile(f"runs/rollout-state/backup/{CANARY}/var/lib/kubelet/config.yaml")
         assert kept is not None and kept.read() == backup.read_bytes()
