@@ -179,3 +179,31 @@ def test_a_name_that_climbs_out_through_a_folder_is_refused(bundle: Path, tmp_pa
         dst.addfile(info, io.BytesIO(b"x"))
     assert main(["evidence", "verify", str(bad)]) == 2
     assert not (tmp_path / "escape.txt").exists()
+
+
+def test_rollout_backups_stay_out_unless_asked_and_then_the_manifest_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A backup is the node's file byte for byte, credentials and all: packed only on request."""
+    state = _run_folder(tmp_path, "tm-1")
+    kept = state / "backup" / "w1" / "var/lib/kubelet/config.yaml"
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(b"staticPodURLHeader:\n  Authorization:\n  - Bearer plantedBackupToken99\n")
+    member = "runs/tm-1/backup/w1/var/lib/kubelet/config.yaml"
+    assert main(["evidence", "pack", str(state), "--out", str(tmp_path / "plain.tar.gz")]) == 0
+    assert "1 backup file(s) left out" in capsys.readouterr().out
+    with tarfile.open(tmp_path / "plain.tar.gz") as tar:
+        manifest = json.load(tar.extractfile("MANIFEST.json"))  # type: ignore[arg-type]
+        assert member not in tar.getnames()
+    assert (manifest["node_secrets"], manifest["left_out"]) == (False, [member])
+    assert main(["evidence", "verify", str(tmp_path / "plain.tar.gz")]) == 0  # left out is not missing
+    assert "node secrets" not in capsys.readouterr().out
+
+    assert main(["evidence", "pack", str(state), "--out", str(tmp_path / "all.tar.gz"), "--with-node-secrets"]) == 0
+    with tarfile.open(tmp_path / "all.tar.gz") as tar:
+        manifest = json.load(tar.extractfile("MANIFEST.json"))  # type: ignore[arg-type]
+        assert tar.extractfile(member).read() == kept.read_bytes()  # type: ignore[union-attr]
+    assert (manifest["node_secrets"], manifest["left_out"]) == (True, [])
+    capsys.readouterr()
+    assert main(["evidence", "verify", str(tmp_path / "all.tar.gz")]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("; holds node secrets (rollout backups)")

@@ -102,8 +102,15 @@ def _run_summary(name: str, folder: Path) -> JsonDict:
     return summary
 
 
-def pack(run_dirs: list[str | Path], out: str | Path, *, force: bool = False) -> JsonDict:
-    """Write the bundle; returns its manifest."""
+#: Where a rollout keeps each node's files as they were, byte for byte (``rollout.steps``): the
+#: rollback needs their secrets, so a bundle leaves them out unless asked (``node_secrets``).
+BACKUP_DIR = "backup"
+
+
+def pack(run_dirs: list[str | Path], out: str | Path, *, force: bool = False, node_secrets: bool = False) -> JsonDict:
+    """Write the bundle; returns its manifest. A rollout's backups are node files as they were,
+    credentials and all: they stay out (named in ``left_out``) unless ``node_secrets``, and then the
+    manifest says the bundle holds node secrets."""
     target = Path(out)
     if target.exists() and not force:
         raise InputError("refusing to overwrite an existing bundle (evidence is immutable)", source=str(target))
@@ -111,13 +118,18 @@ def pack(run_dirs: list[str | Path], out: str | Path, *, force: bool = False) ->
         raise InputError("name at least one run folder to pack")
     members: dict[str, bytes] = {}
     runs: list[JsonDict] = []
+    left_out: list[str] = []
     for run_dir in run_dirs:
         folder = Path(run_dir)
         name = folder.resolve().name
         if any(r["name"] == name for r in runs):
             raise InputError(f"two run folders are named {name!r}: pack them separately", source=str(folder))
         for path in _run_files(folder):
-            members[f"runs/{name}/{path.relative_to(folder).as_posix()}"] = path.read_bytes()
+            member = f"runs/{name}/{path.relative_to(folder).as_posix()}"
+            if path.relative_to(folder).parts[0] == BACKUP_DIR and not node_secrets:
+                left_out.append(member)
+                continue
+            members[member] = path.read_bytes()
         runs.append(_run_summary(name, folder))
     manifest: JsonDict = {
         "schema": SCHEMA,
@@ -125,6 +137,8 @@ def pack(run_dirs: list[str | Path], out: str | Path, *, force: bool = False) ->
         "created": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "created_by": _operator(),
         "runs": runs,
+        "node_secrets": node_secrets,
+        "left_out": left_out,
         "files": {name: _sha256(data) for name, data in sorted(members.items())},
     }
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -16,6 +17,7 @@ from tmnb.rollout.plan import (
     RolloutPlan,
     build_plan,
     edit_config,
+    plan_json,
     validate_change_id,
 )
 from tmnb.snapshot import KubeletInfo, Setting
@@ -337,3 +339,61 @@ def test_recommended_canary_among_the_selected_nodes_is_one_that_can_be() -> Non
     assert report.canary["canary"].tolist() == ["w3"]
     plan = build_plan(snap, report, change_id="c1", nodes=["w1", "w2", "w4", "w5"])
     assert (plan.nodes[0].node, plan.nodes[0].gate) == ("w4", "canary")
+
+
+#: A node's config as safe_dump writes it (so the edit keeps every other line), with credentials
+#: where a kubelet config can hold them: a header's value, a private key pasted into providerID.
+SECRET_CONFIG = (
+    "kind: KubeletConfiguration\n"
+    "staticPodURLHeader:\n"
+    "  Authorization:\n"
+    "  - Bearer plantedBearer0123456789\n"
+    "  X-Auth-Token:\n"
+    "  - plantedRawToken42\n"
+    "topologyManagerPolicy: none\n"
+    "providerID: '-----BEGIN PRIVATE KEY----- MIIEplantedKeyBody -----END PRIVATE KEY-----'\n"
+    "maxPods: 80\n"
+)
+
+
+def test_a_diff_shows_lines_holding_secrets_unchanged_without_their_values() -> None:
+    files = {"/var/lib/kubelet/config.yaml": SECRET_CONFIG.encode()}
+    plan = _plan(_fleet(), {"topologyManagerPolicy": "restricted"}, read=lambda _n, path: files.get(path))
+    f = plan.nodes[0].files[0]
+    assert f.diff() == (
+        "--- /var/lib/kubelet/config.yaml\n"
+        "+++ /var/lib/kubelet/config.yaml\n"
+        "@@ -4,6 +4,6 @@\n"
+        "   <redacted>\n"
+        "   X-Auth-Token:\n"
+        "   <redacted>\n"
+        "-topologyManagerPolicy: none\n"
+        "+topologyManagerPolicy: restricted\n"
+        " providerID: <redacted>\n"
+        " maxPods: 80\n"
+    )
+    stored = plan_json(plan)
+    assert not [s for s in ("plantedBearer", "plantedRawToken", "MIIEplanted") if s in stored]
+    assert f.before is not None and f.before.count("\n") == SECRET_CONFIG.count("\n")  # line for line
+    assert f.before_sha256 == hashlib.sha256(SECRET_CONFIG.encode()).hexdigest()  # the preflight's drift check
+
+
+def test_a_diff_shows_a_changed_secret_as_changed_without_its_value() -> None:
+    files = {"/var/lib/kubelet/config.yaml": SECRET_CONFIG.encode()}
+    target = {"staticPodURLHeader": {"Authorization": ["Bearer plantedNewBearer987654"]}}
+    plan = _plan(_fleet(), target, read=lambda _n, path: files.get(path))
+    assert plan.nodes[0].files[0].diff() == (
+        "--- /var/lib/kubelet/config.yaml\n"
+        "+++ /var/lib/kubelet/config.yaml\n"
+        "@@ -1,9 +1,7 @@\n"
+        " kind: KubeletConfiguration\n"
+        " staticPodURLHeader:\n"
+        "   Authorization:\n"
+        "-  <redacted>\n"  # the old bearer token ...
+        "-  X-Auth-Token:\n"
+        "-  <redacted>\n"
+        "+  <redacted>\n"  # ... and the new one: changed, neither shown
+        " topologyManagerPolicy: none\n"
+        " providerID: <redacted>\n"
+        " maxPods: 80\n"
+    )

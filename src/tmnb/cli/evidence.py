@@ -23,6 +23,12 @@ def add_parsers(sub: Subcommands) -> None:
     )
     pack.add_argument("--out", required=True, help="the bundle to write (.tar.gz)")
     pack.add_argument("--force", action="store_true", help="overwrite an existing bundle")
+    pack.add_argument(
+        "--with-node-secrets",
+        action="store_true",
+        help="also pack the rollouts' backups (node files byte for byte, credentials included); the manifest "
+        "then says node_secrets: true",
+    )
     check = verbs.add_parser("verify", help="exit 0 when intact, 4 with the missing, extra and modified files")
     check.add_argument("bundle", help="the bundle (.tar.gz) to check against its MANIFEST.json")
     opened = verbs.add_parser(
@@ -36,8 +42,11 @@ def command(args: argparse.Namespace) -> int:
     from tmnb import evidence
 
     if args.verb == "pack":
-        manifest = evidence.pack(args.run_dirs, args.out, force=args.force)
-        print(f"wrote {args.out}: {len(manifest['runs'])} run folder(s), {len(manifest['files'])} file(s)")
+        manifest = evidence.pack(args.run_dirs, args.out, force=args.force, node_secrets=args.with_node_secrets)
+        left = f"; {len(manifest['left_out'])} backup file(s) left out" if manifest["left_out"] else ""
+        secrets = "; HOLDS NODE SECRETS (backups packed)" if manifest["node_secrets"] else ""
+        counts = f"{len(manifest['runs'])} run folder(s), {len(manifest['files'])} file(s)"
+        print(f"wrote {args.out}: {counts}{left}{secrets}")
         return 0
     if args.verb == "verify":
         manifest, result = evidence.verify(args.bundle)
@@ -58,8 +67,9 @@ def command(args: argparse.Namespace) -> int:
 def _report(bundle: str, manifest: JsonDict, result: Verification) -> int:
     lines = result.lines()
     if not lines:
+        held = "; holds node secrets (rollout backups)" if manifest.get("node_secrets") is True else ""
         print(f"{bundle}: intact: {len(manifest['files'])} file(s), packed {manifest.get('created')} by "
-              f"{manifest.get('created_by')}")  # fmt: skip
+              f"{manifest.get('created_by')}{held}")  # fmt: skip
         return 0
     for line in lines:
         print(f"{bundle}: {line}", file=sys.stderr)

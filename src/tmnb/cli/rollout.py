@@ -210,15 +210,18 @@ def _status(args: argparse.Namespace) -> int:
 
     from tmnb.errors import InputError
     from tmnb.report.places import change_folder
-    from tmnb.rollout.journal import Journal
+    from tmnb.rollout.journal import Journal, account
 
     folder = change_folder(args.change_id, args.state_dir)
     path = folder / "journal.jsonl"
     if not path.exists():
         raise InputError("no journal for this change id", source=str(path))
-    for record in Journal(path, args.change_id).records():
+    records = [r for r in Journal(path, args.change_id).records() if r.get("change_id") == args.change_id]
+    for record in records:
         result = record.get("result") or record.get("error") or record.get("intent") or ""
         print(f"{record['time']}  {record.get('node') or '-':<16} {record['step']:<15} {record['event']:<8} {result}")
+    for node in dict.fromkeys(str(r["node"]) for r in records if r.get("node")):
+        print(account(records, node))
     return 0
 
 

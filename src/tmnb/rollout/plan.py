@@ -11,6 +11,7 @@ refused outright, since an edit of the file would not take effect.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -21,6 +22,7 @@ import yaml
 from tmnb.errors import InputError
 from tmnb.kubelet.profiles import Resolved
 from tmnb.parse.jsonable import JsonDict
+from tmnb.redact import redact_lines
 from tmnb.replay import DrainSteps, NodePlan, show_value
 from tmnb.replay.drain import KUBELET_ROOT
 from tmnb.rollout.arguments import validate_change_id
@@ -45,7 +47,9 @@ Reader = Callable[[str, str], bytes | None]
 
 @dataclass(frozen=True)
 class FileChange:
-    """One file the rollout writes on a node, and its content before and after."""
+    """One file the rollout writes on a node, before and after, as it may be shown: every line that
+    holds a credential is redacted (``redact.redact_lines``). The write itself never uses this text:
+    it edits the backup's exact bytes, and the preflight compares the node's file with ``before_sha256``."""
 
     path: str
     how: Literal["edit", "drop-in"]
@@ -54,12 +58,62 @@ class FileChange:
     after: str
     #: whether ``before`` is the node's real file (False: rebuilt from the snapshot's view)
     read: bool
+    #: sha256 of the node's file as read for the plan (None: absent, or not read)
+    before_sha256: str | None
+    #: the unified diff of the real texts, each line shown redacted (changed or unchanged, never its value)
+    unified: str
 
     def diff(self) -> str:
-        old = [] if self.before is None else self.before.splitlines(keepends=True)
-        label = self.path if self.read else f"{self.path} (as the snapshot knows it)"
-        lines = difflib.unified_diff(old, self.after.splitlines(keepends=True), label, self.path)
-        return "".join(lines)
+        return self.unified
+
+
+def _shown(lines: list[str], real: list[str], other: list[str], other_real: list[str], i: int, j: int) -> str:
+    """An unchanged line as shown: redacted if either side's redaction touched it."""
+    return lines[i] if lines[i] != real[i] or other[j] == other_real[j] else other[j]
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's line range as ``diff -u`` writes it."""
+    length = stop - start
+    return f"{start + 1}" if length == 1 else f"{start + (1 if length else 0)},{length}"
+
+
+def _redacted_diff(before: str | None, after: str, fromfile: str, tofile: str) -> str:
+    """``diff -u`` of the real texts, each line printed from its redacted copy: a line holding a
+    secret shows as changed or unchanged as it is, with the placeholder for the secret."""
+    real_a = [] if before is None else before.splitlines(keepends=True)
+    real_b = after.splitlines(keepends=True)
+    show_a = [] if before is None else redact_lines(before)
+    show_b = redact_lines(after)
+    out: list[str] = []
+    for group in difflib.SequenceMatcher(None, real_a, real_b, autojunk=False).get_grouped_opcodes(3):
+        if not out:
+            out += [f"--- {fromfile}\n", f"+++ {tofile}\n"]
+        out.append(f"@@ -{_range(group[0][1], group[-1][2])} +{_range(group[0][3], group[-1][4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [" " + _shown(show_a, real_a, show_b, real_b, i, j1 + i - i1) for i in range(i1, i2)]
+                continue
+            out += ["-" + show_a[i] for i in range(i1, i2)] + ["+" + show_b[j] for j in range(j1, j2)]
+    return "".join(out)
+
+
+def _file_change(
+    path: str, how: Literal["edit", "drop-in"], fields: Mapping[str, Any], raw: bytes | None, before: str | None,
+    after: str, *, read: bool,
+) -> FileChange:  # fmt: skip
+    """The change of one file as the plan keeps it: texts redacted, the real file's checksum kept."""
+    label = path if read else f"{path} (as the snapshot knows it)"
+    return FileChange(
+        path,
+        how,
+        dict(fields),
+        None if before is None else "".join(redact_lines(before)),
+        "".join(redact_lines(after)),
+        read,
+        hashlib.sha256(raw).hexdigest() if raw is not None and read else None,
+        _redacted_diff(before, after, label, path),
+    )
 
 
 @dataclass(frozen=True)
@@ -247,11 +301,12 @@ def _files(node: Node, fields: Mapping[str, Any], how: Literal["edit", "drop-in"
     if how == "drop-in":
         path = f"{(node.kubelet.config_dir or '').rstrip('/')}/{DROPIN_NAME}"
         raw = read(node.name, path) if read else None
-        return FileChange(path, how, dict(fields), _decode(raw, path), dropin_text(fields), read is not None)
+        return _file_change(path, how, fields, raw, _decode(raw, path), dropin_text(fields), read=read is not None)
     path = node.kubelet.config_file or ""
     raw = read(node.name, path) if read else None
     before = _decode(raw, path) if read else _config_file_view(node)
-    return FileChange(path, how, dict(fields), before, edit_config(before, fields, source=path), read is not None)
+    after = edit_config(before, fields, source=path)
+    return _file_change(path, how, fields, raw, before, after, read=read is not None)
 
 
 def _decode(raw: bytes | None, path: str) -> str | None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from tmnb.errors import InputError, RolloutError
 from tmnb.parse.jsonable import JsonDict
 from tmnb.parse.klog import parse_kubelet_log
+from tmnb.redact import redact_log_line
 from tmnb.replay import show_value
 from tmnb.rollout.cluster import (
     ClusterOps,
@@ -173,10 +174,8 @@ class NodeRun:
             if show_value(configz.get(name)) != was
         ]
         for f in self.change.files:
-            if f.read:
-                raw = self.ops.read(f.path)
-                if (raw.decode("utf-8", "replace") if raw is not None else None) != f.before:
-                    drifted.append(f"{f.path} changed since the plan was made")
+            if f.read and sha256(self.ops.read(f.path)) != f.before_sha256:
+                drifted.append(f"{f.path} changed since the plan was made")
         if drifted:
             raise RolloutError("settings drifted since the plan: " + "; ".join(drifted) + " (make a new plan)")
         fresh = self.collect(self.node)
@@ -273,7 +272,7 @@ class NodeRun:
 
     def kubelet(self, action: KubeletAction) -> JsonDict:
         self.ops.kubelet(action)
-        return {"result": f"kubelet {action} issued"}
+        return {"result": f"kubelet {action} issued", "action": action}
 
     def _aside(self, path: str) -> str:
         return f"{path}.tmnb-{self.plan.change_id}"
@@ -326,7 +325,7 @@ class NodeRun:
         except RolloutError:
             return ""
         errors = [lines[r.line - 1] for r in parse_kubelet_log(lines).records if r.level in ("E", "F")]
-        return (errors or lines or [""])[-1][-300:]
+        return redact_log_line((errors or lines or [""])[-1])[-300:]  # as a snapshot's journal excerpt
 
     def verify(self, since: str) -> JsonDict:
         configz = self.cluster.configz(self.node)
@@ -388,12 +387,13 @@ class NodeRun:
         self.cluster.set_unschedulable(self.node, False)
         return {"result": "uncordoned"}
 
-    def release(self) -> None:
-        """A failure before anything was written: only the cordon is undone."""
+    def release(self, why: str = "nothing was applied") -> None:
+        """Undo the cordon: after a failure before anything was written, or once a rollback restored
+        what was (``why`` says which, as the journal's record of the uncordon)."""
         if self.done("cordon") is not None and not (self.done("preflight") or {}).get("was_unschedulable"):
             try:
                 self.cluster.set_unschedulable(self.node, False)
-                self.journal.record(self.node, "uncordon", "done", result="uncordoned: nothing was applied")
+                self.journal.record(self.node, "uncordon", "done", result=f"uncordoned: {why}")
             except RolloutError as exc:
                 self.journal.record(self.node, "uncordon", "failed", error=str(exc))
 
@@ -433,7 +433,7 @@ class NodeRun:
             ]
             if wrong:
                 raise RolloutError("configz after rollback does not show the old settings: " + "; ".join(wrong))
-            self.release()
+            self.release(f"the rollback put back {', '.join(restored) or 'nothing'}; the old settings are in configz")
         except RolloutError as exc:
             self.journal.record(self.node, "rollback", "failed", error=str(exc))
             raise
