@@ -12,18 +12,16 @@ from typing import Any, Literal
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.checkpoint import Checkpoint, StateFiles, render_cpu_state, render_memory_state
-from tmnb.kubelet.cpu_static import CPUStaticPolicy
+from tmnb.kubelet.checkpoint import Checkpoint, CPUState, MemoryState, StateFiles, render_state_files
 from tmnb.kubelet.cpu_topology import CPUInfo
 from tmnb.kubelet.devices import Device as ModelDevice
-from tmnb.kubelet.memory_static import MachineNode, MemoryStaticPolicy, ModelMemoryBlock
+from tmnb.kubelet.memory_static import MemoryStaticPolicy, ModelMemoryBlock
 from tmnb.kubelet.names import CPU_NONE, CPU_STATIC, MEMORY_NONE, MEMORY_STATIC
 from tmnb.kubelet.node import ExistingAllocation, Machine, ModelSettings, NodeModel, NodeSimulator, NUMANode
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.startup import start_settings
 from tmnb.parse.quantity import quantity
-from tmnb.parse.state_files import CheckpointMemoryTable
 from tmnb.replay.plan import NodePlan, plan_for
 from tmnb.snapshot import Container, Node, Pod
 
@@ -96,11 +94,12 @@ def checkpoints_of(node: Node) -> tuple[Checkpoint, ...]:
 
 def state_files_of(plan: NodePlan, machine: Machine) -> StateFiles | None:
     """The cpu_manager_state and memory_manager_state the node's kubelet wrote under today's settings,
-    as 1.33-1.36 write them (v2 and v1): today's policy (the file's, when the snapshot read it), the
-    shared pool and the exclusive CPUs, and the memory manager's machine state, which the kubelet
-    computes from today's reservation and the memory blocks held. A snapshot that read the node's
-    state files says which exist; one that did not stands for a running kubelet, which wrote both.
-    None when today's kubelet cannot be reconstructed (its settings or allocations refused)."""
+    in the format today's minor writes with today's gates (``render_state_files``): today's policy (the
+    file's, when the snapshot read it), the shared pool and the exclusive CPUs, and the memory manager's
+    machine state, which the kubelet computes from today's reservation and the memory blocks held. A
+    snapshot that read the node's state files says which exist; one that did not stands for a running
+    kubelet, which wrote both. None when today's kubelet cannot be reconstructed (its settings or
+    allocations refused)."""
     node = plan.node
     records = {f.manager: f for f in node.state_files}
     collected = bool(node.state_files)
@@ -109,39 +108,27 @@ def state_files_of(plan: NodePlan, machine: Machine) -> StateFiles | None:
         written = NodeSimulator(NodeModel(node.name, machine, current, existing_allocations(node)))
     except InputError:
         return None
-    texts: dict[str, str | None] = {"cpu": None, "memory": None}
+    held_cpu, held_memory = written.checkpoint_states()
+    cpu_state: CPUState | None = None
+    memory_state: MemoryState | None = None
     cpu, memory = records.get("cpu"), records.get("memory")
     if (cpu is None and not collected) or (cpu is not None and cpu.error is None and cpu.unknown is None):
         policy = cpu.policy if cpu is not None and cpu.policy else current.cpu_manager_policy
         if policy != current.cpu_manager_policy and (policy == CPU_STATIC or node.shared_pool is None):
             return None  # the file's state is not today's kubelet's
-        default = (
-            CPUSet.parse(node.shared_pool)
-            if node.shared_pool is not None
-            else CPUSet(written.shared_pool() if isinstance(written.cpu, CPUStaticPolicy) else ())
-        )
+        default = CPUSet.parse(node.shared_pool) if node.shared_pool is not None else held_cpu.default
         entries: dict[str, dict[str, CPUSet]] = {}
         for a in node.allocations:
             if a.exclusive and a.cpuset:
                 entries.setdefault(a.pod_uid, {})[a.container] = CPUSet.parse(a.cpuset)
-        texts["cpu"] = render_cpu_state(policy if policy else CPU_NONE, default, entries)
+        cpu_state = CPUState(policy or CPU_NONE, default, entries)
     if (memory is None and not collected) or (memory is not None and memory.error is None and memory.unknown is None):
         policy = memory.policy if memory is not None and memory.policy else current.memory_manager_policy
-        machine_state: dict[int, MachineNode] = {}
-        blocks: dict[str, dict[str, list[ModelMemoryBlock]]] = {}
-        if policy == MEMORY_STATIC:
-            if not isinstance(written.memory, MemoryStaticPolicy):
-                return None
-            for numa, state in written.memory.state.items():
-                tables = {
-                    r: CheckpointMemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
-                    for r, t in state.memory.items()
-                }
-                machine_state[numa] = MachineNode(state.assignments, tables, tuple(state.cells))
-            for (pod, container), held in written.memory.blocks.items():
-                blocks.setdefault(pod, {})[container] = list(held)
-        texts["memory"] = render_memory_state(policy if policy else MEMORY_NONE, machine_state, blocks)
-    return StateFiles(texts["cpu"], texts["memory"])
+        if policy == MEMORY_STATIC and not isinstance(written.memory, MemoryStaticPolicy):
+            return None
+        held = held_memory if policy == MEMORY_STATIC else MemoryState(policy, {}, {})
+        memory_state = dataclasses.replace(held, policy=policy or MEMORY_NONE)
+    return render_state_files(current.kubelet, current.feature_gates, cpu_state, memory_state)
 
 
 def model_for(plan: NodePlan, mode: ModelMode = "drain") -> NodeModel:
