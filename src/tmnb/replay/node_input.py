@@ -131,29 +131,34 @@ def state_files_of(plan: NodePlan, machine: Machine) -> StateFiles | None:
     return render_state_files(current.kubelet, current.feature_gates, cpu_state, memory_state)
 
 
-def model_for(plan: NodePlan, mode: ModelMode = "drain") -> NodeModel:
+def model_for(plan: NodePlan, mode: ModelMode = "drain", files: StateFiles | None = None) -> NodeModel:
     """The kubelet model of the planned node. ``restart``: the kubelet restarts over today's state
-    files (``state_files_of``), restored as the planned minor restores them, then re-admits the
-    running pods (``NodeSimulator.restart``); a file the snapshot could not read, or one the
-    kubelet refuses to load, keeps its recorded error. ``running``: today's allocations held as
-    they are (a recorded state-file error still stops it), to admit one more pod. ``drain``
-    starts from none, as after the drain and state-file removal."""
+    files, restored as the planned minor restores them, then re-admits the running pods
+    (``NodeSimulator.restart``): ``files`` when the node's own bytes are at hand (the sandbox's
+    kubelets), else the files ``state_files_of`` renders, where a file the snapshot could not read, or
+    one the kubelet refuses to load, keeps its recorded error. ``running``: today's allocations held as
+    they are (a recorded state-file error still stops it), to admit one more pod. ``drain`` starts
+    from none, as after the drain and state-file removal."""
     node = plan.node
     machine = machine_of(node)
     if mode == "drain":
         return NodeModel(node.name, machine, settings_of(plan))
     settings = settings_of(plan)
     allocations, checkpoints = existing_allocations(node), checkpoints_of(node)
+    devices = tuple(dataclasses.replace(a, cpus="", memory=()) for a in allocations if a.devices)
+    if mode == "restart" and files is not None:
+        return NodeModel(node.name, machine, settings, devices, (), files)
     files = state_files_of(plan, machine) if mode == "restart" else None
     if files is None:  # running, or today's kubelet cannot be reconstructed: what it holds, as recorded
         return NodeModel(node.name, machine, settings, allocations, checkpoints)
-    devices = tuple(dataclasses.replace(a, cpus="", memory=()) for a in allocations if a.devices)
     refused = tuple(c for c in checkpoints if c.error is not None or c.unknown is not None)
     return NodeModel(node.name, machine, settings, devices, refused, files)
 
 
-def node_model(node: Node, target: Mapping[str, Any], mode: ModelMode = "drain") -> NodeModel:
-    return model_for(plan_for(node, target), mode)
+def node_model(
+    node: Node, target: Mapping[str, Any], mode: ModelMode = "drain", files: StateFiles | None = None
+) -> NodeModel:
+    return model_for(plan_for(node, target), mode, files)
 
 
 def model_pod(pod: Pod) -> ModelPod:
