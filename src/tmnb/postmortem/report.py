@@ -41,7 +41,9 @@ def verdict(found: Evidence) -> Verdict:
         created = [timeline.utc_time(c) for c in rejected["created"]]
         late = sum(1 for t in created if t is not None and window and t >= window[0])
         since = f", {late} created since the change began" if window else ""
-        wrong.append(f"{len(rejected)} pod(s) refused at admission{since}")
+        restarted = int((rejected["rejected at"] != "admission").sum())
+        running = f", {restarted} of them running pods rejected at a kubelet restart" if restarted else ""
+        wrong.append(f"{len(rejected)} pod(s) refused at admission{since}{running}")
     if len(refused):
         wrong.append(f"{len(refused)} kubelet(s) did not start")
     if failed:
