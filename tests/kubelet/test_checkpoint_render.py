@@ -80,5 +80,5 @@ def test_a_pod_level_checkpoint_stops_a_1_35_kubelet() -> None:
     v2 checksum does not match: the downgrade refuses to start (#139069)."""
     state = CPUState("static", CPUSet({0, 7, 8, 9}), ENTRIES, {"pod": CPUSet({1, 2, 3, 4, 5, 6})})
     files = render_state_files(profile(36), GATE, state, None)
-    with pytest.raises(RestoreError, match="^checkpoint is corrupted$"):
+    with pytest.raises(RestoreError, match=r"^checkpoint is corrupted$"):
         restore_cpu_state(files, policy="static", kubelet=profile(35), feature_gates={})
