@@ -30,7 +30,7 @@ from tmnb.kubelet.checkpoint import (
 )
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus, to_cpuset
-from tmnb.kubelet.devices import Device, DeviceManager
+from tmnb.kubelet.devices import Device, DeviceManager, DeviceRestart
 from tmnb.kubelet.go_quantity import GoQuantity
 from tmnb.kubelet.hints import TopologyHint
 from tmnb.kubelet.manager import (
@@ -144,6 +144,9 @@ class NodeModel:
     allocations: tuple[ExistingAllocation, ...] = ()
     checkpoints: tuple[Checkpoint, ...] = ()
     state_files: StateFiles | None = None
+    #: the runtime's containers and the re-registered device plugins at the restart's first batch; None:
+    #: every checkpointed container runs and every plugin is back (a kubelet restart on a running node)
+    device_restart: DeviceRestart | None = None
 
 
 @dataclass(frozen=True)
@@ -417,12 +420,16 @@ class NodeSimulator:
         the admitted pods do not hold. Each result is read right after its own admission."""
         results: list[PodResult] = []
         active: list[Pod] = []
-        for raw in pods:
-            pod = raw if isinstance(raw, Pod) else Pod.from_pod_dict(raw)
-            result = self.admit(pod, sources_ready=False)
-            results.append(result)
-            if result.admitted:
-                active.append(pod)
+        self.devices.restarting = self.node.device_restart
+        try:
+            for raw in pods:
+                pod = raw if isinstance(raw, Pod) else Pod.from_pod_dict(raw)
+                result = self.admit(pod, sources_ready=False)
+                results.append(result)
+                if result.admitted:
+                    active.append(pod)
+        finally:
+            self.devices.restarting = None
         self.remove_stale_state(active)
         return results
 
