@@ -19,7 +19,7 @@ from tmnb.cpuset import MAX_CPUS, CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet import gostr
 from tmnb.kubelet.memory_static import MachineNode, ModelMemoryBlock
-from tmnb.kubelet.profiles import CPU_STATE, MEMORY_STATE, KubeletProfile, StateFormat
+from tmnb.kubelet.profiles import CPU_STATE, MEMORY_STATE, SUPPORTED_MINORS, KubeletProfile, StateFormat, profile
 from tmnb.parse.godecode import (
     CHECKSUM,
     CPU_POD_ENTRY,
@@ -449,6 +449,35 @@ def restore_memory_state(
         else {}
     )
     return MemoryState(name, _machine(cp.get("MachineState")), entries, pods, version)
+
+
+def _readers() -> list[tuple[KubeletProfile, dict[str, object]]]:
+    out: list[tuple[KubeletProfile, dict[str, object]]] = []
+    for minor in SUPPORTED_MINORS:
+        kubelet = profile(minor)
+        out.append((kubelet, {}))
+        if kubelet.gate_default("PodLevelResourceManagers") is not None:
+            out.append((kubelet, {"PodLevelResourceManagers": True}))
+    return out
+
+
+def load_errors(manager: Manager, text: str | bytes, policy: str) -> dict[str, str]:
+    """Per checkpoint reader (``KubeletProfile.state_reader``), the error its ``restoreState`` meets
+    loading this file (the formats it tries, their checksums), for the readers that refuse it: what
+    a kubelet of another minor, or with other gates, would say of the same bytes. ``policy``: the
+    file's own, so only the load is judged, not the configured policy."""
+    files = StateFiles(text, None) if manager == "cpu" else StateFiles(None, text)
+    refused: dict[str, str] = {}
+    for kubelet, gates in _readers():
+        try:
+            if manager == "cpu":
+                restore_cpu_state(files, policy=policy, kubelet=kubelet, feature_gates=gates)
+            else:
+                restore_memory_state(files, policy=policy, kubelet=kubelet, feature_gates=gates)
+        except RestoreError as err:
+            if not err.inner.startswith(("configured policy", "[memorymanager] configured policy", "could not parse")):
+                refused[kubelet.state_reader(gates)] = err.inner
+    return refused
 
 
 # ---------------------------------------------------------------------------------------------

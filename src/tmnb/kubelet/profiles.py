@@ -203,6 +203,14 @@ class KubeletProfile:
         without, with_gate = _STATE_FORMATS[self.minor][2:]
         return with_gate if self.gate_on("PodLevelResourceManagers", feature_gates) else without
 
+    def state_reader(self, feature_gates: Mapping[str, object] | None) -> str:
+        """The name of the checkpoint reader this kubelet runs with these gates (its minor, and whether
+        PodLevelResourceManagers changes the formats it tries): the key of ``StateFile.refused_by``."""
+        gated = self.gate_default("PodLevelResourceManagers") is not None and self.gate_on(
+            "PodLevelResourceManagers", feature_gates
+        )
+        return f"{self.name}+PodLevelResourceManagers" if gated else self.name
+
     def device_counts_any_running_id(self, patch: int | None) -> bool:
         """Whether the device manager at a restart takes a container as running when any of its IDs runs
         (``_DEVICE_ANY_RUNNING_ID_SINCE``); ``patch`` None: the patch of the tree read (table above)."""

@@ -85,23 +85,32 @@ def existing_allocations(node: Node) -> tuple[ExistingAllocation, ...]:
     )
 
 
-def checkpoints_of(node: Node) -> tuple[Checkpoint, ...]:
-    """The state files the kubelet restores when it restarts on ``node``."""
-    return tuple(
-        Checkpoint(f.manager, f.path, f.policy, f.error, f.error_after_policy, f.unknown) for f in node.state_files
-    )
+def checkpoints_of(node: Node, reader: str) -> tuple[Checkpoint, ...]:
+    """The state files the kubelet restores when it starts on ``node``, as the checkpoint ``reader``
+    (``KubeletProfile.state_reader``) loads them: a snapshot that judged each file per reader gives that
+    reader's load error (a file one minor refuses, another reads); an older one, its error as collected."""
+    out = []
+    for f in node.state_files:
+        if f.refused_by is None:
+            out.append(Checkpoint(f.manager, f.path, f.policy, f.error, f.error_after_policy, f.unknown))
+            continue
+        load = f.refused_by.get(reader)
+        after = f.error if f.error_after_policy else None
+        error = load if load is not None else after
+        out.append(Checkpoint(f.manager, f.path, f.policy, error, load is None and after is not None, f.unknown))
+    return tuple(out)
 
 
-def state_files_of(plan: NodePlan, machine: Machine) -> StateFiles | None:
+def state_files_of(plan: NodePlan, machine: Machine, checkpoints: tuple[Checkpoint, ...]) -> StateFiles | None:
     """The cpu_manager_state and memory_manager_state the node's kubelet wrote under today's settings,
     in the format today's minor writes with today's gates (``render_state_files``): today's policy (the
     file's, when the snapshot read it), the shared pool and the exclusive CPUs, and the memory manager's
     machine state, which the kubelet computes from today's reservation and the memory blocks held. A
     snapshot that read the node's state files says which exist; one that did not stands for a running
     kubelet, which wrote both. None when today's kubelet cannot be reconstructed (its settings or
-    allocations refused)."""
+    allocations refused). ``checkpoints``: the node's files as the planned kubelet loads them."""
     node = plan.node
-    records = {f.manager: f for f in node.state_files}
+    records = {f.manager: f for f in checkpoints}
     collected = bool(node.state_files)
     try:
         current = start_settings(plan.current, machine, kubelet=plan.kubelet.profile)
@@ -144,11 +153,15 @@ def model_for(plan: NodePlan, mode: ModelMode = "drain", files: StateFiles | Non
     if mode == "drain":
         return NodeModel(node.name, machine, settings_of(plan))
     settings = settings_of(plan)
-    allocations, checkpoints = existing_allocations(node), checkpoints_of(node)
+    if mode == "restart":
+        reader = plan.planned_kubelet.state_reader(plan.planned.get("featureGates"))
+    else:
+        reader = plan.kubelet.profile.state_reader(plan.current.get("featureGates"))
+    allocations, checkpoints = existing_allocations(node), checkpoints_of(node, reader)
     devices = tuple(dataclasses.replace(a, cpus="", memory=()) for a in allocations if a.devices)
     if mode == "restart" and files is not None:
         return NodeModel(node.name, machine, settings, devices, (), files)
-    files = state_files_of(plan, machine) if mode == "restart" else None
+    files = state_files_of(plan, machine, checkpoints) if mode == "restart" else None
     if files is None:  # running, or today's kubelet cannot be reconstructed: what it holds, as recorded
         return NodeModel(node.name, machine, settings, allocations, checkpoints)
     refused = tuple(c for c in checkpoints if c.error is not None or c.unknown is not None)

@@ -14,7 +14,7 @@ from typing import Literal
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet import options
-from tmnb.kubelet.checkpoint import could_not_restore, cpu_list_error, mismatch
+from tmnb.kubelet.checkpoint import could_not_restore, cpu_list_error, load_errors, mismatch
 from tmnb.kubelet.names import CPU_NONE, CPU_STATIC, MEMORY_NONE
 from tmnb.kubelet.profiles import KubeletProfile, resolve
 from tmnb.parse.documents import load_json
@@ -134,6 +134,15 @@ def _strict_cpu_reservation(settings: KubeletSettings, kubelet: KubeletProfile) 
 # What restoreState meets in a state file, for the snapshot
 
 
+def _refused_by(manager: Literal["cpu", "memory"], data: bytes, policy: str | None) -> dict[str, str] | None:
+    """``load_errors`` of the file, or None where tmnb cannot load it as every reader does (a CPU id
+    beyond the model's)."""
+    try:
+        return load_errors(manager, data, policy or "")
+    except InputError:
+        return None
+
+
 def read_state_file(path: Path, *, manager: Literal["cpu", "memory"], shown: str) -> StateFile | None:
     """The checkpoint at ``path`` (``shown`` is its path on the node) as ``NewCheckpointState``
     meets it when the kubelet starts; None when there is none (the kubelet starts from a fresh
@@ -182,14 +191,29 @@ def read_state_file(path: Path, *, manager: Literal["cpu", "memory"], shown: str
                     unknown="a v1 checkpoint, keyed by container ID: the kubelet migrates it through the containers "
                     "it finds running",
                 )
-            return StateFile(manager=manager, path=shown, policy=cpu.policy_name)
+            return StateFile(
+                manager=manager,
+                path=shown,
+                policy=cpu.policy_name,
+                refused_by=_refused_by(manager, data, cpu.policy_name),
+            )
         memory = parse_memory_manager_state(data, source=shown)
-        return StateFile(manager=manager, path=shown, policy=memory.policy_name)
-    except CheckpointRefused as err:
-        return StateFile(manager=manager, path=shown, error=err.kubelet)
+        return StateFile(
+            manager=manager,
+            path=shown,
+            policy=memory.policy_name,
+            refused_by=_refused_by(manager, data, memory.policy_name),
+        )
+    except CheckpointRefused as err:  # the newest format's payload: older kubelets read the fields beside it
+        return StateFile(manager=manager, path=shown, error=err.kubelet, refused_by=_refused_by(manager, data, None))
     except BadCpuList as err:
         return StateFile(
-            manager=manager, path=shown, policy=err.policy, error=cpu_list_error(err), error_after_policy=True
+            manager=manager,
+            path=shown,
+            policy=err.policy,
+            error=cpu_list_error(err),
+            error_after_policy=True,
+            refused_by=_refused_by(manager, data, err.policy),
         )
     except InputError as err:
         return StateFile(manager=manager, path=shown, unknown=err.message)
