@@ -13,6 +13,7 @@ from tmnb.replay.node_input import (
     model_pod,
     node_model,
     settings_of,
+    written_state_files,
 )
 from tmnb.replay.plan import DEFAULTS, EMPTY_BY_DEFAULT, NodePlan, kubelet_version, plan_for, plans_for, show_value
 
@@ -32,4 +33,5 @@ __all__ = [
     "plans_for",
     "settings_of",
     "show_value",
+    "written_state_files",
 ]

@@ -140,6 +140,18 @@ def state_files_of(plan: NodePlan, machine: Machine, checkpoints: tuple[Checkpoi
     return render_state_files(current.kubelet, current.feature_gates, cpu_state, memory_state)
 
 
+def written_state_files(node: Node) -> StateFiles | None:
+    """The checkpoint files ``node``'s kubelet wrote under its settings, as its minor writes them
+    (``state_files_of`` with no change planned); None where they cannot be reconstructed (today's
+    settings refused)."""
+    try:
+        plan = plan_for(node, {})
+        reader = plan.kubelet.profile.state_reader(plan.current.get("featureGates"))
+        return state_files_of(plan, machine_of(node), checkpoints_of(node, reader))
+    except InputError:  # the settings or the machine refused (ConfigRejected included)
+        return None
+
+
 def model_for(plan: NodePlan, mode: ModelMode = "drain", files: StateFiles | None = None) -> NodeModel:
     """The kubelet model of the planned node. ``restart``: the kubelet restarts over today's state
     files, restored as the planned minor restores them, then re-admits the running pods
