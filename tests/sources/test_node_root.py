@@ -275,7 +275,8 @@ def _whatif(root, tmp_path, mode, *settings):
 @pytest.mark.parametrize(
     ("break_state", "settings", "inner"),
     [
-        (_corrupt_v4, (), "could not load v4 checkpoint: checkpoint is corrupted"),
+        # a v4 file is 1.37's: its payload stops a 1.37 kubelet (a 1.36 one reads the fields beside it)
+        (_corrupt_v4, ("kubeletVersion=1.37",), "could not load v4 checkpoint: checkpoint is corrupted"),
         (
             lambda root: (root / STATE).write_text('{"policyName":"static","defaultCpuSet":"0,3-8,1l","checksum":0}'),
             (),
@@ -304,6 +305,30 @@ def test_restart_with_a_checkpoint_the_kubelet_refuses_is_its_refusal(tmp_path, 
     assert (refusal in capsys.readouterr().err) is not moved
 
 
+def test_a_state_file_is_judged_by_the_kubelet_that_restarts_over_it(tmp_path, capsys):
+    """The collected record says which readers refuse the file: a corrupt v4 payload stops 1.37 only (1.36
+    reads the v2 fields beside it), and a 1.36 pod-level (v3) file stops a downgrade to 1.35, whose v2
+    checksum does not cover the podEntries (#139069)."""
+    root = write_node_root(layered_node(), tmp_path / "w1")
+    _corrupt_v4(root)
+    record = next(f for f in read_node_root(root, name="w1").state_files if f.manager == "cpu")
+    assert sorted(record.refused_by or {}) == ["1.37", "1.37+PodLevelResourceManagers"]
+    assert _whatif(root, tmp_path, "restart") == 0  # the node's own 1.36
+    capsys.readouterr()
+    # cpumanager state_checkpoint_test.go "Restore valid v3 checkpoint with PodLevelResourceManagers enabled"
+    v3 = (
+        '{"policyName": "none", "defaultCPUSet": "1-3", "entries": {"pod": {"container1": "4-6", "container2": "1-3"}},'
+        ' "podEntries": {"pod": {"cpuSet": "4-6"}}, "checksum": 2649431787}'
+    )
+    (root / STATE).write_text(v3)
+    record = next(f for f in read_node_root(root, name="w1").state_files if f.manager == "cpu")
+    assert sorted(record.refused_by or {}) == ["1.33", "1.34", "1.35", "1.36", "1.37"]
+    assert _whatif(root, tmp_path, "restart", "topologyManagerPolicy=restricted", "kubeletVersion=1.35") == 3
+    assert (
+        f"tmnb: w1: the kubelet would not start: {RESTORE.format('checkpoint is corrupted')}" in capsys.readouterr().err
+    )
+
+
 def test_restart_with_a_memory_checkpoint_the_kubelet_refuses(tmp_path, capsys):
     # the shared pool the exclusive CPUs leave: without it the rendered cpu_manager_state says
     # "defaultCpuSet": "" beside its entries, a file the CPU manager refuses first ("default cpuset
@@ -313,7 +338,7 @@ def test_restart_with_a_memory_checkpoint_the_kubelet_refuses(tmp_path, capsys):
     (root / "var/lib/kubelet/memory_manager_state").write_text(
         '{"policyName":"Static","machineState":{},"checksum":0,"dataChecksum":1234}'
     )
-    assert _whatif(root, tmp_path, "restart") == 3
+    assert _whatif(root, tmp_path, "restart", "topologyManagerPolicy=restricted", "kubeletVersion=1.37") == 3
     assert (
         "start memory manager error: could not restore state from checkpoint: could not load v3 checkpoint: failed to "
         "deserialize memory manager checkpoint data: unexpected end of JSON input, please drain this node and delete "

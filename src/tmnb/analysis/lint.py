@@ -412,10 +412,6 @@ RULES: tuple[Rule[LintContext], ...] = (
 )
 FLEET_RULES: tuple[Rule[FleetContext], ...] = (MIXED_HARDWARE_POOL,)
 
-_DRAIN_AND_DELETE = (
-    "Manual action: drain the node, stop the kubelet, move the checkpoint file aside, start the kubelet, verify, "
-    "uncordon."
-)
 #: Lint's metadata for every finding code of the settings validator (``tmnb.settings``), one place:
 #: its remedy, whether it needs a manual step, and whether a plan-aware rule here reports it instead.
 VALIDATOR_CODES: dict[str, ValidatorCode] = {
@@ -497,10 +493,6 @@ VALIDATOR_CODES: dict[str, ValidatorCode] = {
         ValidatorCode("memory.reserved-type"),
         ValidatorCode("memory.reserved-unknown-numa"),
         ValidatorCode("memory.reserved-zero"),
-        ValidatorCode("state.cpu-invalid", _DRAIN_AND_DELETE, manual=True),
-        ValidatorCode("state.cpu-policy-mismatch", _DRAIN_AND_DELETE, manual=True),
-        ValidatorCode("state.cpu-set-changed", _DRAIN_AND_DELETE, manual=True),
-        ValidatorCode("state.memory-policy-mismatch", _DRAIN_AND_DELETE, manual=True),
         ValidatorCode("topology.max-numa-above-default"),
         ValidatorCode(
             "topology.numa-distances", "Fix the node's NUMA distances in sysfs, or drop prefer-closest-numa-nodes."

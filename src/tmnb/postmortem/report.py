@@ -42,7 +42,9 @@ def verdict(found: Evidence) -> Verdict:
     wrong = []
     if len(recent):
         since = " since the change began" if (recent["when"] == SINCE).all() else ""
-        wrong.append(f"{len(recent)} pod(s) refused at admission{since}")
+        restarted = int((recent["rejected at"] != "admission").sum())
+        running = f", {restarted} of them running pods rejected at a kubelet restart" if restarted else ""
+        wrong.append(f"{len(recent)} pod(s) refused at admission{since}{running}")
     if regressed["regressions"]:
         wrong.append(f"{len(regressed['regressions'])} metric regression(s) in 05-compare")
     if len(refused):

@@ -16,6 +16,7 @@ from tmnb.replay.node_input import (
     node_model,
     replay_order,
     settings_of,
+    written_state_files,
 )
 from tmnb.replay.plan import DEFAULTS, EMPTY_BY_DEFAULT, NodePlan, kubelet_version, plan_for, plans_for, show_value
 
@@ -40,4 +41,5 @@ __all__ = [
     "replay_order",
     "settings_of",
     "show_value",
+    "written_state_files",
 ]

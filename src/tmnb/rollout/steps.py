@@ -28,8 +28,14 @@ from tmnb.rollout.cluster import (
     restarts,
     uses_emptydir,
 )
-from tmnb.rollout.plan import NodeChange, RolloutPlan, dropin_text, edit_config, overridden_by
-from tmnb.rollout.verify import VerifyPodPrediction, actual_placement, predict_verify_pod, verify_pod_manifest
+from tmnb.rollout.plan import CPU_STATE, NodeChange, RolloutPlan, dropin_text, edit_config, overridden_by
+from tmnb.rollout.verify import (
+    VerifyPodPrediction,
+    actual_placement,
+    predict_verify_pod,
+    restart_drift,
+    verify_pod_manifest,
+)
 from tmnb.snapshot import Snapshot
 from tmnb.sources.node_root import FLAG_STEPS
 
@@ -42,6 +48,8 @@ NodeResult = Literal["done", "failed", "rolled back"]
 
 CONFIG_MODE = 0o644
 STATE_MODE = 0o644
+#: the suffix of the CPU checkpoint kept before a restart over it, to verify the running pods against
+BEFORE_RESTART = ".before-restart"
 
 
 @dataclass
@@ -264,6 +272,12 @@ class NodeRun:
                 target.write_bytes(data)
                 absent.unlink(missing_ok=True)
             sums[path] = sha256(data)
+        if not self.change.state_files:  # the kubelet restarts over its checkpoint: keep it to verify against
+            held = self.ops.read(CPU_STATE)
+            if held is not None:
+                target = self._backup_path(CPU_STATE + BEFORE_RESTART)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(held)
         return {"result": f"{len(sums)} file(s) backed up in {self.run_dir / 'backup' / self.node}", "checksums": sums}
 
     def _backed_up(self, path: str) -> bytes | None:
@@ -339,6 +353,9 @@ class NodeRun:
         result: JsonDict = {"configz": "shows the target"}
         if self.options.test_pod:
             result["test_pod"] = self._test_pod()
+        drift = self._restart_drift()
+        if drift:
+            raise RolloutError(f"running pods changed at the kubelet restart: {'; '.join(drift[:5])}")
         failures = [f for f in self.cluster.admission_failures(self.node, since) if "tmnb-verify-" not in f]
         if failures:
             raise RolloutError(f"new admission failures on the node: {', '.join(failures[:5])}")
@@ -352,6 +369,18 @@ class NodeRun:
             raise RolloutError(f"running pods restarted: {', '.join(restarted[:5])}")
         result["result"] = "configz shows the target; the test pod did what tmnb.kubelet predicted; no new rejections"
         return result
+
+    def _restart_drift(self) -> list[str]:
+        """Every pod that ran through the restart against its entry in the checkpoint kept before it
+        (none kept: the state files moved, so the kubelet started afresh)."""
+        before = self._backed_up(CPU_STATE + BEFORE_RESTART)
+        after = self.ops.read(CPU_STATE)
+        if self.change.state_files or before is None or after is None:
+            return []
+        try:
+            return restart_drift(before, after, self.cluster.pods_on(self.node))
+        except InputError as err:
+            raise RolloutError(f"{self.node}: {err}") from None
 
     def _test_pod(self) -> JsonDict:
         fresh = self.collect(self.node)
