@@ -10,12 +10,12 @@ import yaml
 from factories import node, pod, settings, snapshot
 from tmnb.analysis.readiness import assess
 from tmnb.errors import InputError
+from tmnb.rollout.apply import DROPIN_NAME
+from tmnb.rollout.config_yaml import edit_config
 from tmnb.rollout.plan import (
     CPU_STATE,
-    DROPIN_NAME,
     RolloutPlan,
     build_plan,
-    edit_config,
     validate_change_id,
 )
 from tmnb.snapshot import KubeletInfo, Setting
@@ -242,10 +242,10 @@ def test_a_running_value_no_layer_explains_is_refused():
 def test_a_rollout_refuses_a_kubelet_version_in_its_target():
     """An upgrade is a what-if: the rollout writes configuration files, so kubeletVersion never reaches one."""
     from tmnb.errors import InputError
-    from tmnb.rollout.session import prepare
+    from tmnb.rollout.request import RolloutRequest
 
     with pytest.raises(InputError, match="changes the kubelet's configuration, not its version"):
-        prepare(target={"kubeletVersion": "1.37"}, change_id="c1", source="sample")
+        RolloutRequest(target={"kubeletVersion": "1.37"}, change_id="c1", source="sample")
 
 
 def _holding_across_numa():  # type: ignore[no-untyped-def]
