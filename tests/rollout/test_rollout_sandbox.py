@@ -143,6 +143,13 @@ def test_unapproved_gate_writes_nothing_and_exits_5(box: Sandbox, kubeconfig: Pa
     assert code == 5
     changed = [n for n in NODES if digest(box, n) != before[n]]
     assert len(changed) == 1  # the canary only; the wave waits for its approval
+    # kubeadm set these kubelets up (kubeadm-flags.env, 10-kubeadm.conf): the change as its patch, beside the journal
+    patch = tmp_path / "s" / "kubeadm-patches" / "kubeletconfiguration+strategic.yaml"
+    assert yaml.safe_load(patch.read_text()) == {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "topologyManagerPolicy": "restricted",
+    }
 
 
 def test_canary_disagreeing_with_the_prediction_is_rolled_back(box: Sandbox, kubeconfig: Path, tmp_path: Path) -> None:

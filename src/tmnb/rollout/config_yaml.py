@@ -125,7 +125,7 @@ def edit_config(text: str | None, fields: Mapping[str, Any], *, source: str) -> 
     for key in sorted(changed, key=lambda k: -old_spans[k][0]):  # bottom up: earlier spans keep their lines
         (a, b), (c, d) = old_spans[key], new_spans[key]
         out[a:b] = new_lines[c:d]
-    if out and not out[-1].endswith("\n"):
+    if added and out and not out[-1].endswith("\n"):
         out[-1] += "\n"
     for key in added:
         c, d = new_spans[key]

@@ -84,7 +84,8 @@ class Session:
         managed = self.plan.kubeadm_nodes()
         if not managed:
             return []
-        first = self.plan.node(managed[0]).files[0]
+        files = [f for name in managed for f in self.plan.node(name).files]
+        first = next((f for f in files if f.how == "edit"), files[0])  # an edit is what an upgrade undoes
         path = patch_path(self.state_dir)
         written = "written" if path.exists() else "written with the plan at the first execute run"
         return [
