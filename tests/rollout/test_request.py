@@ -124,3 +124,13 @@ def test_the_plan_says_how_the_change_survives_kubeadm_upgrade(
         "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ntopologyManagerPolicy: best-effort\n\n"
     )
     assert not state.exists()
+
+
+def test_a_dry_run_plans_a_change_that_moves_state_files(capsys: pytest.CaptureFixture[str]) -> None:
+    """Only an executor that writes and cannot stop the kubelet (node-pod) is refused such a change; a
+    dry run plans it for whichever executor will carry it out."""
+    from tmnb.cli import main
+
+    argv = ["rollout", "plan", "--change-id", "c1", "--source", "sample", "--node", "gen-icx-03"]
+    assert main([*argv, "--set", "cpuManagerPolicy=none"]) == 0
+    assert "/var/lib/kubelet/cpu_manager_state" in capsys.readouterr().out

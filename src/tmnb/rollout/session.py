@@ -192,7 +192,7 @@ def prepare(request: RolloutRequest) -> Session:
             read=read,
         )
     moving = [n.node for n in plan.nodes if n.state_files]
-    if moving and not kind.stops:
+    if moving and kind.writes and not kind.stops:  # a dry run plans for any executor
         raise InputError(
             f"the {kind.word} executor cannot stop the kubelet, but {', '.join(moving)} need their state files "
             f"moved with the kubelet stopped: use {words(lambda k: k.stops and k.writes)}",
