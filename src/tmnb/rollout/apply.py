@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from tmnb.kubelet.profiles import Resolved
-from tmnb.rollout.config_yaml import edit_config, new_config
-from tmnb.snapshot import Node
+if TYPE_CHECKING:  # the command line reads APPLY_CHOICES before any kubelet model or YAML library loads
+    from tmnb.kubelet.profiles import Resolved
+    from tmnb.snapshot import Node
 
 ApplyHow = Literal["auto", "edit", "drop-in"]
 How = Literal["edit", "drop-in"]
@@ -57,15 +57,22 @@ def _dropin_path(node: Node) -> str:
     return f"{(node.kubelet.config_dir or '').rstrip('/')}/{DROPIN_NAME}"
 
 
+def _edit_content(before: str | None, fields: Mapping[str, Any], source: str) -> str:
+    from tmnb.rollout.config_yaml import edit_config
+
+    return edit_config(before, fields, source=source)
+
+
 def _dropin_content(before: str | None, fields: Mapping[str, Any], source: str) -> str:
+    from tmnb.rollout.config_yaml import new_config
+
     return new_config(fields)  # the drop-in is tmnb's own file: whatever was there is replaced
 
 
 APPLY_MODES: dict[str, ApplyMode] = {
     "edit": ApplyMode(
         "edit", "set the fields in the kubelet's config file", _edit_cannot,
-        lambda node: node.kubelet.config_file or "", lambda before, fields, source: edit_config(
-            before, fields, source=source), False,
+        lambda node: node.kubelet.config_file or "", _edit_content, False,
     ),
     "drop-in": ApplyMode(
         "drop-in", f"write the fields to {DROPIN_NAME} in the kubelet's --config-dir", _dropin_cannot, _dropin_path,
