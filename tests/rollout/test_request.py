@@ -134,3 +134,15 @@ def test_a_dry_run_plans_a_change_that_moves_state_files(capsys: pytest.CaptureF
     argv = ["rollout", "plan", "--change-id", "c1", "--source", "sample", "--node", "gen-icx-03"]
     assert main([*argv, "--set", "cpuManagerPolicy=none"]) == 0
     assert "/var/lib/kubelet/cpu_manager_state" in capsys.readouterr().out
+
+
+def test_the_command_line_lists_the_registries_without_loading_what_they_name() -> None:
+    """--executor and --apply take their choices from the registries when the parser is built: that must
+    not load the executors' clients, the snapshot model or the YAML round trip (a typo is answered at once)."""
+    import subprocess
+    import sys
+
+    probe = "import sys, tmnb.cli.main; print(sorted(m for m in sys.argv[1:] if m in sys.modules))"
+    heavy = ["kubernetes", "httpx", "pydantic", "ruamel.yaml", "tmnb.snapshot", "tmnb.rollout.executors.sandbox"]
+    done = subprocess.run([sys.executable, "-c", probe, *heavy], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.strip() == "[]"
