@@ -328,3 +328,62 @@ def test_a_running_pod_the_restart_would_reject_makes_the_node_drain_and_is_name
 def test_drain_never_refuses_a_node_whose_restart_would_reject_a_running_pod() -> None:
     with pytest.raises(InputError, match=r"node w1: drain='never' but at restart .* app/wide: TopologyAffinityError"):
         _plan(_holding_across_numa(), {"topologyManagerPolicy": "single-numa-node"}, drain="never")
+
+
+def test_a_running_pod_the_restart_would_re_pin_is_named_and_makes_the_node_drain() -> None:
+    """The snapshot read w1's state files and found a memory_manager_state but no cpu_manager_state (deleted
+    by hand since the kubelet last started), while the running kubelet still pins app/wide to 3-4,11-12.
+    At the restart the CPU manager starts fresh and re-admits wide: reserved 0,8 leave 1-3,9-11 free on
+    NUMA 0 and 4-7,12-15 on NUMA 1; best-effort prefers the narrowest NUMA set holding 4 CPUs, NUMA 0,
+    where whole cores are taken in order: cores 1 (1,9) and 2 (2,10), so 1-2,9-10, not 3-4,11-12."""
+    import dataclasses
+
+    from tmnb.snapshot import Allocation, StateFile
+
+    fleet = _fleet()
+    held = Allocation(
+        pod_uid="uid-wide", namespace="app", pod="wide", container="main", cpuset="3-4,11-12", exclusive=True
+    )
+    memory = StateFile(manager="memory", path="/var/lib/kubelet/memory_manager_state", policy="None")
+    w1 = dataclasses.replace(fleet.nodes[0], allocations=[held], state_files=[memory])
+    pods = [p for p in fleet.pods if p.node != "w1"] + [pod("wide", "w1", cpu="4")]
+    plan = _plan(snapshot([w1, *fleet.nodes[1:]], pods), {"topologyManagerPolicy": "best-effort"})
+    change = plan.node("w1")
+    assert change.drain and change.state_files == []
+    assert change.drain_why == (
+        "at restart the kubelet re-admits the running pods (what-if, restart mode): "
+        "app/wide: main re-pinned from CPUs 3-4,11-12 to 1-2,9-10"
+    )
+    assert not plan.node("w2").drain
+
+
+def test_a_recommended_canary_is_never_a_node_that_cannot_be_one() -> None:
+    """Kubelets 1.32 under a 1.36 API server: outside the supported skew, a blocker on every node. 03
+    recommends none, so 04's canary: recommended refuses, naming why; a named canary is the user's call."""
+    info = KubeletInfo(settings=settings(**STATIC), config_file="/var/lib/kubelet/config.yaml")
+    snap = snapshot([node(f"w{i}", version="v1.32.4", kubelet=info) for i in (1, 2)])
+    target = {"topologyManagerPolicy": "restricted"}
+    with pytest.raises(InputError, match=r"no planned node can be the canary \(w1: blocker: version-skew; w2: "):
+        _plan(snap, target)
+    assert _plan(snap, target, canary="w2").nodes[0].node == "w2"
+
+
+def test_recommended_canary_among_the_selected_nodes_is_one_that_can_be() -> None:
+    """Readiness picks w3 for the pool; the selection leaves w3 out, w1 has a flag-set field (a blocker,
+    refused by the plan too) and w2 is cordoned: w4 is the first selected node that can be the canary."""
+    import dataclasses
+
+    fleet = _fleet()
+    flagged = KubeletInfo(
+        settings={**settings(**STATIC), "topologyManagerScope": Setting("pod", "flag", "--topology-manager-scope")},
+        config_file="/var/lib/kubelet/config.yaml",
+    )
+    nodes = [
+        dataclasses.replace(n, kubelet=flagged) if n.name == "w1" else n
+        for n in (dataclasses.replace(n, unschedulable=n.name == "w2") for n in fleet.nodes)
+    ]
+    snap = snapshot(nodes, [*fleet.pods, pod("more-w4", "w4"), pod("more-w5", "w5")])
+    report = assess(snap, {"topologyManagerScope": "container", "topologyManagerPolicy": "best-effort"})
+    assert report.canary["canary"].tolist() == ["w3"]
+    plan = build_plan(snap, report, change_id="c1", nodes=["w1", "w2", "w4", "w5"])
+    assert (plan.nodes[0].node, plan.nodes[0].gate) == ("w4", "canary")

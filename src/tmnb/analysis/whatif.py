@@ -27,10 +27,18 @@ from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.parse.quantity import parse_quantity
 from tmnb.progress import disabled
-from tmnb.replay import Mode, NodePlan, config_refusal, model_for, model_pod, plan_for, plans_for
+from tmnb.replay import (
+    Mode,
+    NodePlan,
+    config_refusal,
+    model_for,
+    model_pod,
+    plan_for,
+    plans_for,
+    replay_order,
+)
 from tmnb.snapshot import Node, Pod, Snapshot
 
-ACTIVE_PHASES = {"Running", "Pending"}
 HEADROOM_LIMIT = 256
 #: Headroom probes many admissions; beyond this many NUMA nodes each one enumerates 2^n masks.
 HEADROOM_MAX_NUMA = 8
@@ -39,10 +47,6 @@ UNMODELLED = (
     "collect the node's files (node collector: ssh, node pod or a copied root) to predict admission"
 )
 POD_COLUMNS = ["node", "namespace", "pod", "uid", "admitted", "reason", "message", "numa", "cpuset"]
-
-
-def replay_order(pods: Iterable[Pod]) -> list[Pod]:
-    return sorted((p for p in pods if p.phase in ACTIVE_PHASES), key=lambda p: (p.created, p.namespace, p.name))
 
 
 @dataclass

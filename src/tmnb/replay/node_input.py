@@ -7,12 +7,12 @@ all build their ``NodeSimulator`` from here.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Literal
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.checkpoint import Checkpoint, StateFiles, render_cpu_state, render_memory_state
+from tmnb.kubelet.checkpoint import Checkpoint, Manager, StateFiles, render_cpu_state, render_memory_state
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import CPUInfo
 from tmnb.kubelet.devices import Device as ModelDevice
@@ -26,6 +26,9 @@ from tmnb.parse.quantity import quantity
 from tmnb.parse.state_files import CheckpointMemoryTable
 from tmnb.replay.plan import NodePlan, plan_for
 from tmnb.snapshot import Container, Node, Pod
+
+#: The pod phases the kubelet re-admits at a restart and the what-if replays.
+ACTIVE_PHASES = frozenset({"Running", "Pending"})
 
 #: The what-if's modes: ``drain`` (fresh state) and ``restart`` (a restart over today's state files).
 Mode = Literal["drain", "restart"]
@@ -144,22 +147,33 @@ def state_files_of(plan: NodePlan, machine: Machine) -> StateFiles | None:
     return StateFiles(texts["cpu"], texts["memory"])
 
 
-def model_for(plan: NodePlan, mode: ModelMode = "drain") -> NodeModel:
+def model_for(plan: NodePlan, mode: ModelMode = "drain", *, moved: Collection[Manager] = ()) -> NodeModel:
     """The kubelet model of the planned node. ``restart``: the kubelet restarts over today's state
     files (``state_files_of``), restored as the planned minor restores them, then re-admits the
     running pods (``NodeSimulator.restart``); a file the snapshot could not read, or one the
-    kubelet refuses to load, keeps its recorded error. ``running``: today's allocations held as
-    they are (a recorded state-file error still stops it), to admit one more pod. ``drain``
+    kubelet refuses to load, keeps its recorded error; ``moved`` names the managers whose file was
+    moved aside before the start (that manager starts fresh). ``running``: today's allocations held
+    as they are (a recorded state-file error still stops it), to admit one more pod. ``drain``
     starts from none, as after the drain and state-file removal."""
     node = plan.node
     machine = machine_of(node)
     if mode == "drain":
         return NodeModel(node.name, machine, settings_of(plan))
     settings = settings_of(plan)
-    allocations, checkpoints = existing_allocations(node), checkpoints_of(node)
+    allocations = tuple(
+        dataclasses.replace(a, cpus="" if "cpu" in moved else a.cpus, memory=() if "memory" in moved else a.memory)
+        for a in existing_allocations(node)
+    )
+    checkpoints = tuple(c for c in checkpoints_of(node) if c.manager not in moved)
     files = state_files_of(plan, machine) if mode == "restart" else None
     if files is None:  # running, or today's kubelet cannot be reconstructed: what it holds, as recorded
         return NodeModel(node.name, machine, settings, allocations, checkpoints)
+    if moved:
+        files = dataclasses.replace(
+            files,
+            cpu_manager_state=None if "cpu" in moved else files.cpu_manager_state,
+            memory_manager_state=None if "memory" in moved else files.memory_manager_state,
+        )
     devices = tuple(dataclasses.replace(a, cpus="", memory=()) for a in allocations if a.devices)
     refused = tuple(c for c in checkpoints if c.error is not None or c.unknown is not None)
     return NodeModel(node.name, machine, settings, devices, refused, files)
@@ -167,6 +181,11 @@ def model_for(plan: NodePlan, mode: ModelMode = "drain") -> NodeModel:
 
 def node_model(node: Node, target: Mapping[str, Any], mode: ModelMode = "drain") -> NodeModel:
     return model_for(plan_for(node, target), mode)
+
+
+def replay_order(pods: Iterable[Pod]) -> list[Pod]:
+    """The node's active pods in the order the kubelet's first batch delivers them (creation time)."""
+    return sorted((p for p in pods if p.phase in ACTIVE_PHASES), key=lambda p: (p.created, p.namespace, p.name))
 
 
 def model_pod(pod: Pod) -> ModelPod:

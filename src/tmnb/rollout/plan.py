@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tmnb.errors import InputError
 from tmnb.parse.jsonable import JsonDict
-from tmnb.replay import NodePlan, show_value
+from tmnb.replay import DrainSteps, NodePlan, show_value
+from tmnb.replay.drain import KUBELET_ROOT
 from tmnb.rollout.apply import APPLY_CHOICES, DROPIN_NAME, ApplyHow, ApplyMode, choose
 from tmnb.rollout.config_yaml import new_config
 from tmnb.rollout.kubeadm import kubeadm_warning
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 
 DrainPolicy = Literal["auto", "always", "never"]
 
-KUBELET_ROOT = "/var/lib/kubelet"
 CPU_STATE = f"{KUBELET_ROOT}/cpu_manager_state"
 MEMORY_STATE = f"{KUBELET_ROOT}/memory_manager_state"
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -208,11 +208,6 @@ def overridden_by(node: Node, target: Mapping[str, Any], how: str, written: str 
     return reasons
 
 
-def state_files_for(plan: NodePlan) -> list[str]:
-    """State files that hold the old settings' assignments after this change (``NodePlan.spoiled_checkpoints``)."""
-    return [f"{KUBELET_ROOT}/{name}" for name in plan.spoiled_checkpoints()]
-
-
 def _files(node: Node, fields: Mapping[str, Any], mode: ApplyMode, read: Reader | None) -> FileChange:
     """The file ``mode`` writes, with the bytes read on the node as its 'before' (without a reader:
     none, and an edit shows as the fields it sets, since the rest of the file is not known)."""
@@ -233,31 +228,15 @@ def _decode(raw: bytes | None, path: str) -> str | None:
         raise InputError("the kubelet config is not UTF-8 text", source=path) from None
 
 
-def _drain(
-    plan: NodePlan, states: Sequence[str], restart_risks: Sequence[str], policy: DrainPolicy
-) -> tuple[bool, str]:
+def _drain(node: str, steps: DrainSteps, policy: DrainPolicy) -> tuple[bool, str]:
+    """The drain of ``steps`` (the decision readiness shows, ``replay.drain``) under the user's drain policy."""
     if policy == "always":
         return True, "drain requested for every node (drain='always')"
-    if states:
-        why = (
-            f"moving {', '.join(states)} aside makes the kubelet forget exclusive assignments: running pods "
-            "must leave the node first"
-        )
-        if policy == "never":
-            raise InputError(f"node {plan.node.name}: drain='never' but {why}", where="drain")
-        return True, why
-    if restart_risks:
-        from tmnb.report.tables import some
-
-        why = "at restart the kubelet re-admits the running pods (what-if, restart mode): " + some(
-            restart_risks, 3, "; "
-        )
-        if policy == "never":
-            raise InputError(f"node {plan.node.name}: drain='never' but {why}", where="drain")
-        return True, why
+    if steps.drain and policy == "never":
+        raise InputError(f"node {node}: drain='never' but {steps.why}", where="drain")
     if policy == "never":
         return False, "drain='never'"
-    return False, "the kubelet re-admits every running pod at restart (what-if, restart mode)"
+    return steps.drain, steps.why
 
 
 def select(snapshot: Snapshot, nodes: Iterable[str] | None, node_selector: str | None) -> list[Node]:
@@ -292,7 +271,11 @@ def _gates(canary: str, rest: Sequence[str], waves: int | Sequence[Sequence[str]
     return gate
 
 
-def _pick_canary(canary: str, included: Sequence[str], recommended: Sequence[str]) -> str:
+def _pick_canary(
+    canary: str, included: Sequence[str], recommended: Sequence[str], not_canary: Mapping[str, str]
+) -> str:
+    """The named canary, or for ``recommended`` readiness's choice: its pick of a pool among the planned
+    nodes, else the first planned node that can be a canary (``Readiness.not_canary``), else none."""
     if not included:
         raise InputError("no node is left to change: every selected node is excluded (see the plan's exclusions)")
     if canary != "recommended":
@@ -301,34 +284,16 @@ def _pick_canary(canary: str, included: Sequence[str], recommended: Sequence[str
                 f"canary {canary!r} is not a planned node (excluded, unchanged or unknown)", where="canary"
             )
         return canary
-    return next((n for n in recommended if n in included), included[0])
+    eligible = [n for n in recommended if n in included] + [n for n in included if n not in not_canary]
+    if not eligible:
+        from tmnb.report.tables import some
 
-
-def _restart_risks(node: Node, snapshot: Snapshot, target: Mapping[str, Any], plan: NodePlan) -> list[str]:
-    """Running pods the kubelet would reject, or pin to other CPUs, when it re-admits them at restart
-    over today's state files (what-if, restart mode), each named with the kubelet's reason."""
-    from tmnb.analysis.whatif import replay_node
-
-    running = [p for p in snapshot.pods_on(node.name) if p.phase == "Running"]
-    try:
-        replay = replay_node(node, snapshot.pods_on(node.name), target, mode="restart", plan=plan)
-    except InputError as err:
-        return [f"the restart is not predictable here ({err.message}): {len(running)} running pod(s) at stake"]
-    if replay.refused or replay.unmodelled:  # it would not start (a state file it cannot restore), or unknown
-        return [f"the kubelet would not start over today's state: {replay.refused or replay.unmodelled}"]
-    held = {(a.pod_uid, a.container): a.cpuset for a in node.allocations if a.exclusive}
-    risks = []
-    for r in replay.results:
-        if not r.admitted:
-            risks.append(f"{r.namespace}/{r.name}: {r.reason}: {r.message}")
-            continue
-        for c in r.containers:
-            before = held.get((r.uid, c.name))
-            if before is not None and str(c.cpuset or "") != str(before):
-                risks.append(
-                    f"{r.namespace}/{r.name}: {c.name} re-pinned from CPUs {before} to {c.cpuset or 'the shared pool'}"
-                )
-    return risks
+        why = some([f"{n}: {not_canary[n]}" for n in included], 3, "; ")
+        raise InputError(
+            f"no planned node can be the canary ({why}); fix what blocks one, or name the canary to start with",
+            where="canary",
+        )
+    return eligible[0]
 
 
 def _drained_prediction(
@@ -388,10 +353,10 @@ def build_plan(
         if not changes:
             excluded.append(Excluded(node.name, "already at the target: nothing to change"))
             continue
-        refusal = refusals.get(node.name, {})
+        steps = readiness.steps[node.name]
         verdict = verdicts.get(node.name, {})
-        if refusal and not refusal.get("kubelet starts", True) and node.name not in override:
-            excluded.append(Excluded(node.name, f"the kubelet would refuse the target: {refusal.get('refusal')}"))
+        if steps.refused and node.name not in override:
+            excluded.append(Excluded(node.name, f"the kubelet would refuse the target: {steps.refused}"))
             continue
         if verdict.get("rejected pods") and node.name not in override:
             excluded.append(
@@ -409,9 +374,8 @@ def build_plan(
             continue
         files = [_files(node, target, mode, read)]
         warnings = [kubeadm_warning(files[0].path, files[0].how)] if node.kubelet.kubeadm_managed else []
-        states = state_files_for(plan)
-        risks = [] if states else _restart_risks(node, snapshot, target, plan)
-        needs_drain, why = _drain(plan, states, risks, drain)
+        states = steps.state_files
+        needs_drain, why = _drain(node.name, steps, drain)
         prediction = _drained_prediction(node, snapshot, readiness, refusals.get(node.name))
         change = NodeChange(
             node.name, "", pool_of(node), changes, files, states, needs_drain, why, warnings, prediction,
@@ -423,7 +387,7 @@ def build_plan(
     if not planned:
         reasons = "; ".join(f"{e.node}: {e.reason}" for e in excluded) or "no node matches the selection"
         raise InputError(f"nothing to roll out: {reasons}", where="plan")
-    first = _pick_canary(canary, included, recommended)
+    first = _pick_canary(canary, included, recommended, readiness.not_canary)
     gates = _gates(first, [n for n in included if n != first], waves)
     by_name = {c.node: c for _, c in planned}
     ordered = sorted(

@@ -20,7 +20,8 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from tmnb.errors import InputError
 from tmnb.report.places import resolve_reports_dir
-from tmnb.report.runner import NOTEBOOKS, RunResult, run
+from tmnb.report.runner import NOTEBOOKS, RunResult, run, start_kernel
 
 if TYPE_CHECKING:
     from tmnb.twin.sandbox import Sandbox
@@ -72,6 +73,18 @@ STAGES = (
 )
 
 
+#: The notebooks that read only the first inventory's snapshot: they run side by side (2 cores, one each).
+READ_ONLY_AFTER_INVENTORY = ("02-numa-occupancy.ipynb", "03-readiness.ipynb")
+
+
+def _side_by_side(runs: list[tuple[str, dict[str, str], Path]]) -> list[RunResult]:
+    """Runs that do not depend on each other, each on its own thread (and so its own kernel and
+    event loop); the results in the order given, the first failure raised as a run would."""
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        futures = [pool.submit(run, _notebook(name), params=params, out=out) for name, params, out in runs]
+        return [future.result() for future in futures]
+
+
 def _stage(number: int) -> None:
     print(f"demo [{number}/{len(STAGES)}] {STAGES[number - 1]}", file=sys.stderr, flush=True)
 
@@ -84,16 +97,22 @@ def run_demo(reports_dir: str | Path | None = None) -> Demo:
     previous = os.environ.get("KUBECONFIG")
     _stage(1)
     # The kubeconfig carries the sandbox's token: it lives outside the evidence folder and goes with the run.
-    with Sandbox(load_sample(), folder / "sandbox", faults=Faults()) as box, tempfile.TemporaryDirectory() as secret:
+    with (
+        Sandbox(load_sample(), folder / "sandbox", faults=Faults()) as box,
+        tempfile.TemporaryDirectory() as secret,
+        ExitStack() as ahead,  # kernels started ahead of their run, stopped if the run never comes
+    ):
         os.environ["KUBECONFIG"] = str(box.write_kubeconfig(Path(secret) / "kubeconfig"))
         live = {"source": "live", "node_files": f"dir:{folder / 'sandbox' / 'nodes'}"}
         try:
             _stage(2)
             results = [run(_notebook("01-inventory.ipynb"), params=live, out=folder / "01-inventory")]
             baseline = results[0].results["snapshot"]
-            for number, name in ((3, "02-numa-occupancy.ipynb"), (4, "03-readiness.ipynb")):
-                _stage(number)
-                results.append(run(_notebook(name), params={"source": baseline}, out=folder / Path(name).stem))
+            _stage(3)
+            _stage(4)
+            results += _side_by_side(
+                [(name, {"source": baseline}, folder / Path(name).stem) for name in READ_ONLY_AFTER_INVENTORY]
+            )
             canary = _canary(results[-1].results.get("canary") or {})
             change = {
                 "target": DEMO_CHANGE,
@@ -106,16 +125,26 @@ def run_demo(reports_dir: str | Path | None = None) -> Demo:
                 "state_dir": str(folder / "rollout-state"),
             }
             _stage(5)
+            # the next notebook's kernel boots while the rollout mostly waits on the sandbox's kubelets
+            inventory_kernel = ahead.enter_context(start_kernel(_notebook("01-inventory.ipynb")))
             results.append(run(_notebook("04-rollout.ipynb"), params=change, out=folder / "04-rollout"))
             _stage(6)
             _deploy_wide_pod(box, canary)
-            after = run(_notebook("01-inventory.ipynb"), params=live, out=folder / "after-change-inventory")
+            compare_kernel = ahead.enter_context(start_kernel(_notebook("05-compare.ipynb")))
+            after = run(
+                _notebook("01-inventory.ipynb"),
+                params=live,
+                out=folder / "after-change-inventory",
+                kernel=inventory_kernel,
+            )
             journal = results[-1].results.get("journal") or ""
             params = {"before": baseline, "after": after.results["snapshot"], "journal": journal}
             _stage(7)
             with _metrics(folder, baseline, after.results["snapshot"], canary) as metrics:
                 params.update(metrics)
-                results.append(run(_notebook("05-compare.ipynb"), params=params, out=folder / "05-compare"))
+                results.append(
+                    run(_notebook("05-compare.ipynb"), params=params, out=folder / "05-compare", kernel=compare_kernel)
+                )
         finally:
             if previous is None:
                 os.environ.pop("KUBECONFIG", None)
