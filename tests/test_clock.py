@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tmnb.rollout.executors import klog_lines_since
+from tmnb.rollout.executors.sandbox import klog_lines_since
 
 
 @pytest.mark.clock

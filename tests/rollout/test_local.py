@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from tmnb.errors import RolloutError
-from tmnb.rollout.executors import DryRunExecutor, LocalExecutor, make_executor
+from tmnb.rollout.executors import make_executor
+from tmnb.rollout.executors.command import DryRunExecutor
+from tmnb.rollout.executors.shell import LocalExecutor
 from tmnb.rollout.ops import JOURNAL_CAP, command_for, validate_node_name
 
 HOSTILE = [

@@ -15,7 +15,8 @@ import pytest
 
 from sources.apiserver import ApiServer, FakeApi
 from tmnb.errors import RolloutError
-from tmnb.rollout.executors import NSENTER, NodePodExecutor, make_executor
+from tmnb.rollout.executors import make_executor
+from tmnb.rollout.executors.node_pod import NSENTER, NodePodExecutor
 from tmnb.rollout.ops import command_for
 from tmnb.sources.cluster import connect
 

@@ -17,6 +17,7 @@ import pytest
 
 from rollout.test_rollout_sandbox import box_fixture, digest, kubeconfig_fixture, records, rollout
 from tmnb.rollout.journal import Journal
+from tmnb.rollout.request import RolloutRequest
 from tmnb.rollout.session import prepare
 from tmnb.twin.sandbox import Faults, Sandbox
 
@@ -103,9 +104,9 @@ def test_a_killed_run_and_its_resume_are_told_from_the_journal(
     capsys.readouterr()
     assert main(["rollout", "status", "--change-id", "c1", "--state-dir", str(state)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == interrupted
-    looked = prepare(target={"topologyManagerPolicy": "restricted"}, change_id="c1", source="live",
-                     kubeconfig=str(kubeconfig), nodes=["w3"], canary="w3", executor="sandbox",
-                     state_dir=str(state))  # fmt: skip
+    looked = prepare(RolloutRequest(target={"topologyManagerPolicy": "restricted"}, change_id="c1", source="live",
+                                    kubeconfig=str(kubeconfig), nodes=("w3",), canary="w3", executor="sandbox",
+                                    state_dir=str(state)))  # fmt: skip
     assert (
         looked.rollout.outcome().message
         == f"plan only: nothing was written by this run; next gate canary; {interrupted}"

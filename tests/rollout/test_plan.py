@@ -11,14 +11,14 @@ import yaml
 from factories import node, pod, settings, snapshot
 from tmnb.analysis.readiness import assess
 from tmnb.errors import InputError
+from tmnb.rollout.apply import DROPIN_NAME
+from tmnb.rollout.arguments import validate_change_id
+from tmnb.rollout.config_yaml import edit_config
 from tmnb.rollout.plan import (
     CPU_STATE,
-    DROPIN_NAME,
     RolloutPlan,
     build_plan,
-    edit_config,
     plan_json,
-    validate_change_id,
 )
 from tmnb.snapshot import KubeletInfo, Setting
 
@@ -139,7 +139,57 @@ def test_dropin_where_the_kubelet_has_a_config_dir() -> None:
 
 def test_kubeadm_managed_edit_warns_about_the_configmap() -> None:
     plan = _plan(_fleet(kubeadm_managed=True), {"topologyManagerPolicy": "restricted"})
-    assert any("kubelet-config ConfigMap" in w for w in plan.nodes[0].warnings)
+    assert plan.kubeadm_nodes() == ["w1", "w2", "w3", "w4", "w5"]
+    (warning,) = plan.nodes[0].warnings
+    assert warning.startswith("kubeadm writes /var/lib/kubelet/config.yaml again at the next `kubeadm upgrade node`")
+    assert "kubeadm-patches/kubeletconfiguration+strategic.yaml" in warning and "`--patches DIR`" in warning
+    assert "kubelet-config ConfigMap" in warning
+    assert _plan(_fleet(), {"topologyManagerPolicy": "restricted"}).kubeadm_nodes() == []
+
+
+def test_the_kubeadm_patch_is_the_target_as_kubeadm_names_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """kubeadm's --patches reads files named target[suffix][+patchtype].extension; the kubelet
+    configuration's target is kubeletconfiguration (kubeadm upgrade node phase kubelet-config --help)."""
+    from tmnb.rollout.kubeadm import write_patch
+
+    path = write_patch(tmp_path, {"topologyManagerPolicy": "restricted", "topologyManagerScope": "pod"})
+    assert path == tmp_path / "kubeadm-patches" / "kubeletconfiguration+strategic.yaml"
+    assert path.read_text() == (
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+        "topologyManagerPolicy: restricted\ntopologyManagerScope: pod\n"
+    )
+
+
+def test_the_plans_diff_is_of_the_bytes_read_on_the_node() -> None:
+    """Not the snapshot's view re-serialised: the node's comments and quoting are in the diff's context,
+    and only the changed line differs."""
+    text = (
+        "# hand-kept\nkind: KubeletConfiguration\ncpuManagerPolicy: 'static'\n\n"
+        'topologyManagerPolicy: "none"   # for now\nmaxPods:  80\n'
+    )
+    plan = _plan(_fleet(), {"topologyManagerPolicy": "restricted"}, read=lambda _n, _p: text.encode())
+    f = plan.nodes[0].files[0]
+    assert f.read and f.before == text
+    assert f.diff().splitlines() == [
+        "--- /var/lib/kubelet/config.yaml",
+        "+++ /var/lib/kubelet/config.yaml",
+        "@@ -2,5 +2,5 @@",
+        " kind: KubeletConfiguration",
+        " cpuManagerPolicy: 'static'",
+        " ",
+        '-topologyManagerPolicy: "none"   # for now',
+        '+topologyManagerPolicy: "restricted" # for now',
+        " maxPods:  80",
+    ]
+
+
+def test_an_unread_file_shows_the_fields_set_not_a_file_made_up() -> None:
+    f = _plan(_fleet(), {"topologyManagerPolicy": "restricted"}).nodes[0].files[0]
+    assert not f.read and f.before is None
+    assert f.diff() == (
+        "# /var/lib/kubelet/config.yaml not read (the executor cannot read the node; preflight reads it): sets\n"
+        "+topologyManagerPolicy: restricted\n"
+    )
 
 
 def test_a_warning_every_planned_node_carries_is_said_once() -> None:
@@ -244,10 +294,10 @@ def test_a_running_value_no_layer_explains_is_refused():
 def test_a_rollout_refuses_a_kubelet_version_in_its_target():
     """An upgrade is a what-if: the rollout writes configuration files, so kubeletVersion never reaches one."""
     from tmnb.errors import InputError
-    from tmnb.rollout.session import prepare
+    from tmnb.rollout.request import RolloutRequest
 
     with pytest.raises(InputError, match="changes the kubelet's configuration, not its version"):
-        prepare(target={"kubeletVersion": "1.37"}, change_id="c1", source="sample")
+        RolloutRequest(target={"kubeletVersion": "1.37"}, change_id="c1", source="sample")
 
 
 def _holding_across_numa():  # type: ignore[no-untyped-def]

@@ -143,6 +143,13 @@ def test_unapproved_gate_writes_nothing_and_exits_5(box: Sandbox, kubeconfig: Pa
     assert code == 5
     changed = [n for n in NODES if digest(box, n) != before[n]]
     assert len(changed) == 1  # the canary only; the wave waits for its approval
+    # kubeadm set these kubelets up (kubeadm-flags.env, 10-kubeadm.conf): the change as its patch, beside the journal
+    patch = tmp_path / "s" / "kubeadm-patches" / "kubeletconfiguration+strategic.yaml"
+    assert yaml.safe_load(patch.read_text()) == {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "topologyManagerPolicy": "restricted",
+    }
 
 
 def test_canary_disagreeing_with_the_prediction_is_rolled_back(box: Sandbox, kubeconfig: Path, tmp_path: Path) -> None:
@@ -371,24 +378,98 @@ def test_a_change_id_stands_for_one_change(box: Sandbox, kubeconfig: Path, tmp_p
     assert [r for r in records(state, "c1") if r.get("node") == "w2"] == []
 
 
+FLAGS_ENV = "var/lib/kubelet/kubeadm-flags.env"
+
+
+def kubeadm_args(box: Sandbox, name: str) -> str:
+    env = box.cluster.kubelets[name].root / FLAGS_ENV
+    return env.read_text().strip().removeprefix("KUBELET_KUBEADM_ARGS=").strip('"')
+
+
+def planned_at_the_canary_gate(kubeconfig: Path, state: Path, capsys) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+    change = ("--change-id", "c1", "--set", "topologyManagerPolicy=restricted", "--canary", "w1")
+    assert rollout(kubeconfig, state, *change) == 5  # planned, waiting at the canary gate: nothing written
+    capsys.readouterr()
+    return change
+
+
+def refused_before_any_write(box: Sandbox, kubeconfig: Path, state: Path, change: tuple[str, ...], capsys) -> str:  # type: ignore[no-untyped-def]
+    """Approve the canary; the preflight refuses: exit 3, and the node is as it was: its files byte for
+    byte, no backup taken, not cordoned, the kubelet not restarted, the journal with a failed preflight
+    and no later step. The error printed."""
+    root = box.cluster.kubelets["w1"].root
+    files = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and p.name != "journal.log"}
+    pid = box.cluster.kubelets["w1"].pid
+    assert rollout(kubeconfig, state, *change, "--approve", "canary") == 3
+    err = capsys.readouterr().err
+    assert "w1 failed before anything was written (preflight: something else decides the target" in err
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and p.name != "journal.log"} == files
+    assert not (state / "backup").exists()
+    assert not box.cluster.get("nodes", "", "w1")["spec"].get("unschedulable")
+    assert box.cluster.kubelets["w1"].pid == pid and box.cluster.kubelets["w1"].running
+    steps = [(r["step"], r["event"]) for r in records(state, "c1") if r.get("node") == "w1"]
+    assert steps[:2] == [("preflight", "intent"), ("preflight", "failed")] and steps[-1] == ("node", "failed")
+    assert {step for step, _ in steps} <= {"preflight", "rollback", "node"}  # no cordon, drain, backup, write
+    return err
+
+
 def test_a_flag_added_after_the_plan_is_refused_before_any_write(
     box: Sandbox, kubeconfig: Path, tmp_path: Path, capsys
 ) -> None:
-    """Preflight reads the node's unit, flag files and drop-ins through the executor before the cordon:
-    a flag that decides the target field stops the node with nothing cordoned, edited or restarted."""
+    """The live-source flag override. A flag added to kubeadm-flags.env after the plan decides the target
+    field at the next start; the running kubelet read its flags when it started, so /configz still shows
+    the value the plan saw and the drift check passes. The preflight reads the unit and its flag files
+    through the executor before the cordon and refuses, naming the flag."""
     state = tmp_path / "s"
-    change = ("--change-id", "c1", "--set", "topologyManagerPolicy=restricted", "--canary", "w1")
-    assert rollout(kubeconfig, state, *change) == 5  # planned, waiting at the canary gate: nothing written
-    env = box.cluster.kubelets["w1"].root / "var/lib/kubelet/kubeadm-flags.env"
-    args = env.read_text().strip().removeprefix("KUBELET_KUBEADM_ARGS=").strip('"')
-    env.write_text(f'KUBELET_KUBEADM_ARGS="{args} --topology-manager-policy=single-numa-node"\n')
-    before = digest(box, "w1")
-    capsys.readouterr()
-    assert rollout(kubeconfig, state, *change, "--approve", "canary") == 3
-    err = capsys.readouterr().err
-    assert "w1 failed before anything was written (preflight: " in err and "single-numa-node" in err
-    assert digest(box, "w1") == before
-    assert not box.cluster.get("nodes", "", "w1")["spec"].get("unschedulable")
-    steps = [(r["step"], r["event"]) for r in records(state, "c1") if r.get("node") == "w1"]
-    assert ("preflight", "failed") in steps
-    assert not any(step in ("cordon", "drain", "backup", "apply", "restart") for step, _ in steps)
+    change = planned_at_the_canary_gate(kubeconfig, state, capsys)
+    env = box.cluster.kubelets["w1"].root / FLAGS_ENV
+    env.write_text(f'KUBELET_KUBEADM_ARGS="{kubeadm_args(box, "w1")} --topology-manager-policy=single-numa-node"\n')
+    assert box.cluster.configz("w1")["kubeletconfig"]["topologyManagerPolicy"] == "none"  # as the plan saw it
+    err = refused_before_any_write(box, kubeconfig, state, change, capsys)
+    assert "topologyManagerPolicy is set by the command-line flag --topology-manager-policy=single-numa-node" in err
+    assert "drifted" not in err
+
+
+@pytest.mark.parametrize("how", ["unreadable", "changed since the kubelet started"])
+def test_flags_the_preflight_cannot_know_are_refused_before_any_write(
+    box: Sandbox, kubeconfig: Path, tmp_path: Path, capsys, how: str
+) -> None:
+    """The kubelet's flags cannot be known from the files when its flag file cannot be read (here a
+    directory where kubeadm-flags.env belongs), or when its unit changed since it started (the running
+    command line, /proc/<pid>/cmdline, differs from what the unit now says: the next restart runs other
+    flags). Either refuses at the preflight, with nothing cordoned or written."""
+    from tmnb.sources.node_root import UNIT_CHANGED, read_node_root
+
+    state = tmp_path / "s"
+    change = planned_at_the_canary_gate(kubeconfig, state, capsys)
+    root = box.cluster.kubelets["w1"].root
+    args = kubeadm_args(box, "w1")
+    if how == "unreadable":
+        (root / FLAGS_ENV).unlink()
+        (root / FLAGS_ENV).mkdir()
+        expected = (
+            "kubelet unit: unreadable: /var/lib/kubelet/kubeadm-flags.env, an EnvironmentFile= of the kubelet unit"
+        )
+    else:
+        # the kubelet as the unit started it (10-kubeadm.conf's ExecStart, its variables expanded), as the
+        # node collector finds it: a process named kubelet and its command line
+        argv = [
+            "/usr/bin/kubelet",
+            "--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
+            "--kubeconfig=/etc/kubernetes/kubelet.conf",
+            "--config=/var/lib/kubelet/config.yaml",
+            *args.split(),
+        ]
+        proc = root / "proc" / str(box.cluster.kubelets["w1"].pid)
+        proc.mkdir(parents=True)
+        (proc / "comm").write_text("kubelet\n")
+        (proc / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")
+        same = read_node_root(root, name="w1", running=(proc / "cmdline").read_bytes())
+        assert [i for i in same.issues if i.source == UNIT_CHANGED] == []  # the unit as the kubelet started
+        (root / FLAGS_ENV).write_text(f'KUBELET_KUBEADM_ARGS="{args} --max-pods=50"\n')
+        expected = (
+            "kubelet unit: the running kubelet's command line differs from its systemd unit: the unit changed "
+            "and the kubelet has not been restarted since (in the unit only: --max-pods=50)"
+        )
+    err = refused_before_any_write(box, kubeconfig, state, change, capsys)
+    assert expected in err

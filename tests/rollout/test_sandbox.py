@@ -15,7 +15,8 @@ import yaml
 from factories import node, pod, settings, snapshot
 from tmnb.errors import RolloutError
 from tmnb.parse.klog import parse_kubelet_log
-from tmnb.rollout.executors import SandboxClient, SandboxExecutor, klog_lines_since, make_executor
+from tmnb.rollout.executors import make_executor
+from tmnb.rollout.executors.sandbox import SandboxClient, SandboxExecutor, klog_lines_since
 from tmnb.snapshot import KubeletInfo
 from tmnb.twin.sandbox import Sandbox
 

@@ -13,7 +13,8 @@ import pytest
 from conftest import require_tool
 from sshd_server import free_port, sshd_fixture  # noqa: F401  (fixture)
 from tmnb.errors import RolloutError
-from tmnb.rollout.executors import LocalExecutor, SshExecutor, make_executor
+from tmnb.rollout.executors import make_executor
+from tmnb.rollout.executors.shell import LocalExecutor, SshExecutor
 from tmnb.rollout.ops import command_for
 
 from .test_local import HOSTILE, tree

@@ -358,3 +358,16 @@ def test_restart_on_a_state_file_tmnb_cannot_read_is_not_predicted(tmp_path):
     assert drained.unmodelled == replay.unmodelled  # a drain leaves the file in place
     moved = replay_node(node, [], {"cpuManagerPolicy": "none", "reservedSystemCPUs": ""}, mode="drain")
     assert not moved.unmodelled and not moved.refused  # the policy change moves it aside
+
+
+def test_kubeadm_is_known_from_its_files(busy_node, tmp_path):
+    """kubeadm's kubelet has its flags file and its drop-in of the unit (10-kubeadm.conf); without
+    both, nothing says kubeadm manages the node."""
+    from tmnb.sources.node_render import UNIT_DROPIN
+
+    root = write_node_root(busy_node, tmp_path)
+    assert read_node_root(root, name="w1").kubelet.kubeadm_managed
+    (root / FLAGS_ENV).unlink()
+    assert read_node_root(root, name="w1").kubelet.kubeadm_managed  # the unit's drop-in still says so
+    (root / UNIT_DROPIN).rename(root / UNIT_DROPIN.replace("10-kubeadm.conf", "10-provisioner.conf"))
+    assert not read_node_root(root, name="w1").kubelet.kubeadm_managed

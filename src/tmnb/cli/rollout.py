@@ -8,14 +8,15 @@ import sys
 from typing import TYPE_CHECKING
 
 from tmnb.cli.types import Subcommands, non_negative_seconds, positive_seconds
+from tmnb.rollout.apply import APPLY_CHOICES
+from tmnb.rollout.executors import EXECUTORS, executors_help
 from tmnb.sources.node_files import NODE_FILES_HELP
 from tmnb.sources.resolve import sources_help
 
 if TYPE_CHECKING:
     from tmnb.parse.jsonable import JsonDict
+    from tmnb.rollout.request import RolloutRequest
     from tmnb.rollout.session import Session
-
-EXECUTORS = ("dry-run", "local", "ssh", "node-pod", "sandbox")
 
 
 def add_parsers(sub: Subcommands) -> None:
@@ -61,11 +62,9 @@ def add_parsers(sub: Subcommands) -> None:
         )
         p.add_argument(
             "--executor",
-            choices=EXECUTORS,
+            choices=list(EXECUTORS),
             default="dry-run" if verb == "plan" else "sandbox",
-            help="how node commands run: dry-run (records them, changes nothing), local (this host is the node), "
-            "ssh, node-pod (a privileged pod on the node), sandbox (a tmnb sandbox node) "
-            f"(default: {'dry-run' if verb == 'plan' else 'sandbox'})",
+            help=executors_help(),
         )
         p.add_argument(
             "--node-files",
@@ -74,7 +73,7 @@ def add_parsers(sub: Subcommands) -> None:
         )
         p.add_argument(
             "--apply",
-            choices=("auto", "edit", "drop-in"),
+            choices=APPLY_CHOICES,
             default="auto",
             help="how the change is written: a drop-in file in the kubelet's --config-dir, an edit of its "
             "config file, or auto (a drop-in where the kubelet reads one, else the edit; default)",
@@ -122,66 +121,22 @@ def add_parsers(sub: Subcommands) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from tmnb.cli.whatif import parse_settings
-
     if args.verb == "status":
         return _status(args)
     from tmnb.sources.resolve import check_source
 
     check_source(args.source)  # what the arguments alone tell, before the rollout machinery loads
-    target = parse_settings(args.settings) if args.settings else dict(_stored(args)["target"])
-    from tmnb.errors import InputError
     from tmnb.rollout.session import prepare
-    from tmnb.rollout.steps import Options
 
-    rolled_back = None
-    if args.verb == "rollback":  # --node names the node to put back; the change is the stored one
-        if len(args.nodes) != 1:
-            raise InputError("rollback takes exactly one --node", where="--node")
-        rolled_back = args.nodes[0]
-        stored = _stored(args)
-        args.nodes, args.node_selector, args.source = stored["nodes"], stored["node_selector"], stored["source"]
-        args.executor, args.apply, args.drain = stored["executor"], stored["apply"], stored["drain"]
-
-    options = None
-    if args.verb in ("execute", "rollback"):
-        options = Options(
-            drain_timeout=args.drain_timeout,
-            ready_timeout=args.ready_timeout,
-            evict_retry=args.evict_retry,
-            allow_emptydir=args.allow_emptydir,
-            auto_rollback=not args.no_auto_rollback,
-            test_pod_namespace=args.test_namespace,
-            test_pod_image=args.test_image,
-        )
-    session = prepare(
-        target=target,
-        change_id=args.change_id,
-        source=args.source,
-        context=args.context,
-        kubeconfig=args.kubeconfig,
-        nodes=args.nodes,
-        node_selector=args.node_selector,
-        canary=args.canary,
-        waves=args.wave_size,
-        override=args.override,
-        mode="plan" if args.verb == "plan" else "execute",
-        approve=getattr(args, "approve", []),
-        executor=args.executor,
-        node_files=args.node_files,
-        state_dir=args.state_dir,
-        apply=args.apply,
-        drain=args.drain,
-        pause=getattr(args, "pause", 0.0),
-        options=options,
-        soak=_mapping(getattr(args, "soak", ""), "--soak"),
-    )
+    request = _request(args)
+    session = prepare(request)
     if args.verb == "plan":
         _print_plan(session, args.format)
         return 0
-    if rolled_back is not None:
-        outcome = session.rollout.rollback_node(rolled_back)
-        print(f"{rolled_back}: {outcome.nodes.get(rolled_back)}")
+    if args.verb == "rollback":
+        node = args.nodes[0]
+        outcome = session.rollout.rollback_node(node)
+        print(f"{node}: {outcome.nodes.get(node)}")
         return 3
     outcome = session.rollout.run()
     if args.format == "json":
@@ -193,6 +148,54 @@ def command(args: argparse.Namespace) -> int:
     if outcome.exit_code:
         print(f"tmnb: rollout {outcome.status}: {outcome.message}", file=sys.stderr)
     return outcome.exit_code
+
+
+def _request(args: argparse.Namespace) -> RolloutRequest:
+    """The request the flags make. A rollback names the node to put back with --node; the change is
+    the stored one. A run without --set resumes the stored change."""
+    from tmnb.cli.whatif import parse_settings
+    from tmnb.errors import InputError
+    from tmnb.rollout.request import RolloutRequest
+    from tmnb.rollout.steps import Options
+
+    steps = Options()
+    if args.verb in ("execute", "rollback"):
+        steps = Options(
+            drain_timeout=args.drain_timeout,
+            ready_timeout=args.ready_timeout,
+            evict_retry=args.evict_retry,
+            allow_emptydir=args.allow_emptydir,
+            auto_rollback=not args.no_auto_rollback,
+            test_pod_namespace=args.test_namespace,
+            test_pod_image=args.test_image,
+        )
+    if args.verb == "rollback" and len(args.nodes) != 1:
+        raise InputError("rollback takes exactly one --node", where="--node")
+    request = RolloutRequest(
+        change_id=args.change_id,
+        target=parse_settings(args.settings) if args.settings else {},
+        source=args.source,
+        context=args.context,
+        kubeconfig=args.kubeconfig,
+        nodes=tuple(args.nodes),
+        node_selector=args.node_selector,
+        canary=args.canary,
+        waves=args.wave_size,
+        override=tuple(args.override),
+        mode="plan" if args.verb == "plan" else "execute",
+        approve=tuple(getattr(args, "approve", [])),
+        executor=args.executor,
+        node_files=args.node_files,
+        state_dir=args.state_dir,
+        apply=args.apply,
+        drain=args.drain,
+        pause=getattr(args, "pause", 0.0),
+        steps=steps,
+        soak=_mapping(getattr(args, "soak", ""), "--soak"),
+    )
+    if args.verb == "rollback" or not args.settings:
+        request = request.resumed(_stored(args))
+    return request
 
 
 def _print_plan(session: Session, fmt: str) -> None:
@@ -229,13 +232,13 @@ def _stored(args: argparse.Namespace) -> JsonDict:
     """What a change id was first run with: a resume or a rollback need not restate it."""
     from tmnb.errors import InputError
     from tmnb.report.places import change_folder
-    from tmnb.rollout.session import stored_request
+    from tmnb.rollout.request import REQUEST, stored_request
 
     folder = change_folder(args.change_id, args.state_dir)
     request = stored_request(folder)
     if request is None:
         raise InputError(
-            f"change {args.change_id} has not run before (no {folder / 'request.json'}): "
+            f"change {args.change_id} has not run before (no {folder / REQUEST}): "
             + ("give the change with --set" if args.verb != "rollback" else "there is nothing to roll back"),
             where="--change-id",
         )

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tmnb.errors import InputError
+from tmnb.rollout.executors import EXECUTORS, words
 from tmnb.settings.target import check_target_fields
 
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -105,9 +106,11 @@ def check_arguments(
     check_target_fields(target, upgrades=False)  # a rollout writes configuration, never a kubelet version
     if mode not in ("plan", "execute"):
         raise InputError(f"expected plan or execute, got {mode!r}", where="mode")
-    if mode == "execute" and executor == "dry-run":
+    if executor not in EXECUTORS:
+        raise InputError(f"expected {words(lambda k: True)}, got {executor!r}", where="executor")
+    if mode == "execute" and not EXECUTORS[executor].writes:
         raise InputError(
-            "mode='execute' writes through an executor: choose local, ssh, node-pod or sandbox", where="executor"
+            f"mode='execute' writes through an executor: choose {words(lambda k: k.writes)}", where="executor"
         )
     if isinstance(waves, int) and not isinstance(waves, bool) and waves < 1:
         raise InputError(f"expected a wave size of at least 1, got {waves}", where="waves")

@@ -17,29 +17,25 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
-
 from tmnb.errors import InputError
-from tmnb.kubelet.profiles import Resolved
 from tmnb.parse.jsonable import JsonDict
 from tmnb.redact import redact_lines
 from tmnb.replay import DrainSteps, NodePlan, show_value
 from tmnb.replay.drain import KUBELET_ROOT
+from tmnb.rollout.apply import APPLY_CHOICES, DROPIN_NAME, ApplyHow, ApplyMode, choose
 from tmnb.rollout.arguments import validate_change_id
+from tmnb.rollout.config_yaml import new_config
+from tmnb.rollout.kubeadm import kubeadm_warning
 from tmnb.snapshot import Node, Snapshot
 from tmnb.snapshot.select import parse_selector
 
 if TYPE_CHECKING:
     from tmnb.analysis.readiness import Readiness
 
-ApplyHow = Literal["auto", "edit", "drop-in"]
 DrainPolicy = Literal["auto", "always", "never"]
 
 CPU_STATE = f"{KUBELET_ROOT}/cpu_manager_state"
 MEMORY_STATE = f"{KUBELET_ROOT}/memory_manager_state"
-#: Sorts after the usual 00-/10-/50- drop-ins, so the change wins the merge.
-DROPIN_NAME = "99-tmnb.conf"
-KUBELET_CONFIG_HEADER = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
 
 
 Reader = Callable[[str, str], bytes | None]
@@ -56,7 +52,7 @@ class FileChange:
     fields: dict[str, Any]
     before: str | None
     after: str
-    #: whether ``before`` is the node's real file (False: rebuilt from the snapshot's view)
+    #: whether ``before`` is the node's file as read (False: not read; ``after`` holds only the fields set)
     read: bool
     #: sha256 of the node's file as read for the plan (None: absent, or not read)
     before_sha256: str | None
@@ -102,8 +98,13 @@ def _file_change(
     path: str, how: Literal["edit", "drop-in"], fields: Mapping[str, Any], raw: bytes | None, before: str | None,
     after: str, *, read: bool,
 ) -> FileChange:  # fmt: skip
-    """The change of one file as the plan keeps it: texts redacted, the real file's checksum kept."""
-    label = path if read else f"{path} (as the snapshot knows it)"
+    """The change of one file as the plan keeps it: texts redacted, the real file's checksum kept. Not
+    read (an executor that cannot read the node), the diff is the lines the change sets."""
+    if read:
+        unified = _redacted_diff(before, after, path, path)
+    else:
+        added = "".join(f"+{line}" for line in redact_lines(after))
+        unified = f"# {path} not read (the executor cannot read the node; preflight reads it): sets\n{added}"
     return FileChange(
         path,
         how,
@@ -112,7 +113,7 @@ def _file_change(
         "".join(redact_lines(after)),
         read,
         hashlib.sha256(raw).hexdigest() if raw is not None and read else None,
-        _redacted_diff(before, after, label, path),
+        unified,
     )
 
 
@@ -130,6 +131,8 @@ class NodeChange:
     warnings: list[str] = field(default_factory=list)
     #: the what-if replay of the node's pods under the target: admitted / rejected counts
     prediction: dict[str, int] = field(default_factory=dict)
+    #: kubeadm manages the node: the change needs a kubeadm patch to survive ``kubeadm upgrade``
+    kubeadm: bool = False
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,10 @@ class RolloutPlan:
 
     def in_gate(self, gate: str) -> list[NodeChange]:
         return [n for n in self.nodes if n.gate == gate]
+
+    def kubeadm_nodes(self) -> list[str]:
+        """The planned nodes kubeadm manages."""
+        return [n.node for n in self.nodes if n.kubeadm]
 
     def node(self, name: str) -> NodeChange:
         for change in self.nodes:
@@ -206,58 +213,6 @@ class RolloutPlan:
         return rows
 
 
-def _yaml(doc: Mapping[str, Any]) -> str:
-    return yaml.safe_dump(dict(doc), sort_keys=False, default_flow_style=False)
-
-
-def edit_config(text: str | None, fields: Mapping[str, Any], *, source: str) -> str:
-    """The config file with ``fields`` set and every other key kept in its order (comments are not)."""
-    try:
-        doc = yaml.safe_load(text) if text else {}
-    except yaml.YAMLError as exc:
-        raise InputError(
-            f"cannot edit the kubelet config: not YAML ({exc.__class__.__name__})", source=source
-        ) from None
-    if doc is None:
-        doc = {}
-    if not isinstance(doc, dict):
-        raise InputError("cannot edit the kubelet config: expected a mapping at the top", source=source)
-    merged = {**KUBELET_CONFIG_HEADER, **doc} if not doc else dict(doc)
-    merged.update(fields)
-    return _yaml(merged)
-
-
-def dropin_text(fields: Mapping[str, Any]) -> str:
-    return _yaml({**KUBELET_CONFIG_HEADER, **fields})
-
-
-def _config_file_view(node: Node) -> str:
-    """The fields the snapshot saw in the config file: the best 'before' without reading the node."""
-    seen = {
-        name: s.value
-        for name, s in node.kubelet.settings.items()
-        if s.source == "file" or any(layer.source == "file" for layer in s.overridden)
-    }
-    return _yaml({**KUBELET_CONFIG_HEADER, **seen})
-
-
-def _apply_how(node: Node, kubelet: Resolved, how: ApplyHow) -> tuple[Literal["edit", "drop-in"], str]:
-    """How to write the change on this node, or why it cannot be written (second item)."""
-    dropin_ok = bool(node.kubelet.config_dir) and kubelet.modelled and kubelet.profile.config_dir
-    if how == "drop-in" and not dropin_ok:
-        why = (
-            "the kubelet runs without --config-dir"
-            if not node.kubelet.config_dir
-            else f"{kubelet.note()}: tmnb does not know how it reads --config-dir"
-        )
-        return "drop-in", why
-    if how == "drop-in" or (how == "auto" and dropin_ok):
-        return "drop-in", ""
-    if not node.kubelet.config_file:
-        return "edit", "the kubelet runs without --config: there is no config file to edit (tmnb never edits flags)"
-    return "edit", ""
-
-
 def overridden_by(node: Node, target: Mapping[str, Any], how: str, written: str = DROPIN_NAME) -> list[str]:
     """Target fields that something other than what the plan writes decides, named with the layer and
     its file: a command-line flag (beats the file and every drop-in), a drop-in merged after the
@@ -271,7 +226,9 @@ def overridden_by(node: Node, target: Mapping[str, Any], how: str, written: str 
         layers = (*setting.overridden, setting.as_layer())
         flags = [layer for layer in layers if layer.source == "flag"]
         later = [
-            layer for layer in layers if layer.source == "dropin" and (how == "edit" or (layer.detail or "") > written)
+            layer
+            for layer in layers
+            if layer.source == "dropin" and (how == "edit" or (layer.detail or "").rsplit("/", 1)[-1] > written)
         ]
         if flags:
             flag = flags[-1]
@@ -297,16 +254,16 @@ def overridden_by(node: Node, target: Mapping[str, Any], how: str, written: str 
     return reasons
 
 
-def _files(node: Node, fields: Mapping[str, Any], how: Literal["edit", "drop-in"], read: Reader | None) -> FileChange:
-    if how == "drop-in":
-        path = f"{(node.kubelet.config_dir or '').rstrip('/')}/{DROPIN_NAME}"
-        raw = read(node.name, path) if read else None
-        return _file_change(path, how, fields, raw, _decode(raw, path), dropin_text(fields), read=read is not None)
-    path = node.kubelet.config_file or ""
-    raw = read(node.name, path) if read else None
-    before = _decode(raw, path) if read else _config_file_view(node)
-    after = edit_config(before, fields, source=path)
-    return _file_change(path, how, fields, raw, before, after, read=read is not None)
+def _files(node: Node, fields: Mapping[str, Any], mode: ApplyMode, read: Reader | None) -> FileChange:
+    """The file ``mode`` writes, with the bytes read on the node as its 'before' (without a reader:
+    none, and an edit shows as the fields it sets, since the rest of the file is not known)."""
+    path = mode.path(node)
+    if read is None:
+        after = mode.content(None, fields, path) if mode.whole else new_config(fields, header=False)
+        return _file_change(path, mode.word, fields, None, None, after, read=False)
+    raw = read(node.name, path)
+    before = _decode(raw, path)
+    return _file_change(path, mode.word, fields, raw, before, mode.content(before, fields, path), read=True)
 
 
 def _decode(raw: bytes | None, path: str) -> str | None:
@@ -423,8 +380,8 @@ def build_plan(
     from tmnb.analysis.occupancy import pool_of
 
     validate_change_id(change_id)
-    if apply not in ("auto", "edit", "drop-in"):
-        raise InputError(f"expected auto, edit or drop-in, got {apply!r}", where="apply")
+    if apply not in APPLY_CHOICES:
+        raise InputError(f"expected {', '.join(APPLY_CHOICES)}, got {apply!r}", where="apply")
     if drain not in ("auto", "always", "never"):
         raise InputError(f"expected auto, always or never, got {drain!r}", where="drain")
     target: dict[str, Any] = dict(readiness.target)
@@ -457,25 +414,20 @@ def build_plan(
                 )
             )
             continue
-        how, cannot = _apply_how(node, plan.kubelet, apply)
-        blocked = [cannot] if cannot else overridden_by(node, target, how)
+        mode, cannot = choose(node, plan.kubelet, apply)
+        blocked = [cannot] if cannot else overridden_by(node, target, mode.word)
         if blocked:
             excluded.append(Excluded(node.name, "refused: " + "; ".join(blocked)))
             continue
-        files = [_files(node, target, how, read)]
-        warnings = []
-        if node.kubelet.kubeadm_managed and how == "edit":
-            warnings.append(
-                f"kubeadm rewrites {files[0].path} from the kube-system/kubelet-config ConfigMap at the next "
-                "`kubeadm upgrade node`: put the same fields in that ConfigMap (or a kubeadm "
-                "kubeletconfiguration patch) so the change survives."
-            )
+        files = [_files(node, target, mode, read)]
+        warnings = [kubeadm_warning(files[0].path, files[0].how)] if node.kubelet.kubeadm_managed else []
         states = steps.state_files
         needs_drain, why = _drain(node.name, steps, drain)
         prediction = _drained_prediction(node, snapshot, readiness, refusals.get(node.name))
         change = NodeChange(
-            node.name, "", pool_of(node), changes, files, states, needs_drain, why, warnings, prediction
-        )
+            node.name, "", pool_of(node), changes, files, states, needs_drain, why, warnings, prediction,
+            node.kubelet.kubeadm_managed,
+        )  # fmt: skip
         planned.append((node, change))
     included = sorted((n.name for n, _ in planned), key=lambda name: (verdicts.get(name, {}).get("pool", ""), name))
     recommended = [c for c in readiness.canary["canary"].tolist() if c] if not readiness.canary.empty else []

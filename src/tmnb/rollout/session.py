@@ -11,30 +11,28 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tmnb.errors import InputError
 from tmnb.report.places import anchored, change_folder
-from tmnb.rollout.arguments import check_arguments, notebook_options
-from tmnb.rollout.plan import ApplyHow, DrainPolicy, RolloutPlan, build_plan, plan_json
-from tmnb.rollout.run import Mode, Outcome, Rollout
+from tmnb.rollout.executors import EXECUTORS, Reach, words
+from tmnb.rollout.kubeadm import PATCH_DIR, kubeadm_warning, patch_path, patch_text, write_patch
+from tmnb.rollout.plan import Reader, RolloutPlan, build_plan, plan_json
+from tmnb.rollout.request import RolloutRequest, from_notebook
+from tmnb.rollout.run import Outcome, Rollout
 from tmnb.rollout.soak import Soak
-from tmnb.rollout.steps import Options
 from tmnb.snapshot import Snapshot
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from tmnb.analysis.readiness import Readiness
-    from tmnb.rollout.ops import NodeOps
 
-#: The executor of each node, by name.
-ExecutorFor = Callable[[str], "NodeOps"]
-
-EXECUTOR_NODE_FILES = {"ssh": "ssh", "node-pod": "pod"}
+#: The executor a printed command names when the plan was made with one that cannot write.
+WRITING_DEFAULT = "ssh"
 
 
 @dataclass
@@ -52,8 +50,9 @@ class Session:
 
     def rollout_command(self, approve: list[str]) -> str:
         """This change's notebook run in execute mode with ``approve``: the exact next command (a plan
-        made without an executor names ssh, since a dry run cannot write)."""
-        executor = self.executor if self.executor not in ("", "dry-run") else "ssh"
+        made with an executor that cannot write names ssh)."""
+        kind = EXECUTORS.get(self.executor)
+        executor = self.executor if kind is not None and kind.writes else WRITING_DEFAULT
         target = ", ".join(
             f"{k}: {json.dumps(v) if not isinstance(v, str) else v}" for k, v in self.plan.target.items()
         )
@@ -76,7 +75,23 @@ class Session:
         return pd.DataFrame(self.plan.rows()).fillna("")
 
     def diffs(self) -> str:
-        return "\n".join(f"# {n.node} ({n.gate}): {f.how}\n{f.diff()}" for n in self.plan.nodes for f in n.files)
+        """Each file the change writes on a node, as a diff; then the kubeadm patch, when kubeadm manages a node."""
+        files = [f"# {n.node} ({n.gate}): {f.how}\n{f.diff()}" for n in self.plan.nodes for f in n.files]
+        return "\n".join([*files, *self.kubeadm_patch()])
+
+    def kubeadm_patch(self) -> list[str]:
+        """The kubeadm patch of this change and how to use it ([] when kubeadm manages no planned node)."""
+        managed = self.plan.kubeadm_nodes()
+        if not managed:
+            return []
+        files = [f for name in managed for f in self.plan.node(name).files]
+        first = next((f for f in files if f.how == "edit"), files[0])  # an edit is what an upgrade undoes
+        path = patch_path(self.state_dir)
+        written = "written" if path.exists() else "written with the plan at the first execute run"
+        return [
+            f"# kubeadm patch for {', '.join(managed)}: {path} ({written}; the directory {PATCH_DIR}/ is what "
+            f"`--patches` takes)\n{kubeadm_warning(first.path, first.how)}\n{patch_text(self.plan.target)}"
+        ]
 
     def keep(self, out_dir: str | Path) -> dict[str, str]:
         """Copy the journal and the plan into a run folder; the paths a summary links."""
@@ -123,158 +138,81 @@ class Session:
         return "\n".join(lines)
 
 
-def _executor_factory(
-    kind: str, context: str | None, kubeconfig: str | None, options: Mapping[str, object]
-) -> ExecutorFor:
-    from tmnb.rollout.executors import SandboxClient, make_executor
-
-    if kind == "sandbox":
-        api = SandboxClient.from_kubeconfig(kubeconfig, context)
-        return lambda node: make_executor("sandbox", node, root=api.node_root(node), api=api, **options)
-    if kind == "node-pod":
-        from tmnb.sources.cluster import connect
-
-        api_client, _ = connect(context, kubeconfig)
-        return lambda node: make_executor("node-pod", node, api_client=api_client, **options)
-    if kind == "ssh":
-        return lambda node: make_executor(
-            "ssh", node, host=options.get("host") or node, **{k: v for k, v in options.items() if k != "host"}
-        )
-    return lambda node: make_executor(kind, node, **options)
-
-
-def _any_node(context: str | None, kubeconfig: str | None) -> str | None:
-    """One node's name: the sandbox executor finds every node's files beside it."""
-    from kubernetes import client
-
-    from tmnb.sources.cluster import connect
-
-    api_client, _ = connect(context, kubeconfig)
-    items = client.CoreV1Api(api_client).list_node(limit=1, _request_timeout=(5, 30)).items
-    meta = items[0].metadata if items else None
-    return meta.name if meta else None
-
-
-def _node_files(kind: str, node_files: str, executor_for: ExecutorFor | None, first: str | None) -> str:
-    if node_files or kind == "dry-run":
-        return node_files
-    if kind in EXECUTOR_NODE_FILES:
-        return EXECUTOR_NODE_FILES[kind]
-    if kind == "sandbox" and first and executor_for is not None:
-        from tmnb.rollout.executors import CommandExecutor
-
-        ops = executor_for(first)
-        if isinstance(ops, CommandExecutor):  # a sandbox node's files: beside every other node's
-            return f"dir:{Path(ops.root).parent}"
-    return node_files
-
-
-def prepare(
-    *,
-    target: Mapping[str, Any],
-    change_id: str,
-    source: str = "live",
-    context: str = "",
-    kubeconfig: str = "",
-    nodes: Sequence[str] = (),
-    node_selector: str = "",
-    canary: str = "recommended",
-    waves: int | Sequence[Sequence[str]] = 5,
-    override: Sequence[str] = (),
-    mode: Mode = "plan",
-    approve: Sequence[str] = (),
-    executor: str = "dry-run",
-    executor_options: Mapping[str, object] | None = None,
-    node_files: str = "",
-    state_dir: str = "",
-    apply: ApplyHow = "auto",
-    drain: DrainPolicy = "auto",
-    pause: float = 0.0,
-    options: Options | None = None,
-    soak: Mapping[str, Any] | None = None,
-) -> Session:
-    """Snapshot, readiness, plan and a ready-to-run ``Rollout``; the plan is fixed at the first run
-    of a change id and re-read on every later one (resume), so the waves never shift under it."""
+def prepare(request: RolloutRequest) -> Session:
+    """Snapshot, readiness, plan and a ready-to-run ``Rollout`` for ``request``; the plan is fixed at
+    the first execute run of a change id and re-read on every later one (resume), so the waves
+    never shift under it."""
     from tmnb.analysis.readiness import assess
     from tmnb.rollout.journal import Journal
     from tmnb.snapshot import load, save
     from tmnb.sources.resolve import open_snapshot
 
-    check_arguments(
-        target=target,
-        change_id=change_id,
-        mode=mode,
-        executor=executor,
-        waves=waves,
-        state_dir=state_dir,
-        node_selector=node_selector,
-    )
-    ctx, kcfg = context or None, kubeconfig or None
-    executor_for = _executor_factory(executor, ctx, kcfg, executor_options or {}) if executor else None
-    folder = change_folder(change_id, state_dir)
+    kind = request.kind
+    reach = Reach(request.context or None, request.kubeconfig or None, request.executor_options)
+    executor_for = kind.executors(reach)
+    folder = request.folder
     before = folder / "snapshots" / "before.json.gz"
     stored_plan = folder / "plan.json"
-    first = next(iter(nodes), None) or (_any_node(ctx, kcfg) if executor == "sandbox" and not node_files else None)
-    spec = _node_files(executor, node_files, executor_for, first)
+    spec = request.node_files or kind.files_spec(reach, executor_for, request.nodes)
+    request.check_same_change()
     if before.exists() and stored_plan.exists():
         snapshot = load(before)
     else:
         snapshot = open_snapshot(
-            source,
-            node_selector or None,
-            context=context,
-            kubeconfig=kubeconfig,
-            node_files=spec if source == "live" else "",
+            request.source,
+            request.node_selector or None,
+            context=request.context,
+            kubeconfig=request.kubeconfig,
+            node_files=spec if request.source == "live" else "",
         )
-    request = _request(target, nodes, node_selector, source, executor, apply, drain)
-    _check_same_change(change_id, folder, request)
-    readiness = assess(snapshot, target)
+    readiness = assess(snapshot, request.target)
     if stored_plan.exists():
         plan = RolloutPlan.from_json(json.loads(stored_plan.read_text()))
-        if plan.target != dict(target):
+        if plan.target != dict(request.target):
             raise InputError(
-                f"change {change_id} was planned for {plan.target}, not {dict(target)}: use a new change id",
+                f"change {request.change_id} was planned for {plan.target}, not {dict(request.target)}: "
+                "use a new change id",
                 where="target",
             )
     else:
-        read = None
-        if executor_for is not None and executor != "dry-run":
+        read: Reader | None = None
+        if kind.reads:
             read = lambda node, path: executor_for(node).read(path)  # noqa: E731 - reads are safe
         plan = build_plan(
             snapshot,
             readiness,
-            change_id=change_id,
-            nodes=list(nodes) or None,
-            node_selector=node_selector or None,
-            canary=canary,
-            waves=waves,
-            override=override,
-            apply=apply,
-            drain=drain,
+            change_id=request.change_id,
+            nodes=list(request.nodes) or None,
+            node_selector=request.node_selector or None,
+            canary=request.canary,
+            waves=request.waves,
+            override=request.override,
+            apply=request.apply,
+            drain=request.drain,
             read=read,
         )
     moving = [n.node for n in plan.nodes if n.state_files]
-    if executor == "node-pod" and moving:
+    if moving and kind.writes and not kind.stops:  # a dry run plans for any executor
         raise InputError(
-            f"the node-pod executor cannot stop the kubelet (its pods need a running kubelet), but "
-            f"{', '.join(moving)} need their state files moved with the kubelet stopped: use ssh or local",
+            f"the {kind.word} executor cannot stop the kubelet, but {', '.join(moving)} need their state files "
+            f"moved with the kubelet stopped: use {words(lambda k: k.stops and k.writes)}",
             where="executor",
         )
-    journal = Journal(folder / "journal.jsonl", change_id)
+    journal = Journal(folder / "journal.jsonl", request.change_id)
     cluster = collect = None
-    if mode == "execute":
+    if request.mode == "execute":
         from tmnb.rollout.cluster import ClusterOps
         from tmnb.sources.cluster import connect
 
-        api_client, _ = connect(ctx, kcfg)
+        api_client, _ = connect(reach.context, reach.kubeconfig)
         cluster = ClusterOps(api_client)
 
         def collect(name: str) -> Snapshot:
             return open_snapshot(
                 "live",
                 f"kubernetes.io/hostname={name}",
-                context=context,
-                kubeconfig=kubeconfig,
+                context=request.context,
+                kubeconfig=request.kubeconfig,
                 node_files=spec,
                 progress=False,
             )
@@ -284,89 +222,26 @@ def prepare(
             save(snapshot, before)
         if not stored_plan.exists():
             stored_plan.write_text(plan_json(plan))
-            (folder / REQUEST).write_text(json.dumps(request, indent=2, sort_keys=True) + "\n")
+            request.store()
+        if plan.kubeadm_nodes():
+            write_patch(folder, plan.target)
     rollout = Rollout(
         plan,
         journal=journal,
         run_dir=folder,
-        mode=mode,
-        approve=approve,
-        executor_for=executor_for,
+        mode=request.mode,
+        approve=request.approve,
+        executor_for=executor_for if kind.writes else None,
         cluster=cluster,
         collect=collect,
-        options=options,
-        pause=pause,
-        soak=Soak.from_param(soak),
+        options=request.steps,
+        pause=request.pause,
+        soak=Soak.from_param(request.soak),
     )
-    return Session(snapshot, readiness, plan, rollout, folder, ctx, spec, executor)
-
-
-#: The parameters a change id stands for, stored beside its plan at the first execute run.
-REQUEST = "request.json"
-
-
-def _request(
-    target: Mapping[str, Any],
-    nodes: Sequence[str],
-    node_selector: str,
-    source: str,
-    executor: str,
-    apply: str,
-    drain: str,
-) -> dict[str, Any]:
-    return {
-        "target": dict(target),
-        "nodes": sorted(nodes),
-        "node_selector": node_selector,
-        "source": source,
-        "executor": executor,
-        "apply": apply,
-        "drain": drain,
-    }
-
-
-def stored_request(folder: Path) -> dict[str, Any] | None:
-    """What the change id was first run with (None before its first execute run)."""
-    path = folder / REQUEST
-    if not path.is_file():
-        return None
-    try:
-        value = json.loads(path.read_text())
-    except (OSError, ValueError):
-        raise InputError("unreadable: the change's state folder is damaged", source=str(path)) from None
-    if not isinstance(value, dict):
-        raise InputError("not a change request", source=str(path))
-    return value
-
-
-def _check_same_change(change_id: str, folder: Path, request: Mapping[str, Any]) -> None:
-    """One change per change id: a run with other parameters would report the earlier change's
-    outcome for nodes it never touched, so it is refused, naming both."""
-    before = stored_request(folder)
-    if before is None:
-        return
-    differ = [key for key, value in request.items() if before.get(key) != value]
-    if differ:
-        was = "; ".join(f"{key}={json.dumps(before.get(key))}" for key in differ)
-        now = "; ".join(f"{key}={json.dumps(request[key])}" for key in differ)
-        raise InputError(
-            f"change {change_id} was run with {was}, not {now}: resume it with its own parameters, or start "
-            "another change with a new change id",
-            where="change_id",
-        )
+    return Session(snapshot, readiness, plan, rollout, folder, reach.context, spec, request.executor)
 
 
 def open_session(*, options: Mapping[str, object] | None = None, **params: Any) -> Session:
-    """``prepare`` from 04-rollout's parameters; ``options`` (``NOTEBOOK_OPTIONS``) checked by name
-    and type, the step knobs folded into ``Options``. ``params`` are the notebook's other
-    parameters, as papermill injected them (Any): ``prepare`` takes them by name and checks them."""
-    o = notebook_options(options)
-    steps = Options(
-        drain_timeout=float(o["drain_timeout"]),
-        ready_timeout=float(o["ready_timeout"]),
-        auto_rollback=o["auto_rollback"],
-        allow_emptydir=o["allow_emptydir"],
-        test_pod_namespace=o["test_namespace"],
-        test_pod_image=o["test_image"],
-    )
-    return prepare(options=steps, override=o["override"], node_files=o["node_files"], soak=o["soak"], **params)
+    """``prepare`` from 04-rollout's parameters (``request.from_notebook``: ``options`` checked by
+    name and type, every other parameter by the request)."""
+    return prepare(from_notebook(options, **params))

@@ -21,6 +21,7 @@ from tmnb.parse.jsonable import JsonDict
 from tmnb.parse.klog import parse_kubelet_log
 from tmnb.redact import redact_log_line
 from tmnb.replay import show_value
+from tmnb.rollout.apply import APPLY_MODES
 from tmnb.rollout.cluster import (
     ClusterOps,
     is_daemonset_pod,
@@ -28,7 +29,7 @@ from tmnb.rollout.cluster import (
     restarts,
     uses_emptydir,
 )
-from tmnb.rollout.plan import CPU_STATE, NodeChange, RolloutPlan, dropin_text, edit_config, overridden_by
+from tmnb.rollout.plan import CPU_STATE, NodeChange, RolloutPlan, overridden_by
 from tmnb.rollout.verify import (
     VerifyPodPrediction,
     actual_placement,
@@ -301,12 +302,11 @@ class NodeRun:
         return {"result": "state files moved aside", "moved": moved}
 
     def _new_content(self, index: int) -> bytes:
+        """The file's new bytes, from the bytes backed up before the change (what was read on the node)."""
         f = self.change.files[index]
-        if f.how == "drop-in":
-            return dropin_text(f.fields).encode()
         before = self._backed_up(f.path)
         text = before.decode("utf-8") if before is not None else None
-        return edit_config(text, f.fields, source=f"{self.node}:{f.path}").encode()
+        return APPLY_MODES[f.how].content(text, f.fields, f"{self.node}:{f.path}").encode()
 
     def apply(self) -> JsonDict:
         written = {}

@@ -141,17 +141,24 @@ if [ -n "$KPID" ] && [ -r "$ROOT/proc/$KPID/cmdline" ]; then
 else
 	note /proc "no running kubelet process found"
 fi
+# A unit file or EnvironmentFile that is there but cannot be copied hides flags: say so as the
+# kubelet unit's problem (an absent optional EnvironmentFile is not one).
+unit_note() { note "kubelet unit" "unreadable: $1, $2 of the kubelet unit: the flags it sets are unknown"; }
 for d in /etc/systemd/system /run/systemd/system /usr/lib/systemd/system /lib/systemd/system; do
-	copy_glob "$ROOT$d"/kubelet.service "$ROOT$d"/kubelet.service.d/*.conf
 	for f in "$ROOT$d"/kubelet.service "$ROOT$d"/kubelet.service.d/*.conf; do
-		[ -f "$f" ] || continue
+		[ -e "$f" ] || [ -h "$f" ] || continue
+		copy "${f#"$ROOT"}" || { unit_note "${f#"$ROOT"}" "a file"; continue; }
 		cat "$f" >>"$WORDS"
 		sed -n 's/^[[:space:]]*EnvironmentFile[[:space:]]*=[[:space:]]*-\{0,1\}//p' "$f" >>"$WORK/envfiles"
 	done
 done
 if [ -f "$WORK/envfiles" ]; then
 	while IFS= read -r env; do
-		copy "$env" && cat "$OUT$env" >>"$WORDS"
+		if copy "$env"; then
+			cat "$OUT$env" >>"$WORDS"
+		elif [ -e "$ROOT$env" ] || [ -h "$ROOT$env" ]; then
+			unit_note "$env" "an EnvironmentFile="
+		fi
 	done <"$WORK/envfiles"
 fi
 configs=$(flag_values config <"$WORDS")

@@ -164,6 +164,13 @@ def _node_paths(settings: dict[str, Setting], root: Path) -> dict[str, Setting]:
     }
 
 
+def _kubeadm_managed(root: Path) -> bool:
+    """kubeadm set this kubelet up: its flags file, or its drop-in of the kubelet unit (10-kubeadm.conf)."""
+    if (root / DEFAULT_ROOT_DIR.lstrip("/") / "kubeadm-flags.env").is_file():
+        return True
+    return any(p.is_file() for d in UNIT_DIRS for p in (root / d).glob("kubelet.service.d/*kubeadm*.conf"))
+
+
 def _kubelet(root: Path, issues: _Issues, running: bytes | None) -> KubeletInfo:
     flags, argv = _flags(root, issues, running)
     config_path = (flags.config_file if flags else None) or f"{DEFAULT_ROOT_DIR}/config.yaml"
@@ -185,6 +192,7 @@ def _kubelet(root: Path, issues: _Issues, running: bytes | None) -> KubeletInfo:
         config_file=config_path,
         config_dir=flags.config_dir if flags else None,
         flags=redact_argv(argv),
+        kubeadm_managed=_kubeadm_managed(root),
     )
 
 

@@ -11,7 +11,6 @@ import base64
 import binascii
 import shlex
 import subprocess
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -21,12 +20,9 @@ from kubernetes import client
 
 from tmnb.errors import CollectError
 from tmnb.parse.jsonable import JsonDict
-from tmnb.sources.cluster.api import raw_body
-from tmnb.sources.cluster.retry import describe, status_of
+from tmnb.sources.node_pod import DEFAULT_IMAGE, DEFAULT_NAMESPACE, NodePod
 
 BEGIN, END = "--- tmnb bundle begin ---", "--- tmnb bundle end ---"
-POD_LABEL = "app.kubernetes.io/name"
-POD_LABEL_VALUE = "tmnb-node-collector"
 
 
 def script() -> str:
@@ -95,107 +91,34 @@ class SshTransport:
 
 @dataclass
 class NodePodTransport:
-    """A privileged pod pinned to ``node`` (the ``kubectl debug node --profile=sysadmin`` pattern):
-    host PID namespace, the host's root mounted read-only at /host, tolerating every taint. It
-    prints the bundle as base64 to its log and exits; the pod is deleted afterwards, always.
-    Needs create/delete on pods and get on pods/log in ``namespace``; nothing else is written."""
+    """The collector in a privileged pod on ``node`` (``tmnb.sources.node_pod``) with the host's
+    root mounted read-only at /host: it prints the bundle as base64 to its log and exits; the pod is
+    deleted afterwards, always. Nothing else is written."""
 
     api_client: client.ApiClient
     node: str
-    namespace: str = "tmnb-node-collector"  # deploy/node-pod-collector-rbac.yaml
-    image: str = "busybox:1.37"
+    namespace: str = DEFAULT_NAMESPACE  # deploy/node-pod-collector-rbac.yaml
+    image: str = DEFAULT_IMAGE
     poll: float = 1.0
     created: list[str] = field(default_factory=list)
 
+    def _pod(self) -> NodePod:
+        return NodePod(self.api_client, self.node, self.namespace, self.image, self.poll, self.created)
+
     def manifest(self, args: Sequence[str], *, timeout: float) -> JsonDict:
         command = ["sh", "-c", script(), "collect_node.sh", "-r", "/host", "-c", "-b", *args]
-        return {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "generateName": "tmnb-collect-",
-                "namespace": self.namespace,
-                "labels": {POD_LABEL: POD_LABEL_VALUE},
-                "annotations": {"tmnb.dev/node": self.node},
-            },
-            "spec": {
-                "nodeName": self.node,
-                "hostPID": True,
-                "restartPolicy": "Never",
-                "activeDeadlineSeconds": max(int(timeout), 1),
-                "automountServiceAccountToken": False,
-                "enableServiceLinks": False,
-                "tolerations": [{"operator": "Exists"}],
-                "containers": [
-                    {
-                        "name": "collect",
-                        "image": self.image,
-                        "command": command,
-                        "securityContext": {"privileged": True},
-                        # Burstable with fractional CPU: never takes exclusive CPUs from the
-                        # static CPU manager on the node it inspects.
-                        "resources": {
-                            "requests": {"cpu": "50m", "memory": "32Mi"},
-                            "limits": {"cpu": "500m", "memory": "256Mi"},
-                        },
-                        "volumeMounts": [
-                            {"name": "host", "mountPath": "/host", "readOnly": True},
-                            {"name": "tmp", "mountPath": "/tmp"},
-                        ],
-                    }
-                ],
-                "volumes": [
-                    {"name": "host", "hostPath": {"path": "/", "type": "Directory"}},
-                    {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
-                ],
-            },
-        }
+        return self._pod().manifest(
+            prefix="tmnb-collect-", container="collect", command=command, timeout=timeout, annotations={},
+            host_root=True,
+        )  # fmt: skip
 
     def run(self, args: Sequence[str], *, timeout: float) -> bytes:
-        core = client.CoreV1Api(self.api_client)
         where = f"node pod on {self.node}"
-        try:
-            body = client.V1Pod.model_validate(self.manifest(args, timeout=timeout))
-            pod = core.create_namespaced_pod(self.namespace, body)
-        except Exception as exc:
-            raise CollectError(f"{where}: cannot create the collector pod: {describe(exc)}") from exc
-        name = pod.metadata.name if pod.metadata else None
-        if not name:
-            raise CollectError(f"{where}: the API server returned the collector pod without a name")
-        self.created.append(name)
-        try:
-            phase = self._wait(core, name, timeout)
-            log = raw_body(
-                core.read_namespaced_pod_log(name, self.namespace, container="collect", _preload_content=False)
-            )
-        except CollectError:
-            raise
-        except Exception as exc:
-            raise CollectError(f"{where}: {describe(exc)}") from exc
-        finally:
-            self._delete(core, name)
-        text = log.decode("utf-8", "replace")
+        name, phase, text = self._pod().run(self.manifest(args, timeout=timeout), timeout=timeout, where=where)
         if phase != "Succeeded":
             tail = text.strip().splitlines()[-1:] or ["(no output)"]
             raise CollectError(f"{where}: collector pod {name} ended {phase}: {tail[0]}")
         return decode_bundle(text, where=where)
-
-    def _wait(self, core: client.CoreV1Api, name: str, timeout: float) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            status = core.read_namespaced_pod_status(name, self.namespace).status
-            phase = status.phase if status else None
-            if phase in ("Succeeded", "Failed"):
-                return str(phase)
-            time.sleep(self.poll)
-        raise CollectError(f"node pod on {self.node}: pod {name} did not finish within {timeout:g}s")
-
-    def _delete(self, core: client.CoreV1Api, name: str) -> None:
-        try:
-            core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0)
-        except Exception as exc:
-            if status_of(exc) != 404:
-                raise CollectError(f"node pod on {self.node}: could not delete pod {name}: {describe(exc)}") from exc
 
 
 def decode_bundle(text: str, *, where: str) -> bytes:

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from tmnb.kubelet.names import SINGLE_NUMA_NODE
 from tmnb.kubelet.node import NodeSimulator
 from tmnb.replay import node_model
+from tmnb.rollout.apply import DROPIN_NAME  # the drop-in the rollout writes
 from tmnb.snapshot import Pod, Setting
 from tmnb.snapshot.model import SettingSource
 from tmnb.twin.sample.common import CAPTURED_AT, name_suffix, random_stream, rfc3339
@@ -36,7 +37,6 @@ ROLLOUT_START = CAPTURED_AT + timedelta(minutes=30)
 PER_NODE = timedelta(minutes=8)
 #: When the after snapshot is taken: two hours after the last node, for a full metrics window.
 AFTER_CAPTURED_AT = ROLLOUT_START + PER_NODE * len(WAVE) + timedelta(hours=2, minutes=20)
-DROPIN_NAME = "99-tmnb.conf"
 
 
 @dataclass(frozen=True)

@@ -247,8 +247,9 @@ class Cluster:
                     "ServiceUnavailable",
                     f"error trying to reach service: dial tcp 127.0.0.1:10250: connect: connection refused ({name})",
                 )
-            node = kubelet.read_node()
-            return {"kubeletconfig": {k: s.value for k, s in sorted(node.kubelet.settings.items())}}
+            # what the kubelet read at its last start: a file or flag changed since shows at the next start
+            started = kubelet.node.kubelet.settings
+            return {"kubeletconfig": {k: s.value for k, s in sorted(started.items())}}
 
     # ------------------------------------------------------------------ pods
     def _bound(self, node: str) -> list[Obj]:
