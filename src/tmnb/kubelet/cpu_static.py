@@ -15,7 +15,7 @@ from itertools import compress
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.bitmask import bits_of, iterate_masks, subset_sums
 from tmnb.kubelet.cpu_assign import take_distributed, take_packed, take_packed_with
-from tmnb.kubelet.cpu_topology import CPUTopology, cpus_of, to_cpuset
+from tmnb.kubelet.cpu_topology import ENTRY_WEIGHT, CPUTopology, cpus_of, to_cpuset
 from tmnb.kubelet.errors import AdmissionError, CPUAllocationError, SMTAlignmentError
 from tmnb.kubelet.hints import TopologyHint, hint_objects, sized_hints
 from tmnb.kubelet.names import CPU_STATIC, SINGLE_NUMA_NODE, TOPOLOGY_NONE
@@ -38,7 +38,7 @@ def generate_cpu_hints(
     hints = topo.hint_memo.get(key)
     if hints is None:
         hints = _cpu_hints(topo, options, available, reusable, request)
-        topo.hint_memo.put(key, hints, len(hints) + 1)
+        topo.hint_memo.put(key, hints, len(hints) + ENTRY_WEIGHT)
     return list(hints)
 
 

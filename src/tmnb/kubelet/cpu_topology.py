@@ -18,8 +18,13 @@ from tmnb.kubelet.bitmask import masks_reaching, subset_sums
 from tmnb.kubelet.hints import TopologyHint
 from tmnb.kubelet.memo import Memo
 
-#: Weight budget of each topology's memos: hints for the hint memo, one per pick for the other.
+#: Weight budget of each topology's memos: hints (plus a fixed share per entry) for the hint memo,
+#: one per pick for the other. Hint lists on 16 NUMA nodes hold 65,535 hints, so the hint memo's
+#: budget keeps some 30 of them (about 16 MiB of references) instead of four.
 MEMO_BUDGET = 1 << 18
+HINT_MEMO_BUDGET = 1 << 21
+#: What a remembered hint list weighs beyond its hints: its key and containers.
+ENTRY_WEIGHT = 16
 
 
 def cpus_of(mask: int) -> list[int]:
@@ -134,7 +139,7 @@ class CPUTopology:
         object.__setattr__(self, "numas_in_socket", inside(sockets, numas))
         object.__setattr__(self, "_numa_mask_cpus", {})
         object.__setattr__(self, "_numa_masks", tuple(numas[n] for n in sorted(numas)))
-        object.__setattr__(self, "hint_memo", Memo(MEMO_BUDGET))
+        object.__setattr__(self, "hint_memo", Memo(HINT_MEMO_BUDGET))
         object.__setattr__(self, "pick_memo", Memo(MEMO_BUDGET))
 
     @property
