@@ -71,15 +71,25 @@ def verdicts(
 ) -> pd.DataFrame:
     """One row per node: verdict, counts of findings by severity, rejected pods and the first rejection."""
     threshold = SEVERITY_ORDER[fail_on]
+    # Findings and rejections grouped by node in one pass each: a fleet has thousands of nodes and
+    # a hundred thousand pods, and a scan per node made this step quadratic.
+    by_node: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_node.setdefault(f.node, []).append(f)
+    rejected = whatif[~whatif["admitted"]] if not whatif.empty else whatif
+    rejections: Counter[str] = Counter()
+    first_rejection: dict[str, str] = {}
+    if not rejected.empty:
+        columns = (rejected[c] for c in ("node", "namespace", "pod", "reason"))
+        for node_name, namespace, pod, reason in zip(*columns, strict=True):
+            rejections[node_name] += 1
+            first_rejection.setdefault(node_name, f"{namespace}/{pod}: {reason}")
     rows = []
     for node in snapshot.nodes:
-        mine = [f for f in findings if f.node == node.name]
+        mine = by_node.get(node.name, [])
         counts = Counter(f.severity for f in mine)
-        replay = whatif[whatif["node"] == node.name] if not whatif.empty else whatif
-        rejected = replay[~replay["admitted"]] if not replay.empty else replay
         action = any(SEVERITY_ORDER[f.severity] >= threshold or needs_manual_action(f) for f in mine)
-        verdict = "will reject pods" if len(rejected) else "needs action" if action else "ready"
-        first = rejected.iloc[0] if len(rejected) else None
+        verdict = "will reject pods" if rejections[node.name] else "needs action" if action else "ready"
         rows.append(
             {
                 "node": node.name,
@@ -87,8 +97,8 @@ def verdicts(
                 "verdict": verdict,
                 "blockers": counts["blocker"],
                 "warnings": counts["warning"],
-                "rejected pods": len(rejected),
-                "first rejection": "" if first is None else f"{first['namespace']}/{first['pod']}: {first['reason']}",
+                "rejected pods": rejections[node.name],
+                "first rejection": first_rejection.get(node.name, ""),
             }
         )
     return pd.DataFrame(rows)
