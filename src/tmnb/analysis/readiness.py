@@ -7,6 +7,7 @@ doing, ``needs action`` when findings at or above ``fail_on`` or manual steps ex
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -215,7 +216,10 @@ def assess(
     mode: Mode = "drain",
     fail_on: Severity = "blocker",
     pool_label: str | None = None,
+    workers: int | None = None,
 ) -> Readiness:
+    """``workers``: processes for the what-if replay (``whatif``; default: this machine's cores), which is
+    most of the time on a fleet; the report is the same with any number."""
     if not isinstance(target, Mapping) or not target:
         raise InputError("expected a non-empty mapping of KubeletConfiguration fields to set", where="target")
     check_target_fields(target)
@@ -226,7 +230,7 @@ def assess(
         raise InputError(f"expected drain or restart, got {mode!r}", where="mode")
     plans = plans_for(snapshot.nodes, target)
     findings = lint(snapshot, target, pool_label=pool_label, plans=plans)
-    pods, nodes = whatif(snapshot, target, mode=mode, plans=plans)
+    pods, nodes = whatif(snapshot, target, mode=mode, plans=plans, workers=workers or os.cpu_count() or 1)
     table = verdicts(snapshot, findings, pods, fail_on)
     refused = set(nodes.loc[~nodes["kubelet starts"], "node"]) if not nodes.empty else set()
     table.loc[table["node"].isin(refused), "verdict"] = "needs action"
