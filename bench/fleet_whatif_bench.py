@@ -8,6 +8,10 @@ node: node i is template i mod k under its own name, with 30 pods cycled from th
 holds the fleet, and the rows are counted as they stream back, as ``tmnb whatif --format json``
 prints them. Printed: wall time, the user CPU of the parent and of the workers, the load average,
 and the peak RSS of the parent and of the largest worker (``resource.getrusage``).
+
+Measured on the shared 2-core machine, 2 workers, 50,000 nodes: wall 196 s at load 5, user CPU
+7.6 s parent + 123 s workers (about 65 s wall on a quiet machine), peak RSS 154 MiB parent,
+106 MiB largest worker, 1,453,848 of 1,500,000 pods admitted.
 """
 
 from __future__ import annotations
