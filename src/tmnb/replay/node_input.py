@@ -58,10 +58,10 @@ def machine_of(node: Node) -> Machine:
     )
 
 
-def settings_of(plan: NodePlan) -> ModelSettings:
-    """The planned settings through the kubelet's own start-up steps, so a configuration it would
-    refuse raises ``ConfigRejected`` in its words before any pod is predicted."""
-    return start_settings(plan.planned, machine_of(plan.node), kubelet=plan.planned_kubelet)
+def settings_of(plan: NodePlan, machine: Machine) -> ModelSettings:
+    """The planned settings through the kubelet's own start-up steps on the node's ``machine_of``, so a
+    configuration it would refuse raises ``ConfigRejected`` in its words before any pod is predicted."""
+    return start_settings(plan.planned, machine, kubelet=plan.planned_kubelet)
 
 
 #: Collection steps whose error means the kubelet cannot load its configuration and exits.
@@ -154,8 +154,8 @@ def model_for(plan: NodePlan, mode: ModelMode = "drain") -> NodeModel:
     node = plan.node
     machine = machine_of(node)
     if mode == "drain":
-        return NodeModel(node.name, machine, settings_of(plan))
-    settings = settings_of(plan)
+        return NodeModel(node.name, machine, settings_of(plan, machine))
+    settings = settings_of(plan, machine)
     allocations, checkpoints = existing_allocations(node), checkpoints_of(node)
     files = state_files_of(plan, machine) if mode == "restart" else None
     if files is None:  # running, or today's kubelet cannot be reconstructed: what it holds, as recorded
