@@ -32,3 +32,16 @@ def test_remembered_cpu_hints_are_fresh_lists_equal_to_the_computation():
 def test_remembered_pick_is_the_pick():
     free = 0b1111_0011_1111_0011
     assert take_packed(TOPO, free, 3) == take_packed(TOPO, free, 3) == 0b0000_0001_0000_0011
+
+
+def test_cpu_hints_shared_by_free_masks_with_equal_counts_per_numa_node_are_each_masks_own():
+    # NUMA node 0 holds CPUs 0-3 and 8-11, node 1 CPUs 4-7 and 12-15: both masks leave 3 free CPUs
+    # on node 0 and 8 on node 1, so the second call is answered from the first one's entry.
+    first, second = 0b1111_0001_1111_0011, 0b1111_1000_1111_1100
+    for free in (first, second):
+        assert TOPO.free_per_numa(free) == (3, 8, 0)
+    for request in (3, 4, 6):
+        got = [generate_cpu_hints(TOPO, CPUManagerOptions(), free, 0, request) for free in (first, second)]
+        assert got == [list(_cpu_hints(TOPO, CPUManagerOptions(), free, 0, request)) for free in (first, second)]
+    # 4 CPUs fit on node 1 alone (preferred), and on both nodes together
+    assert generate_cpu_hints(TOPO, CPUManagerOptions(), second, 0, 4) == [(0b10, True), (0b11, False)]

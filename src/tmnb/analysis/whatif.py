@@ -13,10 +13,13 @@ rest of the batch; one clean-up pass follows.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping
+import multiprocessing
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from itertools import islice
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -47,6 +50,10 @@ UNMODELLED = (
     "collect the node's files (node collector: ssh, node pod or a copied root) to predict admission"
 )
 POD_COLUMNS = ["node", "namespace", "pod", "uid", "admitted", "reason", "message", "numa", "cpuset"]
+#: Nodes per task of a pooled what-if (some tenths of a second of replay), and the fewest nodes for
+#: which a pool pays for its start.
+CHUNK = 64
+POOL_MIN_NODES = 128
 
 
 #: The node collector's steps that read the CPU and NUMA topology.
@@ -179,6 +186,100 @@ def replay_node(
     return replay
 
 
+class Fleet(Protocol):
+    """What a what-if reads of a fleet: its nodes in order and each node's pods (a ``Snapshot``, or a
+    fleet that builds its nodes on demand)."""
+
+    @property
+    def nodes(self) -> Sequence[Node]: ...
+
+    def pods_on(self, node: str) -> list[Pod]: ...
+
+
+#: Node rows of a what-if: per node, its pods' rows and its own row.
+NodeRows = tuple[list[dict[str, Any]], dict[str, Any]]
+
+
+def _node_rows(
+    fleet: Fleet,
+    index: int,
+    target: Mapping[str, Any],
+    mode: Mode,
+    sizes: list[tuple[str, str]] | None,
+    plans: Mapping[str, NodePlan] | None,
+) -> NodeRows:
+    node = fleet.nodes[index]
+    plan = plans[node.name] if plans is not None else plan_for(node, target)
+    replay = replay_node(node, fleet.pods_on(node.name), target, mode=mode, sizes=sizes, plan=plan)
+    rows = [_row(node.name, r) for r in replay.results]
+    # an upgrade what-if is predicted as the target minor, which is always modelled
+    note = "" if plan.upgrades else plan.kubelet.note() or ""
+    rejected = [r for r in rows if not r["admitted"]]
+    return rows, {
+        "node": node.name,
+        "kubelet": plan.planned_kubelet.name,
+        "modelled": not replay.unmodelled and not note,
+        "kubelet note": note,
+        "kubelet starts": not replay.refused,
+        "refusal": replay.refused or replay.unmodelled,
+        "pods replayed": len(rows),
+        "rejected": len(rejected),
+        "first rejection": f"{rejected[0]['namespace']}/{rejected[0]['pod']}: {rejected[0]['reason']}"
+        if rejected
+        else "",
+        **{f"headroom {k}": v for k, v in (replay.headroom or {}).items()},
+        "headroom note": replay.headroom_note,
+    }
+
+
+#: What the pool's forked workers replay: set in the parent just before the pool forks them, so the
+#: fleet reaches them as the parent's memory (copy on write), never through a pipe.
+_FORKED: tuple[Fleet, Mapping[str, Any], Mode, list[tuple[str, str]] | None, Mapping[str, NodePlan] | None] | None = (
+    None
+)
+
+
+def _replay_chunk(span: tuple[int, int]) -> list[NodeRows]:
+    assert _FORKED is not None, "a what-if worker runs in a process forked by whatif_rows"
+    fleet, target, mode, sizes, plans = _FORKED
+    return [_node_rows(fleet, i, target, mode, sizes, plans) for i in range(*span)]
+
+
+def whatif_rows(
+    fleet: Fleet,
+    target: Mapping[str, Any],
+    *,
+    mode: Mode = "drain",
+    sizes: list[tuple[str, str]] | None = None,
+    plans: Mapping[str, NodePlan] | None = None,
+    workers: int = 1,
+) -> Iterator[NodeRows]:
+    """Each node's rows, in fleet order. With ``workers`` > 1 and at least ``POOL_MIN_NODES`` nodes,
+    runs of up to ``CHUNK`` nodes replay in forked processes; at most two runs per worker are in
+    flight and each is handed on as it comes back, in order, so memory holds those runs, not the
+    fleet's results. Nodes are independent, so the rows are the serial replay's. ``plans``: each
+    node's plan by name (made per node when None)."""
+    count = len(fleet.nodes)
+    if workers <= 1 or count < POOL_MIN_NODES:
+        for i in range(count):
+            yield _node_rows(fleet, i, target, mode, sizes, plans)
+        return
+    chunk = max(1, min(CHUNK, count // (workers * 4)))
+    global _FORKED
+    _FORKED = (fleet, target, mode, sizes, plans)
+    try:
+        spans = iter([(lo, min(lo + chunk, count)) for lo in range(0, count, chunk)])
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            flight = deque(pool.submit(_replay_chunk, span) for span in islice(spans, 2 * workers))
+            while flight:
+                done = flight.popleft().result()
+                for span in islice(spans, 1):
+                    flight.append(pool.submit(_replay_chunk, span))
+                yield from done
+    finally:
+        _FORKED = None
+
+
 def whatif(
     snapshot: Snapshot,
     target: Mapping[str, Any],
@@ -187,40 +288,21 @@ def whatif(
     with_headroom: bool = True,
     plans: Mapping[str, NodePlan] | None = None,
     progress: bool | None = False,
+    workers: int = 1,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per pod, per node) frames for ``target`` on every node of the snapshot. ``progress=None``
-    shows a bar on a terminal (a fleet takes minutes); the default keeps reports free of one."""
+    shows a bar on a terminal (a fleet takes minutes); the default keeps reports free of one.
+    ``workers``: processes replaying the nodes (``whatif_rows``); the frames are the same."""
     from tqdm.auto import tqdm
 
     sizes = common_sizes(snapshot) if with_headroom else None
     plans = plans if plans is not None else plans_for(snapshot.nodes, target)
     pod_rows, node_rows = [], []
-    bar = tqdm(snapshot.nodes, desc="what-if", unit="node", delay=2, disable=disabled(progress))
-    for node in bar:
-        plan = plans[node.name]
-        replay = replay_node(node, snapshot.pods_on(node.name), target, mode=mode, sizes=sizes, plan=plan)
-        rows = [_row(node.name, r) for r in replay.results]
-        # an upgrade what-if is predicted as the target minor, which is always modelled
-        note = "" if plan.upgrades else plan.kubelet.note() or ""
+    replays = whatif_rows(snapshot, target, mode=mode, sizes=sizes, plans=plans, workers=workers)
+    bar = tqdm(replays, total=len(snapshot.nodes), desc="what-if", unit="node", delay=2, disable=disabled(progress))
+    for rows, node_row in bar:
         pod_rows += rows
-        rejected = [r for r in rows if not r["admitted"]]
-        node_rows.append(
-            {
-                "node": node.name,
-                "kubelet": plan.planned_kubelet.name,
-                "modelled": not replay.unmodelled and not note,
-                "kubelet note": note,
-                "kubelet starts": not replay.refused,
-                "refusal": replay.refused or replay.unmodelled,
-                "pods replayed": len(rows),
-                "rejected": len(rejected),
-                "first rejection": f"{rejected[0]['namespace']}/{rejected[0]['pod']}: {rejected[0]['reason']}"
-                if rejected
-                else "",
-                **{f"headroom {k}": v for k, v in (replay.headroom or {}).items()},
-                "headroom note": replay.headroom_note,
-            }
-        )
+        node_rows.append(node_row)
     nodes = pd.DataFrame(node_rows)
     for column in (c for c in nodes.columns if c.startswith("headroom ") and c != "headroom note"):
         nodes[column] = nodes[column].astype("Int64")  # whole pods; <NA> where not computed

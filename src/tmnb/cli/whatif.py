@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tmnb.cli.exits import EXIT_ALERT, EXIT_OK
-from tmnb.cli.types import Subcommands
+from tmnb.cli.types import Subcommands, workers
 from tmnb.errors import InputError
 from tmnb.parse.files import MIB, read_capped
 from tmnb.settings.target import check_target_fields
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 
 #: A PodList of every pod of a large cluster is some tens of MiB.
 PODLIST_LIMIT = 512 * MIB
+#: A pod's fields in ``--format json``.
+JSON_FIELDS = ("node", "namespace", "pod", "admitted", "reason", "message", "numa", "cpuset")
 
 
 def add_parsers(sub: Subcommands) -> None:
@@ -66,6 +69,13 @@ def add_parsers(sub: Subcommands) -> None:
         default="table",
         help="table: pods and nodes for a person (default); json: one pod per line (JSON Lines)",
     )
+    what.add_argument(
+        "--workers",
+        type=workers,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="processes replaying the nodes (default: this machine's cores); the output is the same",
+    )
 
 
 def command(args: argparse.Namespace) -> int:
@@ -78,23 +88,27 @@ def command(args: argparse.Namespace) -> int:
 
         settings.append(f"{KUBELET_VERSION}={parse_minor(args.kubelet_version, where='--kubelet-version').name}")
     target = parse_settings(settings)
-    from tmnb.analysis.whatif import whatif
+    from tmnb.analysis.whatif import whatif, whatif_rows
     from tmnb.replay import plans_for
 
     snapshot = load_whatif_input(args.snapshot, args.node_root, args.pods, args.node_name)
     plans = plans_for(snapshot.nodes, target)
-    pods, nodes = whatif(
-        snapshot, target, mode=args.mode, with_headroom=args.format == "table", plans=plans, progress=None
-    )
-    unpredicted = _unpredicted(nodes)
-    if len(unpredicted) == len(nodes):  # an empty answer would read as "nothing to worry about"
-        first = next(iter(unpredicted.items()), ("", "the snapshot has no nodes"))
-        raise InputError(f"nothing predicted: {first[1]}", source=first[0] or None)
-    if args.format == "json":  # JSON Lines: one pod per line, for jq and for streaming readers
-        records = pods[["node", "namespace", "pod", "admitted", "reason", "message", "numa", "cpuset"]]
-        for record in records.to_dict("records"):
-            print(json.dumps(record))
+    if args.format == "json":  # JSON Lines: one pod per line as its node comes back, for jq and streaming readers
+        import pandas as pd
+
+        node_rows, all_admitted = [], True
+        for rows, node_row in whatif_rows(snapshot, target, mode=args.mode, plans=plans, workers=args.workers):
+            for row in rows:
+                print(json.dumps({k: row[k] for k in JSON_FIELDS}))
+                all_admitted = all_admitted and row["admitted"]
+            node_rows.append(node_row)
+        nodes = pd.DataFrame(node_rows)
+        pods_rejected = not all_admitted
+        unpredicted = _refuse_nothing_predicted(nodes)  # a node not predicted printed no pod above
     else:
+        pods, nodes = whatif(snapshot, target, mode=args.mode, plans=plans, progress=None, workers=args.workers)
+        unpredicted = _refuse_nothing_predicted(nodes)
+        pods_rejected = bool(len(pods)) and not pods["admitted"].all()
         from tmnb.report.tables import humanize  # cells as a person reads them: 0,1 and "shared pool", not reprs
 
         print(humanize(pods.drop(columns=["uid"])).to_string(index=False) if len(pods) else "(no active pods)")
@@ -115,15 +129,18 @@ def command(args: argparse.Namespace) -> int:
     refused = nodes[~nodes["kubelet starts"]] if len(nodes) else nodes
     for row in refused.itertuples():
         print(f"tmnb: {row.node}: the kubelet would not start: {row.refusal}", file=sys.stderr)
-    return EXIT_ALERT if len(refused) or (len(pods) and not pods["admitted"].all()) else EXIT_OK
+    return EXIT_ALERT if len(refused) or pods_rejected else EXIT_OK
 
 
-def _unpredicted(nodes: pd.DataFrame) -> dict[str, str]:
-    """Nodes whose kubelet starts but whose pods were not predicted, and why."""
-    if not len(nodes):
-        return {}
-    rows = nodes[nodes["kubelet starts"] & (nodes["refusal"] != "")]
-    return {row.node: str(row.refusal).removeprefix("not predicted: ") for row in rows.itertuples()}
+def _refuse_nothing_predicted(nodes: pd.DataFrame) -> dict[str, str]:
+    """Nodes whose kubelet starts but whose pods were not predicted, and why; when that is every
+    node, the answer is an error (an empty answer would read as "nothing to worry about")."""
+    rows = nodes[nodes["kubelet starts"] & (nodes["refusal"] != "")] if len(nodes) else nodes
+    unpredicted = {row.node: str(row.refusal).removeprefix("not predicted: ") for row in rows.itertuples()}
+    if len(unpredicted) == len(nodes):
+        first = next(iter(unpredicted.items()), ("", "the snapshot has no nodes"))
+        raise InputError(f"nothing predicted: {first[1]}", source=first[0] or None)
+    return unpredicted
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:

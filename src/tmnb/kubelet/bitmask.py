@@ -35,6 +35,13 @@ def bits_of(mask: int) -> list[int]:
     return out
 
 
+@lru_cache(maxsize=4096)
+def node_ids(mask: int) -> tuple[int, ...]:
+    """``bits_of`` as a tuple, remembered: admission asks for the nodes of the same few hint masks
+    for every container."""
+    return tuple(bits_of(mask))
+
+
 @lru_cache(maxsize=256)
 def _iterate(bits: tuple[int, ...]) -> tuple[int, ...]:
     mask_of(bits)  # refuses a bad node id as the first combination holding it would

@@ -15,7 +15,7 @@ from itertools import compress
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.bitmask import bits_of, iterate_masks, subset_sums
 from tmnb.kubelet.cpu_assign import take_distributed, take_packed, take_packed_with
-from tmnb.kubelet.cpu_topology import CPUTopology, cpus_of, to_cpuset
+from tmnb.kubelet.cpu_topology import ENTRY_WEIGHT, CPUTopology, cpus_of, to_cpuset
 from tmnb.kubelet.errors import AdmissionError, CPUAllocationError, SMTAlignmentError
 from tmnb.kubelet.hints import TopologyHint, hint_objects, sized_hints
 from tmnb.kubelet.names import CPU_STATIC, SINGLE_NUMA_NODE, TOPOLOGY_NONE
@@ -28,12 +28,17 @@ def generate_cpu_hints(
 ) -> list[TopologyHint]:
     """``generateCPUTopologyHints``: one hint per NUMA mask (IterateBitMasks order) that can hold the
     request; preferred when as narrow as the narrowest mask whose *total* CPUs could hold it.
-    Remembered per topology by free mask: a fleet of one machine shape asks the same questions."""
-    key = (available, reusable, request, options.align_by_socket)
+    Remembered per topology: a fleet of one machine shape asks the same questions. Without reusable
+    CPUs the hints read only how many free CPUs each NUMA node has, so that is the key: nodes whose
+    free masks differ but whose counts agree share the answer."""
+    if reusable:
+        key: tuple[object, ...] = (available, reusable, request, options.align_by_socket)
+    else:
+        key = (topo.free_per_numa(available), request, options.align_by_socket)
     hints = topo.hint_memo.get(key)
     if hints is None:
         hints = _cpu_hints(topo, options, available, reusable, request)
-        topo.hint_memo.put(key, hints, len(hints) + 1)
+        topo.hint_memo.put(key, hints, len(hints) + ENTRY_WEIGHT)
     return list(hints)
 
 
@@ -120,6 +125,12 @@ class CPUStaticPolicy:
         self.options = options or CPUManagerOptions()
         self.cpu_group_size = topology.cpus_per_core()
         opts = self.options
+        #: no option changes the packed walk: ``_take`` is ``take_packed``
+        self._plain_packed = not (
+            opts.distribute_cpus_across_numa
+            or opts.distribute_cpus_across_cores
+            or opts.prefer_align_cpus_by_uncorecache
+        )
         if opts.align_by_socket:
             error = align_by_socket_policy_error(topology_policy) or align_by_socket_hardware_error(
                 topology.num_sockets, topology.num_numa_nodes
@@ -273,24 +284,26 @@ class CPUStaticPolicy:
     def _take(self, available: int, count: int) -> int:
         """``takeByTopology``: distributed over NUMA nodes, else packed with the options' CPU sorting
         strategy (spread for distribute-cpus-across-cores) and uncore cache preference."""
+        if self._plain_packed:
+            return take_packed(self.topology, available, count)
         opts = self.options
         if opts.distribute_cpus_across_numa:
             group = self.cpu_group_size if opts.full_pcpus_only else 1
             return take_distributed(self.topology, available, count, group, spread=opts.distribute_cpus_across_cores)
-        if opts.distribute_cpus_across_cores or opts.prefer_align_cpus_by_uncorecache:
-            return take_packed_with(
-                self.topology,
-                available,
-                count,
-                spread=opts.distribute_cpus_across_cores,
-                uncore=opts.prefer_align_cpus_by_uncorecache,
-            )
-        return take_packed(self.topology, available, count)
+        return take_packed_with(
+            self.topology,
+            available,
+            count,
+            spread=opts.distribute_cpus_across_cores,
+            uncore=opts.prefer_align_cpus_by_uncorecache,
+        )
 
     def _update_reuse(self, pod: Pod, container: Container, cpus: int) -> None:
-        for uid in [u for u in self.cpus_to_reuse if u != pod.uid]:
-            del self.cpus_to_reuse[uid]
-        current = self.cpus_to_reuse.setdefault(pod.uid, 0)
+        reuse = self.cpus_to_reuse
+        if len(reuse) != 1 or pod.uid not in reuse:  # only this pod's entry stays
+            for uid in [u for u in reuse if u != pod.uid]:
+                del reuse[uid]
+        current = reuse.setdefault(pod.uid, 0)
         for init in pod.init_containers:
             if init.name == container.name:
                 if not init.restartable:

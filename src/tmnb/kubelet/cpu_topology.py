@@ -18,8 +18,13 @@ from tmnb.kubelet.bitmask import masks_reaching, subset_sums
 from tmnb.kubelet.hints import TopologyHint
 from tmnb.kubelet.memo import Memo
 
-#: Weight budget of each topology's memos: hints for the hint memo, one per pick for the other.
+#: Weight budget of each topology's memos: hints (plus a fixed share per entry) for the hint memo,
+#: one per pick for the other. Hint lists on 16 NUMA nodes hold 65,535 hints, so the hint memo's
+#: budget keeps some 30 of them (about 16 MiB of references) instead of four.
 MEMO_BUDGET = 1 << 18
+HINT_MEMO_BUDGET = 1 << 21
+#: What a remembered hint list weighs beyond its hints: its key and containers.
+ENTRY_WEIGHT = 16
 
 
 def cpus_of(mask: int) -> list[int]:
@@ -79,10 +84,13 @@ class CPUTopology:
     sockets_in_numa: Mapping[int, tuple[int, ...]] = field(init=False)
     numas_in_socket: Mapping[int, tuple[int, ...]] = field(init=False)
     #: pure results on this topology, shared by every node of this shape (``of`` shares the topology):
-    #: CPU hints by (free mask, reusable mask, request, align-by-socket), packed picks by (free mask, count)
+    #: CPU hints by (free CPUs per NUMA node or free mask and reusable mask, request, align-by-socket),
+    #: packed picks by (free mask, count)
     hint_memo: Memo[tuple[TopologyHint, ...]] = field(init=False, repr=False, compare=False)
     #: CPU mask by NUMA mask, for ``cpus_in_numa_mask``
     _numa_mask_cpus: dict[int, int] = field(init=False, repr=False, compare=False)
+    #: the NUMA nodes' CPU masks in ascending node order, for ``free_per_numa``
+    _numa_masks: tuple[int, ...] = field(init=False, repr=False, compare=False)
     pick_memo: Memo[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -130,7 +138,8 @@ class CPUTopology:
         object.__setattr__(self, "sockets_in_numa", inside(numas, sockets))
         object.__setattr__(self, "numas_in_socket", inside(sockets, numas))
         object.__setattr__(self, "_numa_mask_cpus", {})
-        object.__setattr__(self, "hint_memo", Memo(MEMO_BUDGET))
+        object.__setattr__(self, "_numa_masks", tuple(numas[n] for n in sorted(numas)))
+        object.__setattr__(self, "hint_memo", Memo(HINT_MEMO_BUDGET))
         object.__setattr__(self, "pick_memo", Memo(MEMO_BUDGET))
 
     @property
@@ -218,6 +227,13 @@ class CPUTopology:
     def numa_nodes(self) -> list[int]:
         """NUMA nodes that own CPUs, ascending (what the CPU manager iterates masks over)."""
         return sorted(self.numa_mask)
+
+    def free_per_numa(self, cpus: int) -> tuple[int, ...]:
+        """How many of ``cpus`` each NUMA node holds (ascending node ids), then how many lie outside
+        the topology: all that CPU hints read of a free mask without reusable CPUs."""
+        counts = [(cpus & mask).bit_count() for mask in self._numa_masks]
+        counts.append((cpus & ~self.all_mask).bit_count())
+        return tuple(counts)
 
     def cpus_in_numa_mask(self, numa_mask: int) -> int:
         """CPU mask of the NUMA nodes in a NUMA mask (cached: hint generation asks for every mask)."""

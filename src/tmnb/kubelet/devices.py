@@ -236,9 +236,12 @@ class DeviceManager:
 
     # ------------------------------------------------------------------ allocation
     def allocate(self, pod: Pod, container: Container, affinity: TopologyHint) -> dict[str, tuple[str, ...]]:
-        reuse = self.to_reuse.setdefault(pod.uid, {})
-        for uid in [u for u in self.to_reuse if u != pod.uid]:
-            del self.to_reuse[uid]
+        to_reuse = self.to_reuse
+        reuse = to_reuse.get(pod.uid)
+        if reuse is None or len(to_reuse) > 1:  # only this pod's entry stays
+            reuse = to_reuse.setdefault(pod.uid, {})
+            for uid in [u for u in to_reuse if u != pod.uid]:
+                del to_reuse[uid]
         granted: dict[str, tuple[str, ...]] = {}
         for resource, required in self._requests(container).items():
             granted[resource] = self._allocate_one(

@@ -22,6 +22,7 @@ from tmnb.kubelet.bitmask import (
     iterate_masks,
     mask_of,
     masks_reaching,
+    node_ids,
     subset_sums,
 )
 from tmnb.kubelet.cpu_static import pod_level_managers_unmodelled
@@ -104,18 +105,27 @@ def calculate_hints(
     nodes (``subset_sums``) and the checks run as set lookups, which keeps 16 NUMA nodes (65,535
     masks) in milliseconds without changing which masks qualify or their order."""
     nodes = tuple(sorted(state))
+    states = [state[n] for n in nodes]
     wanted = tuple(requested.items())
-    capacity = tuple((r, tuple(_table(state, n, r).allocatable for n in nodes)) for r, _ in wanted)
-    candidates, min_size = _could_hold(nodes, capacity, wanted)
-    free = {r: subset_sums(nodes, {n: _table(state, n, r).free for n in nodes}) for r, _ in wanted}
-    grouped = mask_of(n for n in nodes if len(state[n].cells) > 1)
-    busy_alone = mask_of(n for n in nodes if state[n].assignments > 0 and len(state[n].cells) == 1)
-    busy_groups = [
-        (1 << n, mask_of(state[n].cells)) for n in nodes if state[n].assignments > 0 and len(state[n].cells) > 1
-    ]
+    capacity = tuple((r, tuple([s.memory.get(r, _ZERO).allocatable for s in states])) for r, _ in wanted)
+    candidates, min_size = _could_hold(nodes, capacity, wanted)  # refuses node ids beyond 63
+    free = {
+        r: subset_sums(nodes, {n: s.memory.get(r, _ZERO).free for n, s in zip(nodes, states, strict=True)})
+        for r, _ in wanted
+    }
     # A node already in a multi-node group cannot serve alone, and a node with allocations may only
     # be used again within exactly its own group.
-    busy_grouped = mask_of(n for n in nodes if state[n].assignments > 0 and len(state[n].cells) > 1)
+    grouped = busy_alone = busy_grouped = 0
+    busy_groups = []
+    for n, s in zip(nodes, states, strict=True):
+        cells = len(s.cells)
+        if cells > 1:
+            grouped |= 1 << n
+            if s.assignments > 0:
+                busy_grouped |= 1 << n
+                busy_groups.append((1 << n, mask_of(s.cells)))
+        elif cells == 1 and s.assignments > 0:
+            busy_alone |= 1 << n
     if reusable or not wanted:
         can_hold = _holding(free, wanted, reusable)
         found = list(filter(can_hold.__contains__, candidates))
@@ -165,12 +175,21 @@ def _holding(
 
 _ZERO = ModelMemoryTable(0, 0, 0)
 
+#: Memory blocks by (NUMA nodes, size, type): they are immutable, and a fleet's containers hold the
+#: same few, so Allocate shares them instead of building one per container.
+_BLOCKS: Memo[ModelMemoryBlock] = Memo(1 << 16)
+
+
+def _block(numa: tuple[int, ...], size: int, resource: str) -> ModelMemoryBlock:
+    key = (numa, size, resource)
+    block = _BLOCKS.get(key)
+    if block is None:
+        block = _BLOCKS.put(key, ModelMemoryBlock(numa, size, resource))
+    return block
+
+
 #: ``calculate_hints`` answers by state, request and reusable memory, for every node in the process.
 _HINT_MEMO: Memo[dict[str, list[TopologyHint]]] = Memo(1 << 18)
-
-
-def _table(state: Mapping[int, NUMANodeState], node: int, resource: str) -> ModelMemoryTable:
-    return state[node].memory.get(resource, _ZERO)
 
 
 def _block_order(resource: str) -> tuple[bool, str]:
@@ -382,17 +401,16 @@ class MemoryStaticPolicy:
             if not extended.preferred and best.preferred:
                 raise _err("failed to find the extended preferred hint")
             best = extended
-        bits = bits_of(best.affinity or 0)
-        if self._violates_groups(bits):
+        numa = node_ids(best.affinity or 0)
+        if self._violates_groups(numa):
             raise _err("preferred hint violates NUMA node allocation")
         blocks = []
-        numa = tuple(bits)
         reusable = self.reusable.get(pod.uid, {}).get(best.affinity or 0, {})
         for res in sorted(requested, key=_block_order) if len(requested) > 1 else requested:
             size = requested[res]
-            blocks.append(ModelMemoryBlock(numa, size, res))
+            blocks.append(_block(numa, size, res))
             reuse = reusable.get(res, 0)
-            self._reserve(bits, res, 0 if reuse >= size else size - reuse)
+            self._reserve(numa, res, 0 if reuse >= size else size - reuse)
         self._update_reusable(pod, container, blocks)
         self.blocks[key] = blocks
         if pod.init_containers:
@@ -402,21 +420,22 @@ class MemoryStaticPolicy:
     def _satisfies(self, mask: int | None, requested: Mapping[str, int]) -> bool:
         if not requested:
             return True
-        nodes = [self.state[n].memory for n in bits_of(mask or 0)]
+        nodes = [self.state[n].memory for n in node_ids(mask or 0)]
         for resource, size in requested.items():
             if sum([node.get(resource, _ZERO).free for node in nodes]) < size:
                 return False
         return True
 
-    def _violates_groups(self, bits: list[int]) -> bool:
-        if len(bits) == 1:
+    def _violates_groups(self, numa: tuple[int, ...]) -> bool:
+        if len(numa) == 1:
             return False
+        bits = list(numa)
         return any(
             self.state[n].assignments and (len(self.state[n].cells) == 1 or sorted(self.state[n].cells) != bits)
             for n in bits
         )
 
-    def _reserve(self, bits: list[int], resource: str, size: int) -> None:
+    def _reserve(self, bits: Sequence[int], resource: str, size: int) -> None:
         self._state_key = None
         for node in bits:
             self._node_keys.pop(node, None)
@@ -434,8 +453,9 @@ class MemoryStaticPolicy:
             size -= take
 
     def _update_reusable(self, pod: Pod, container: Container, blocks: list[ModelMemoryBlock]) -> None:
-        for uid in [u for u in self.reusable if u != pod.uid]:
-            del self.reusable[uid]
+        if self.reusable and (len(self.reusable) > 1 or pod.uid not in self.reusable):  # only this pod's stays
+            for uid in [u for u in self.reusable if u != pod.uid]:
+                del self.reusable[uid]
         if pod.init_containers and any(c.name == container.name and not c.restartable for c in pod.init_containers):
             pool = self.reusable.setdefault(pod.uid, {})
             for b in blocks:

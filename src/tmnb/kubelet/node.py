@@ -239,6 +239,8 @@ class NodeSimulator:
         self.cpu = self._cpu_manager()
         self.memory = self._memory_manager()
         self._load(node.allocations)
+        #: ``_with_kubelet_qos`` asks for every pod; the settings never change
+        self._pod_level_qos = s.kubelet.gate_on("PodLevelResources", s.feature_gates)
 
     # ------------------------------------------------------------------ start-up
     def _cpu_manager(self) -> CPUStaticPolicy | _NoProvider:
@@ -454,7 +456,9 @@ class NodeSimulator:
             return pod
         s = self.node.settings
         qos: str
-        if not s.kubelet.gate_on("PodLevelResources", s.feature_gates):
+        if not self._pod_level_qos:
+            if not pod.has_pod_level_resources:  # then ``Pod.qos`` was computed from the containers
+                return pod
             qos = container_qos(pod)
         elif pod.pod_resources_given and not pod.has_pod_level_resources:
             qos = BEST_EFFORT if s.kubelet.empty_pod_resources_best_effort(s.feature_gates) else pod.qos()

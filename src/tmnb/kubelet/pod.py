@@ -40,6 +40,14 @@ def _resources(raw: object, where: str) -> dict[str, Decimal]:
     name is only spelled out when it is wrong: every pod of a fleet comes through here."""
     if raw is None:
         return {}
+    if type(raw) is dict:
+        try:  # every value a quantity string parsed before, or a Decimal (as ``from_pod_dict`` passes them on)
+            return {
+                name if type(name) is str else str(name): value if type(value) is Decimal else _PARSED[value]
+                for name, value in raw.items()
+            }
+        except (KeyError, TypeError):
+            pass
     if not isinstance(raw, dict) and not isinstance(raw, Mapping):
         raise InputError("expected a mapping of resource name to quantity", where=where)
     out = {}
@@ -128,12 +136,14 @@ class Pod:
             object.__setattr__(self, "pod_requests", _resources(self.pod_requests, "spec.resources.requests"))
         if self.pod_limits is not None:
             object.__setattr__(self, "pod_limits", _resources(self.pod_limits, "spec.resources.limits"))
+        requests, limits = self.pod_requests, self.pod_limits
         object.__setattr__(self, "_all", everyone)
-        object.__setattr__(self, "_pod_level", bool(self.pod_requests) or bool(self.pod_limits))
+        object.__setattr__(self, "_pod_level", bool(requests) or bool(limits))
         object.__setattr__(
             self,
             "_pod_level_set",
-            any(_pod_level_resource(r) for part in (self.pod_requests, self.pod_limits) for r in part or ()),
+            (requests is not None and any(map(_pod_level_resource, requests)))
+            or (limits is not None and any(map(_pod_level_resource, limits))),
         )
         object.__setattr__(self, "_qos", self.qos_class or compute_qos(self))
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from tmnb.errors import ConfigRejected
+from tmnb.kubelet.cpu_topology import ENTRY_WEIGHT, HINT_MEMO_BUDGET
 from tmnb.kubelet.hints import ProviderHints, TopologyHint
 from tmnb.kubelet.memo import Memo
 from tmnb.kubelet.merge import HintList, NUMAInfo, filter_provider_hints, filter_single_numa, merge_lists
@@ -47,8 +48,9 @@ class NonePolicy:
 
 
 #: Merge answers by policy, machine and hint lists, for every node in the process: a fleet of a few
-#: machine shapes and pod sizes asks the same merges over and over.
-_MERGED: Memo[tuple[TopologyHint, bool]] = Memo(1 << 18)
+#: machine shapes and pod sizes asks the same merges over and over. Weighed as the CPU hint memo
+#: (``cpu_topology.HINT_MEMO_BUDGET``): the keys hold the hint lists.
+_MERGED: Memo[tuple[TopologyHint, bool]] = Memo(HINT_MEMO_BUDGET)
 
 
 def _remembered(
@@ -59,7 +61,7 @@ def _remembered(
     key = (policy.name, policy.numa.key, policy.options.prefer_closest_numa, tuple(map(tuple, lists)))
     merged = _MERGED.get(key)
     if merged is None:
-        merged = _MERGED.put(key, policy.merge_filtered(lists), sum(map(len, lists)) + 1)
+        merged = _MERGED.put(key, policy.merge_filtered(lists), sum(map(len, lists)) + ENTRY_WEIGHT)
     return merged
 
 

@@ -68,10 +68,10 @@ def machine_of(node: Node) -> Machine:
     )
 
 
-def settings_of(plan: NodePlan) -> ModelSettings:
-    """The planned settings through the kubelet's own start-up steps, so a configuration it would
-    refuse raises ``ConfigRejected`` in its words before any pod is predicted."""
-    return start_settings(plan.planned, machine_of(plan.node), kubelet=plan.planned_kubelet)
+def settings_of(plan: NodePlan, machine: Machine) -> ModelSettings:
+    """The planned settings through the kubelet's own start-up steps on the node's ``machine_of``, so a
+    configuration it would refuse raises ``ConfigRejected`` in its words before any pod is predicted."""
+    return start_settings(plan.planned, machine, kubelet=plan.planned_kubelet)
 
 
 #: Collection steps whose error means the kubelet cannot load its configuration and exits.
@@ -208,7 +208,7 @@ def model_for(
     fresh; both named: the kubelet's start from no state at all)."""
     node = plan.node
     machine = machine_of(node)
-    settings = settings_of(plan)
+    settings = settings_of(plan, machine)
     _needs_memory(node, settings)
     if mode == "running":  # today's kubelet reads today's files
         reader = plan.kubelet.profile.state_reader(plan.current.get("featureGates"))
