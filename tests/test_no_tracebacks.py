@@ -142,3 +142,16 @@ def test_a_120000_character_selector_is_refused(tmp_path, capsys):
     line = _one_line(capsys, "parameter node_selector: a label selector of 120,000 characters")
     assert len(line) < 200
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "03", "-p", "target", "{topologyManagerPolicy: \x01}"],
+        ["whatif", "--snapshot", "sample", "--set", "topologyManagerPolicyOptions=\x07"],
+    ],
+)
+def test_control_characters_in_a_yaml_parameter_are_one_line(tmp_path, capsys, argv):
+    out = ["--out", str(tmp_path / "run")] if argv[0] == "run" else []
+    assert main([*argv[:2], *out, *argv[2:]]) == 2
+    _one_line(capsys, "expected a YAML value: unacceptable character")

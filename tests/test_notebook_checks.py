@@ -14,7 +14,6 @@ import pytest
 
 from tmnb.cli import main
 from tmnb.errors import InputError
-from tmnb.report.checks import CHECKS
 from tmnb.report.runner import NOTEBOOKS, run
 
 HUGE = "a" * 100_000
@@ -114,6 +113,8 @@ def test_the_demos_parameters_are_checked_the_same_way(tmp_path):
 
 
 def test_every_notebook_has_its_checks():
+    from tmnb.report.checks import CHECKS
+
     assert sorted(CHECKS) == sorted(nb.stem for nb in NOTEBOOKS.glob("*.ipynb"))
 
 

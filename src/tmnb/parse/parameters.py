@@ -45,7 +45,10 @@ def check_finite(value: object, *, where: str) -> None:
 
 def load_parameter(text: str, *, where: str) -> Any:
     """One YAML value, without aliases, with finite numbers only."""
-    loader = _NoAliases(text)
+    try:
+        loader = _NoAliases(text)  # its reader refuses control characters at once
+    except yaml.YAMLError as exc:
+        raise InputError(f"expected a YAML value: {exc}", where=where) from None
     try:
         value = loader.get_single_data()
     except InputError as exc:

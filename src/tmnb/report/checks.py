@@ -46,7 +46,10 @@ def _source(params: Params, name: str) -> None:
     value = params.get(name)
     if not isinstance(value, str):
         return
-    _named(name, lambda: check_source(value))
+    try:
+        check_source(value)
+    except InputError as exc:  # check_source says "source": here the parameter has its own name
+        raise type(exc)(exc.message, source=exc.source, where=f"parameter {name}") from None
     missing = kubeconfig_missing() if value == LIVE else None
     if missing:
         raise InputError(missing, where=f"parameter {name}")
