@@ -28,15 +28,24 @@ if TYPE_CHECKING:
     from tmnb.rollout.ops import NodeOps
 
 Mode = Literal["plan", "execute"]
-Status = Literal["planned", "completed", "awaiting approval", "stopped", "rolled back"]
+Status = Literal["planned", "completed", "awaiting approval", "held", "stopped", "rolled back"]
 #: ``tmnb run`` / ``tmnb rollout`` exit statuses (README "Exit status").
 #: The steps that change a node and are not undone when a node fails before them: what a failure
 #: message must admit to (the cordon is released on failure, and a backup only reads).
 WRITING_STEPS = ("stop", "state-files", "apply", "start")
-EXIT_CODES: dict[str, int] = {"planned": 0, "completed": 0, "awaiting approval": 5, "stopped": 3, "rolled back": 3}
+EXIT_CODES: dict[str, int] = {
+    "planned": 0,
+    "completed": 0,
+    "awaiting approval": 5,
+    "held": 5,
+    "stopped": 3,
+    "rolled back": 3,
+}
 NODE_STEP = "node"
 #: the approval a manual rollback needs besides naming the node
 ROLLBACK_GATE = "rollback"
+#: the approval that lifts a hold (an Abort at the notebook); the gate itself still needs its own
+RESUME_GATE = "resume"
 
 
 @dataclass
@@ -83,7 +92,7 @@ class Rollout:
         if mode not in ("plan", "execute"):
             raise InputError(f"expected plan or execute, got {mode!r}", where="mode")
         approve = list(approve)
-        unknown = [g for g in approve if g not in (*plan.gates, ROLLBACK_GATE)]
+        unknown = [g for g in approve if g not in (*plan.gates, ROLLBACK_GATE, RESUME_GATE)]
         if unknown:
             raise InputError(
                 f"unknown gate(s) {', '.join(unknown)}: this plan has {', '.join(plan.gates) or 'no gates'}",
@@ -127,6 +136,34 @@ class Rollout:
     def next_gate(self) -> str | None:
         return next((g for g in self.plan.gates if self.gate_state(g) != "done"), None)
 
+    def hold(self) -> JsonDict | None:
+        """The Abort that holds this change: its journal record, unless a resume came after it."""
+        last = None
+        for record in self.journal.records():
+            mine = record.get("change_id") == self.plan.change_id and record.get("step") == "gate"
+            if mine and record.get("action") in ("abort", "resume"):
+                last = record
+        return last if last is not None and last.get("action") == "abort" else None
+
+    def abort(self, gate: str, who: str = "a person at the notebook") -> None:
+        """Hold the change at ``gate``: no gate runs, here or in a later run, until it is resumed."""
+        self.journal.record(None, "gate", "info", gate=gate, action="abort", result=f"aborted by {who}")
+
+    def _resume(self, gate: str) -> None:
+        held = self.hold()
+        if held is None:
+            return
+        if RESUME_GATE not in self.approved:
+            raise RolloutError(f"gate {gate}: the change is held ({self._held_message(held)})")
+        self.journal.record(None, "gate", "info", gate=gate, action="resume", result=f"resumed (approve {RESUME_GATE})")
+
+    @staticmethod
+    def _held_message(held: JsonDict) -> str:
+        return (
+            f"held at gate {held.get('gate')}: {held.get('result')} at {held.get('time')}; nothing runs until "
+            f"the change is resumed (approve {RESUME_GATE})"
+        )
+
     def failure(self, node: str) -> str:
         """What the journal says of a failed node: the step that failed, in its words, and what had been
         written on the node by then (the steps that change it, from the journal's own records)."""
@@ -152,6 +189,7 @@ class Rollout:
         failed = [n for n, s in nodes.items() if s == "failed"]
         nxt = self.next_gate()
         soaked = self.soak_failure()
+        held = self.hold()
         status: Status
         if back:
             status = "rolled back"
@@ -159,6 +197,8 @@ class Rollout:
             status = "stopped"
         elif nxt is None:
             status = "completed"
+        elif held is not None:
+            status = "held"
         elif self.mode == "plan":
             status = "planned"
         else:
@@ -172,6 +212,7 @@ class Rollout:
                 "completed": f"every planned node has the change ({len(nodes)} node(s))",
                 "planned": f"plan only: nothing was written; next gate {nxt}",
                 "awaiting approval": f"waiting at gate {nxt}: approve it to continue",
+                "held": self._held_message(held) if held else "",
             }[status]
         return Outcome(status, nodes, nxt, message, self.mode, back)
 
@@ -183,6 +224,7 @@ class Rollout:
         if gate != self.next_gate():
             raise RolloutError(f"gate {gate} is not next: {self.next_gate() or 'nothing'} is")
         with self.journal.lock():
+            self._resume(gate)
             return self._run_gate(gate)
 
     def _run_gate(self, gate: str) -> Outcome:
@@ -259,7 +301,7 @@ class Rollout:
             current = self.outcome()
             if gate is None or current.status in ("rolled back", "stopped") or self.mode == "plan":
                 return current
-            if gate not in self.approved:
+            if gate not in self.approved or (current.status == "held" and RESUME_GATE not in self.approved):
                 return current
             if not first and self.pause:
                 self.journal.record(None, "pause", "info", result=f"pausing {self.pause:g}s before {gate}")

@@ -10,16 +10,17 @@ end; the state folder is what a second run with the same change id resumes from.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tmnb.errors import InputError
 from tmnb.report.places import anchored, change_folder
 from tmnb.rollout.plan import ApplyHow, DrainPolicy, RolloutPlan, build_plan, plan_json, validate_change_id
-from tmnb.rollout.run import Mode, Outcome, Rollout
+from tmnb.rollout.run import RESUME_GATE, Mode, Outcome, Rollout
 from tmnb.rollout.soak import Soak
 from tmnb.rollout.steps import Options
 from tmnb.settings.target import check_target_fields
@@ -49,22 +50,26 @@ class Session:
     node_files: str = ""
     #: the executor kind ("sandbox", "ssh", ...), for the commands a report prints
     executor: str = ""
+    #: the parameters this change id stands for (``_request``): a printed command restates them
+    request: Mapping[str, Any] = field(default_factory=dict)
 
     def rollout_command(self, approve: list[str]) -> str:
-        """This change's notebook run in execute mode with ``approve``: the exact next command (a plan
-        made without an executor names ssh, since a dry run cannot write)."""
+        """This change's notebook run in execute mode with ``approve``: the exact next command, with
+        the parameters the change id stands for (a plan made without an executor names ssh, since a
+        dry run cannot write)."""
         executor = self.executor if self.executor not in ("", "dry-run") else "ssh"
-        target = ", ".join(
-            f"{k}: {json.dumps(v) if not isinstance(v, str) else v}" for k, v in self.plan.target.items()
-        )
-        nodes = ", ".join(n.node for n in self.plan.nodes)
-        context = f" -p context {self.context}" if self.context else ""
-        state = "" if self.state_dir == change_folder(self.plan.change_id) else f" -p state_dir {self.state_dir}"
-        return (
-            f"tmnb run notebooks/04-rollout.ipynb -p change_id {self.plan.change_id}{context} -p target '{{{target}}}' "
-            f"-p nodes '[{nodes}]' -p executor {executor}{state} -p mode execute "
-            f"-p approve '[{', '.join(approve)}]'"
-        )
+        request = self.request or {"nodes": [n.node for n in self.plan.nodes]}
+        params = [("change_id", self.plan.change_id)]
+        params += [("context", self.context)] if self.context else []
+        params += [("source", str(request["source"]))] if request.get("source", "live") != "live" else []
+        params.append(("target", json.dumps(self.plan.target)))
+        params += [("nodes", json.dumps(request["nodes"]))] if request.get("nodes") else []
+        params += [("node_selector", str(request["node_selector"]))] if request.get("node_selector") else []
+        params.append(("executor", executor))
+        if self.state_dir != change_folder(self.plan.change_id):
+            params.append(("state_dir", str(self.state_dir)))
+        params += [("mode", "execute"), ("approve", f"[{', '.join(approve)}]")]
+        return "tmnb run notebooks/04-rollout.ipynb " + " ".join(f"-p {k} {shlex.quote(v)}" for k, v in params)
 
     @property
     def journal_path(self) -> Path:
@@ -120,6 +125,8 @@ class Session:
         ]
         if outcome.next_gate and outcome.status in ("planned", "awaiting approval"):
             lines.append(f"Next: `{self.rollout_command([outcome.next_gate])}`")
+        elif outcome.next_gate and outcome.status == "held":
+            lines.append(f"Resume and go on: `{self.rollout_command([RESUME_GATE, outcome.next_gate])}`")
         return "\n".join(lines)
 
 
@@ -297,7 +304,7 @@ def prepare(
         pause=pause,
         soak=Soak.from_param(soak),
     )
-    return Session(snapshot, readiness, plan, rollout, folder, ctx, spec, executor)
+    return Session(snapshot, readiness, plan, rollout, folder, ctx, spec, executor, stored_request(folder) or request)
 
 
 #: The parameters a change id stands for, stored beside its plan at the first execute run.
