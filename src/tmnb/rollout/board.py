@@ -82,6 +82,11 @@ def step_log(session: Session, gates: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
+def _bundle(verdict: Verdict) -> dict[str, str]:
+    """The verdict as HTML, with its markdown for text readers (never the dataclass's repr)."""
+    return {"text/html": verdict.html(), "text/markdown": verdict.markdown(), "text/plain": verdict.markdown()}
+
+
 def _display(obj: object, **kwargs: Any) -> Any:
     """IPython's display (its functions have no annotations; Any: a handle or None)."""
     from IPython.display import display
@@ -137,11 +142,11 @@ class Board:
         outcome = self.session.rollout.outcome()
         verdict = answer(self.session, outcome)
         if self.interactive:
-            self._set(self._top, {"text/html": verdict.html(), "text/plain": verdict.markdown()})
+            self._set(self._top, _bundle(verdict))
             self._set(self._log, None, step_log(self.session) or "no gate has begun")
             self._set(self._summary, {"text/markdown": self.session.summary(outcome)})
         elif self._top is not None:
-            self._top.update(verdict)
+            self._top.update(_bundle(verdict), raw=True)
 
     @staticmethod
     def _output() -> Any:
