@@ -186,7 +186,9 @@ def test_approve_then_reload_then_run_all_continues_at_the_wave_gate(lab: Lab) -
     _button(page, "Approve canary").click()
     # reload while the callback runs: the saved page reconnects to the kernel's widgets
     page.keyboard.press("Control+s")
-    page.wait_for_timeout(1000)
+    page.wait_for_timeout(500)
+    journal = _journal(lab, change)
+    assert any(r["node"] == "w2" for r in journal) and not any(r["step"] == "node" for r in journal)  # mid-canary
     page.reload()
     lab.wait_idle("approve.ipynb", timeout=180)
     verdict = lab.verdict(page)
@@ -211,6 +213,7 @@ def test_approve_then_reload_then_run_all_continues_at_the_wave_gate(lab: Lab) -
     lab.expect(_cell(page, "runbook.canary(session, board)")).to_contain_text("gate canary: done")
     _truthful(page)
     ARTIFACTS.mkdir(exist_ok=True)
+    lab.verdict(page).scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "rollout-lab-rerun.png"), full_page=False)
     for name in ("w1", "w3"):
         assert config(lab.box, name)["topologyManagerPolicy"] == "none"
@@ -243,6 +246,7 @@ def test_abort_is_journaled_and_holds_on_run_all(lab: Lab) -> None:
     lab.expect(lab.verdict(page)).to_contain_text("Held: held at gate canary")
     _truthful(page)
     ARTIFACTS.mkdir(exist_ok=True)
+    lab.verdict(page).scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "rollout-lab-held.png"), full_page=False)
     assert (lab.box.cluster.kubelets["w1"].root / "var/lib/kubelet/config.yaml").read_bytes() == before
     journal = _journal(lab, change)

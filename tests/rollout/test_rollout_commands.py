@@ -11,74 +11,23 @@ prints runs; and a rolled-back canary's printed postmortem command runs without 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from conftest import ROOT
 from tmnb.rollout.journal import Journal
 from tmnb.rollout.run import Rollout
 from tmnb.twin.sandbox import Faults, Sandbox
 
-from .test_rollout_sandbox import NODES, config, fleet
+from .test_rollout_sandbox import NODES, config
+from .user_shell import box_fixture, env_fixture, run_04, shell, shown, state  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.notebook
 
 #: a printed command: the verdict's "Next command" block, or a summary line's backticked command
 _VERDICT = re.compile(r"\*\*Next command\*\*\n```\n(.+?)\n```", re.S)
 _SUMMARY = re.compile(r"^(Next|Compare|Resume and go on): `(.+)`$", re.M)
-
-
-@pytest.fixture(name="box", scope="module")
-def box_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    with Sandbox(fleet(), tmp_path_factory.mktemp("cmd") / "run", controller_interval=0.1) as sandbox:
-        sandbox.cluster.ready_after = 0.2
-        yield sandbox
-
-
-@pytest.fixture(name="env", scope="module")
-def env_fixture(box: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """A user's shell: tmnb on PATH, this checkout's package, the sandbox's kubeconfig, and the
-    default reports folder moved out of the checkout."""
-    base = tmp_path_factory.mktemp("cmd-env")
-    return {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PYTHONPATH": os.pathsep.join(sys.path),
-        "KUBECONFIG": str(box.write_kubeconfig(base / "kubeconfig")),
-        "TMNB_REPORTS": str(base / "reports"),
-    }
-
-
-def shell(command: str, env: dict[str, str]) -> int:
-    """``command`` as a user pastes it, from the repository root."""
-    env = {k: v for k, v in env.items() if k != "JPY_SESSION_NAME"}
-    return subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, check=False).returncode
-
-
-def run_04(env: dict[str, str], out: Path, **params: str) -> tuple[int, str]:
-    """``tmnb run`` of 04-rollout; its exit status and every text its executed cells show."""
-    argv = f"tmnb run notebooks/04-rollout.ipynb --out {out} -p executor sandbox -p waves 2 -p canary w2"
-    argv += "".join(f" -p {k} '{v}'" for k, v in params.items())
-    code = shell(argv, env)
-    return code, shown(out / "04-rollout.ipynb")
-
-
-def shown(path: Path) -> str:
-    """The texts of every output of every cell, hidden cells included."""
-    texts = []
-    for cell in nbformat.read(path, as_version=4).cells:
-        for output in cell.get("outputs", []):
-            texts.append(output.get("text", ""))
-            data = output.get("data", {})
-            texts.append(data.get("text/markdown") or data.get("text/plain", ""))
-    return "\n".join(t for t in texts if t)
 
 
 def commands(text: str) -> list[str]:
@@ -92,10 +41,6 @@ def no_raw_values(text: str) -> None:
     assert "exit_code" not in text
     found = re.search(r".*(\{'|\{\").*", text)
     assert found is None, f"a raw dict in a cell's output: {found[0] if found else ''}"
-
-
-def state(env: dict[str, str], change_id: str) -> Path:
-    return Path(env["TMNB_REPORTS"]) / "rollouts" / change_id
 
 
 def test_each_printed_command_runs_from_the_repository_root(box: Sandbox, env: dict[str, str], tmp_path: Path) -> None:

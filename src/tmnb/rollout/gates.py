@@ -75,12 +75,6 @@ def canary_evidence(rollout: Rollout) -> list[str]:
     return lines
 
 
-def _display(obj: object) -> None:
-    from IPython.display import display
-
-    display(obj)  # type: ignore[no-untyped-call]  # IPython ships py.typed, but display has no annotations
-
-
 def panel(rollout: Rollout, gate: str, changed: Callable[[], None]) -> widgets.VBox:
     """Approve / Abort for ``gate``. Approve performs the gate inside its callback, calls ``changed``
     (the report redraws from the journal) and offers the next gate; Abort holds the change."""
@@ -91,31 +85,39 @@ def panel(rollout: Rollout, gate: str, changed: Callable[[], None]) -> widgets.V
     abort = widgets.Button(description="Abort")
     out = widgets.Output()
     box = widgets.VBox([text, widgets.HBox([approve, abort]), out])
+    said: list[str] = []
+
+    def say(line: str, following: widgets.VBox | None = None) -> None:
+        """Set what ``out`` shows in the kernel: a page reloaded meanwhile still gets it."""
+        said.append(line)
+        shown: list[dict[str, object]] = [{"output_type": "stream", "name": "stdout", "text": "\n".join(said) + "\n"}]
+        if following is not None:
+            view = {"model_id": following.model_id, "version_major": 2, "version_minor": 0}
+            data = {"application/vnd.jupyter.widget-view+json": view, "text/plain": f"the {gate} panel's next gate"}
+            shown.append({"output_type": "display_data", "data": data, "metadata": {}})
+        out.outputs = tuple(shown)
 
     def on_approve(_: object) -> None:
         approve.disabled = abort.disabled = True
-        with out:
-            print(f"{gate}: approved; running ...")
-            rollout.journal.record(None, "gate", "info", gate=gate, result="approved by a person at the notebook")
-            try:
-                outcome = rollout.run_gate(gate)
-            except RolloutError as exc:
-                print(f"{gate}: not run: {exc}")
-                changed()
-                return
-            for node in rollout.plan.in_gate(gate):
-                print(f"  {node.node}: {outcome.nodes.get(node.node)}")
-            print(f"{gate}: {outcome.message}")
+        say(f"{gate}: approved; running ...")
+        rollout.journal.record(None, "gate", "info", gate=gate, result="approved by a person at the notebook")
+        try:
+            outcome = rollout.run_gate(gate)
+        except RolloutError as exc:
+            say(f"{gate}: not run: {exc}")
             changed()
-            following = rollout.next_gate()
-            if outcome.status not in ("rolled back", "stopped") and following is not None:
-                _display(panel(rollout, following, changed))
+            return
+        for node in rollout.plan.in_gate(gate):
+            said.append(f"  {node.node}: {outcome.nodes.get(node.node)}")
+        changed()
+        following = rollout.next_gate()
+        going_on = outcome.status not in ("rolled back", "stopped") and following is not None
+        say(f"{gate}: {outcome.message}", panel(rollout, following, changed) if going_on and following else None)
 
     def on_abort(_: object) -> None:
         approve.disabled = abort.disabled = True
         rollout.abort(gate)
-        with out:
-            print(f"{gate}: aborted; nothing written. {rollout.outcome().message}")
+        say(f"{gate}: aborted; nothing written. {rollout.outcome().message}")
         changed()
 
     approve.on_click(on_approve)

@@ -117,17 +117,16 @@ class Session:
         for e in self.plan.excluded:
             lines.append(f"- `{e.node}`: not in the rollout: {e.reason}")
         after = sorted((self.state_dir / "snapshots").glob("after-*.json.gz"))
-        lines += [
-            "",
+        paragraphs = [
             f"Journal: `{self.journal_path}`. Before snapshot: `{self.state_dir / 'snapshots' / 'before.json.gz'}`.",
             "After snapshots: " + (", ".join(f"`{p}`" for p in after) or "none yet") + ".",
             f"Compare: `{self.compare_command()}`",
         ]
         if outcome.next_gate and outcome.status in ("planned", "awaiting approval"):
-            lines.append(f"Next: `{self.rollout_command([outcome.next_gate])}`")
+            paragraphs.append(f"Next: `{self.rollout_command([outcome.next_gate])}`")
         elif outcome.next_gate and outcome.status == "held":
-            lines.append(f"Resume and go on: `{self.rollout_command([RESUME_GATE, outcome.next_gate])}`")
-        return "\n".join(lines)
+            paragraphs.append(f"Resume and go on: `{self.rollout_command([RESUME_GATE, outcome.next_gate])}`")
+        return "\n".join(lines) + "\n\n" + "\n\n".join(paragraphs)
 
 
 def _executor_factory(
