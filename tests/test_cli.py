@@ -1,6 +1,7 @@
 """The tmnb command line: exit codes, one-line user errors, whatif output formats."""
 
 import json
+import re
 
 import pytest
 
@@ -84,6 +85,15 @@ def test_whatif_refused_config(snap_file, capsys):
         (["run", "5-compare"], "tmnb: error: 5-compare: notebook not found"),
         (["run", "elsewhere/05-compare"], "tmnb: error: elsewhere/05-compare: notebook not found"),
         (["whatif", "--snapshot", "sample", "--set", "topologyManagerPolcy=x"], "tmnb: error: --set."),
+        (
+            ["whatif", "--snapshot", "sample", "--set", "topologyManagerPolicy=strict"],
+            "tmnb: error: --set.topologyManagerPolicy: 'strict' is not one of none, best-effort, restricted, "
+            "single-numa-node; did you mean restricted?",
+        ),
+        (
+            ["whatif", "--snapshot", "sample", "--set", "memoryManagerPolicy=static"],
+            "tmnb: error: --set.memoryManagerPolicy: 'static' is not one of None, Static; did you mean Static?",
+        ),
         (
             ["whatif", "--node-root", "no-such-dir", "--pods", "p.json", "--set", "topologyManagerPolicy=restricted"],
             "tmnb: error: no-such-dir: --node-root: not a directory",
@@ -174,3 +184,51 @@ def test_whatif_upgrade_names_the_pods_the_new_minor_pins_differently(tmp_path, 
     assert "plr" in tail and "plain" in tail and "main: CPUs 2,10" in tail
     assert main(["whatif", "--snapshot", str(path), "--set", "cpuManagerPolicy=static"]) == 0
     assert "pinned differently" not in capsys.readouterr().out
+
+
+def _parsers():  # type: ignore[no-untyped-def]
+    """Every parser of the command, subcommands and their verbs included, by its prog."""
+    import argparse
+
+    from tmnb.cli.main import _parser
+
+    todo, seen = [_parser()], {}
+    while todo:
+        parser = todo.pop()
+        seen[parser.prog] = parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo.extend(action.choices.values())
+    return seen
+
+
+def test_every_flag_and_argument_is_described():
+    import argparse
+
+    bare = [
+        f"{prog}: {'/'.join(action.option_strings) or action.dest}"
+        for prog, parser in _parsers().items()
+        for action in parser._actions
+        if not isinstance(action, argparse._HelpAction | argparse._SubParsersAction) and not (action.help or "").strip()
+    ]
+    assert not bare, bare
+
+
+def test_top_help_is_plain_text_listing_every_exit_code(capsys):
+    from tmnb.cli import exits
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    assert "``" not in text and ":func:" not in text and "bench/" not in text, text
+    codes = {v for k, v in vars(exits).items() if k.startswith("EXIT_")}
+    listed = {int(m) for m in re.findall(r"^\s+(\d+)\s{2,}\S", text, re.MULTILINE)}
+    assert listed == codes, (sorted(listed), sorted(codes))
+
+
+def test_whatif_node_name_with_a_snapshot_is_refused_not_ignored(capsys):
+    assert (
+        main(["whatif", "--snapshot", "sample", "--node-name", "lat-icx-01", "--set", "topologyManagerScope=pod"]) == 2
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("tmnb: error: --node-name: ") and "--node-root" in err[0]

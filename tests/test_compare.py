@@ -358,7 +358,10 @@ def test_notebook_defaults_compare_the_sample_pair_with_its_metrics(tmp_path):
     vllm, encoder = "namespace=ml-inference container=vllm", "namespace=ml-training container=encoder"
     assert stats[("latency_p99", vllm)]["verdict"] == "regression"
     assert stats[("latency_p99", encoder)]["verdict"] == "improvement"
-    assert stats[("latency_p99", "namespace=analytics container=executor")]["verdict"] == "no significant change"
+    # the executors run on big-epyc-01 only, which the change did not touch: listed apart
+    apart = {(r["query"], r["group"]): r for r in glued["untouched_statistics"]}
+    executor = ("latency_p99", "namespace=analytics container=executor")
+    assert executor not in stats and apart[executor]["verdict"] == "no significant change"
     assert {f"{s}-over-time.png" for s in ("cpu_usage", "latency_p99")} <= set(glued["figures"])
     assert {"latency_p99-distribution.png", "alignment-changes.png"} <= set(glued["figures"])
     assert not any(f.startswith("cpu_throttling") for f in glued["figures"])  # 0 throughout: a sentence
@@ -399,3 +402,59 @@ def test_a_container_without_allocation_says_why():
     assert _unallocated(static, "0-3", "Burstable", "500m").startswith("shared: shared pool")
     assert _unallocated(static, "0-3", "Guaranteed", "500m").startswith("shared: shared pool")
     assert _unallocated(static, "0-3", "Guaranteed", "2").startswith("unknown: Guaranteed with whole CPUs")
+
+
+def test_signals_of_workloads_the_change_did_not_touch_are_apart_and_never_alert(tmp_path):
+    """The change touched n1 only: vault ran there (touched), encoder only on n2 (apart), and a
+    group the container table does not know stays with the touched ones (no alert is dropped)."""
+    from tmnb.analysis.compare.report import by_reach, clock_note
+
+    table = pd.DataFrame(
+        {
+            "namespace": ["payments", "ml-training"],
+            "owner": ["vault", "encoder"],
+            "container": ["vault", "encoder"],
+            "node_before": ["n1", "n2"],
+            "node_after": ["n1", None],
+        }
+    )
+    diff = pd.DataFrame({"node": ["n1", "n2"], "change": ["changed", "source only"]})
+    compared = pd.DataFrame(
+        {
+            "namespace": ["payments", "ml-training", "other"],
+            "container": ["vault", "encoder", "x"],
+            "verdict": "regression",
+        }
+    )
+    near, apart = by_reach(compared, table, diff, ["namespace", "container"])
+    assert list(near["container"]) == ["vault", "x"] and list(apart["container"]) == ["encoder"]
+    near, apart = by_reach(compared, table, diff, ["namespace", "app"])
+    assert len(near) == 3 and apart.empty
+
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text(
+        '{"time": "2026-12-03T19:46:00Z", "event": "intent"}\n{"time": "2026-12-03T19:47:30Z", "event": "done"}\n'
+    )
+    assert clock_note("2026-12-03T19:48:00Z", str(journal)) == ""
+    assert clock_note("2026-12-03T17:17:00Z", "") == ""
+    note = clock_note("2026-12-03T17:17:00Z", str(journal))
+    assert "`change_at` 2026-12-03 17:17:00 UTC" in note and "2026-12-03 19:46:00 to 19:47:30 UTC" in note
+
+
+def test_the_answer_says_first_what_the_metrics_are_and_keeps_untouched_regressions_apart():
+    from tmnb.analysis.compare import verdict_block
+
+    table = pd.DataFrame(columns=cmp.CONTAINER_COLUMNS)
+    diff = pd.DataFrame({"node": ["n1"], "change": ["changed"]})
+    block = verdict_block(
+        table,
+        diff,
+        evidence="/e",
+        metrics=([], [], []),
+        about=["The application metrics are synthetic.", ""],
+        elsewhere=["latency_p99 container=encoder: +15.1%"],
+    )
+    sections = dict(block.sections)
+    assert block.sections[0] == ("Read this first", ["The application metrics are synthetic."])
+    assert sections["Application metrics"][-1].startswith("**on nodes the change did not touch** (")
+    assert block.tone == "ok"

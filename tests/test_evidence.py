@@ -5,11 +5,13 @@ from __future__ import annotations
 import io
 import json
 import stat
+import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
 
+from conftest import require_tool
 from factories import node, snapshot
 from tmnb.cli import main
 from tmnb.snapshot import save
@@ -144,3 +146,64 @@ def test_bad_bundles_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureF
     assert "MANIFEST.json does not parse" in capsys.readouterr().err
     assert main(["evidence", "pack", str(tmp_path), "--out", str(tmp_path / "o.tar.gz")]) == 2
     assert "not a tmnb run folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("top", [".", "./"], ids=["dot", "dot-slash"])
+def test_a_bundle_repacked_the_usual_way_verifies(
+    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], top: str
+) -> None:
+    """Unpacked and packed again with ``tar -czf b.tar.gz -C dir .``: './' names and a '.' entry
+    stay inside the bundle, so it verifies and opens (only a name that climbs out is refused)."""
+    tar = require_tool("tar")
+    unpacked = tmp_path / "unpacked"
+    unpacked.mkdir()
+    subprocess.run([tar, "-xzf", str(bundle), "-C", str(unpacked)], check=True)
+    repacked = tmp_path / "repacked.tar.gz"
+    subprocess.run([tar, "-czf", str(repacked), "-C", str(unpacked), top], check=True)
+    with tarfile.open(repacked) as check:
+        names = check.getnames()
+    assert "./MANIFEST.json" in names and ("." in names or "./" in names), names
+    assert main(["evidence", "verify", str(repacked)]) == 0
+    assert "intact: 10 file(s)" in capsys.readouterr().out
+    assert main(["evidence", "open", str(repacked), "--to", str(tmp_path / "out")]) in (0, 3)
+    assert (tmp_path / "out" / "runs" / "04-rollout" / "journal.jsonl").is_file()
+
+
+def test_a_name_that_climbs_out_through_a_folder_is_refused(bundle: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "climb.tar.gz"
+    with tarfile.open(bundle) as src, tarfile.open(bad, "w:gz") as dst:
+        for m in src.getmembers():
+            dst.addfile(m, src.extractfile(m))
+        info = tarfile.TarInfo("./runs/../../escape.txt")
+        info.size = 1
+        dst.addfile(info, io.BytesIO(b"x"))
+    assert main(["evidence", "verify", str(bad)]) == 2
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_rollout_backups_stay_out_unless_asked_and_then_the_manifest_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A backup is the node's file byte for byte, credentials and all: packed only on request."""
+    state = _run_folder(tmp_path, "tm-1")
+    kept = state / "backup" / "w1" / "var/lib/kubelet/config.yaml"
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(b"staticPodURLHeader:\n  Authorization:\n  - Bearer plantedBackupToken99\n")
+    member = "runs/tm-1/backup/w1/var/lib/kubelet/config.yaml"
+    assert main(["evidence", "pack", str(state), "--out", str(tmp_path / "plain.tar.gz")]) == 0
+    assert "1 backup file(s) left out" in capsys.readouterr().out
+    with tarfile.open(tmp_path / "plain.tar.gz") as tar:
+        manifest = json.load(tar.extractfile("MANIFEST.json"))  # type: ignore[arg-type]
+        assert member not in tar.getnames()
+    assert (manifest["node_secrets"], manifest["left_out"]) == (False, [member])
+    assert main(["evidence", "verify", str(tmp_path / "plain.tar.gz")]) == 0  # left out is not missing
+    assert "node secrets" not in capsys.readouterr().out
+
+    assert main(["evidence", "pack", str(state), "--out", str(tmp_path / "all.tar.gz"), "--with-node-secrets"]) == 0
+    with tarfile.open(tmp_path / "all.tar.gz") as tar:
+        manifest = json.load(tar.extractfile("MANIFEST.json"))  # type: ignore[arg-type]
+        assert tar.extractfile(member).read() == kept.read_bytes()  # type: ignore[union-attr]
+    assert (manifest["node_secrets"], manifest["left_out"]) == (True, [])
+    capsys.readouterr()
+    assert main(["evidence", "verify", str(tmp_path / "all.tar.gz")]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("; holds node secrets (rollout backups)")

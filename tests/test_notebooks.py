@@ -171,8 +171,30 @@ def test_readiness_alerts_on_the_sample(tmp_path):
     assert "the kubelet would not start" in results["alert"]["why"]  # the GB200 (34 NUMA nodes) refuses
     assert results["verdicts"]["gb200-01"] == "needs action"
     assert results["blockers"] >= 1
-    assert all(results["canary"].values()), results["canary"]
+    # gb200-01's kubelet refuses the target: its pool has no canary, every other pool has one
+    assert results["canary"].pop("gb200") == "" and all(results["canary"].values()), results["canary"]
     assert (tmp_path / "run" / "03-readiness.html").exists()
+    # the steps table shows what 04's plan does on each node it plans (gpu-h100-02 drains: the restart
+    # would reject a running pod), in the same words
+    import csv
+
+    from tmnb.analysis.readiness import assess
+    from tmnb.rollout.plan import build_plan
+    from tmnb.sources.embedded import load_sample
+
+    shown = {r["node"]: r for r in csv.DictReader((tmp_path / "run" / "tables" / "steps.csv").open())}
+    snap = load_sample()
+    plan = build_plan(
+        snap, assess(snap, {"topologyManagerPolicy": "single-numa-node", "topologyManagerScope": "pod"}), change_id="c"
+    )
+    assert plan.nodes and shown["gpu-h100-02"]["drain"] == "yes"
+    for change in plan.nodes:
+        row = shown[change.node]
+        assert (row["drain"], row["why"], row["state files moved"]) == (
+            "yes" if change.drain else "no",
+            change.drain_why,
+            ", ".join(change.state_files),
+        )
 
 
 @pytest.mark.notebook

@@ -59,3 +59,23 @@ def test_show_writes_the_csv_and_every_row(tmp_path, capsys):
 def test_an_empty_table_is_a_sentence(tmp_path):
     tables.show(pd.DataFrame(columns=["a"]), "none", tmp_path, empty="Nothing matched: no pod is rejected.")
     assert not (tmp_path / "tables").exists()
+
+
+def test_the_csv_holds_numbers_with_units_in_the_headers(tmp_path):
+    frame = pd.DataFrame(
+        {"pool": ["gpu", "gpu"], "cpus": [448.0, 12000.0], "fraction": [0.745454, 0.5], "cpuset": [[0, 1, 2], None]}
+    )
+    tables.show(frame, "pools", tmp_path, empty="never", units={"cpus": "CPUs"})
+    csv = pd.read_csv(tmp_path / "tables" / "pools.csv", keep_default_na=False)
+    assert list(csv.columns) == ["pool", "cpus (CPUs)", "fraction (%)", "cpuset"]
+    assert list(csv["cpus (CPUs)"]) == [448, 12000] and csv["fraction (%)"][0] == pytest.approx(74.5454)
+    assert list(csv["cpuset"]) == ["0-2", "shared pool"]
+
+
+def test_row_order_is_no_column_and_one_is_singular():
+    frame = pd.DataFrame({"node": ["b", "a"], "unit": ["devices", "devices"], "amount": [1.0, 2.0]})
+    shown = tables.humanize(frame.sort_values("node"))
+    assert list(shown.columns) == ["node", "amount"]
+    assert list(shown["amount"]) == ["2 devices", "1 device"]
+    named = frame.set_index("node")
+    assert list(tables.humanize(named).columns) == ["node", "amount"]

@@ -42,6 +42,10 @@ class SnapshotError(InputError):
     """A snapshot file that is malformed, truncated, of an unknown schema or fails validation."""
 
 
+class Tampered(InputError):
+    """Evidence that does not match its manifest: exit 4, as ``tmnb evidence verify`` says it."""
+
+
 class CollectError(TmnbError):
     """A source (cluster, node, bundle) could not be read; collectors record these per node."""
 

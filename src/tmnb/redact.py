@@ -85,24 +85,26 @@ def secret_in(name: str, value: object) -> bool:
 
 
 _KEY_WORDS = r"[\w.-]*(?:token|passw(?:or)?d|secret|private[-_]?key|credential|api[-_]?key|client[-_]?key)[\w.-]*"
-_PAIR = re.compile(rf"(?i)\b({_KEY_WORDS})(\\?[\"']?\s*[=:]\s*\\?[\"']?)([^\s\\\"',;}}]+)")
-#: What credentials look like in free text, each with what is kept of the match.
-_TEXT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY-----.*?(-----END[A-Z ]*PRIVATE KEY-----|\Z)", re.S), PLACEHOLDER),
-    (re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]*"), PLACEHOLDER),  # base64 of "-----BEGIN" (kubeconfig *-data)
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), PLACEHOLDER),  # JWT
-    (re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}"), rf"\1\2{PLACEHOLDER}"),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), PLACEHOLDER),  # AWS access key id
-    (re.compile(r"(://[^/@\s:]+:)[^/@\s]+@"), rf"\1{PLACEHOLDER}@"),  # password in a URL
+_PAIR = re.compile(rf"(?i)\b({_KEY_WORDS})(\\?[\"']?\s*[=:]\s*\\?[\"']?)(?P<s>[^\s\\\"',;}}]+)")
+#: What credentials look like in free text; group ``s`` is the part hidden (the rest is kept).
+_TEXT_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?P<s>-----BEGIN[A-Z ]*PRIVATE KEY-----.*?(-----END[A-Z ]*PRIVATE KEY-----|\Z))", re.S),
+    re.compile(r"(?P<s>LS0tLS1CRUdJTi[A-Za-z0-9+/=]*)"),  # base64 of "-----BEGIN" (kubeconfig *-data)
+    re.compile(r"(?P<s>\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*)"),  # JWT
+    re.compile(r"(?i)\b(bearer|basic)\s+(?P<s>[A-Za-z0-9._~+/=-]{8,})"),
+    re.compile(r"(?P<s>\b(?:AKIA|ASIA)[0-9A-Z]{16}\b)"),  # AWS access key id
+    re.compile(r"://[^/@\s:]+:(?P<s>[^/@\s]+)@"),  # password in a URL
 )
 
 
-def _pair(match: re.Match[str]) -> str:
+def _hide(match: re.Match[str]) -> str:
+    start, end = match.span("s")
+    return match.string[match.start() : start] + PLACEHOLDER + match.string[end : match.end()]
+
+
+def _pair_hides(match: re.Match[str]) -> bool:
     """``secret=value`` loses its value; ``--tls-private-key-file=/path`` (a file name) keeps it."""
-    name, sep, value = match.groups()
-    if _FILE_NAME.search(name) or value == PLACEHOLDER:
-        return match.group(0)
-    return f"{name}{sep}{PLACEHOLDER}"
+    return not (_FILE_NAME.search(match.group(1)) or match["s"] == PLACEHOLDER)
 
 
 #: One cheap search first: most texts (settings, reasons, cpu-lists) hold none of these.
@@ -115,9 +117,9 @@ def redact_text(text: str) -> str:
     """``text`` with every credential-looking part replaced by the placeholder (idempotent)."""
     if not _TRIGGER.search(text):
         return text
-    for pattern, keep in _TEXT_PATTERNS:
-        text = pattern.sub(keep, text)
-    return _PAIR.sub(_pair, text)
+    for pattern in _TEXT_PATTERNS:
+        text = pattern.sub(_hide, text)
+    return _PAIR.sub(lambda m: _hide(m) if _pair_hides(m) else m[0], text)
 
 
 def _hidden(key: str) -> bool:
@@ -134,3 +136,60 @@ def redact_value(value: Any, name: str = "") -> Any:
     if isinstance(value, str):
         return redact_text(value)
     return value
+
+
+def _text_spans(text: str) -> list[tuple[int, int]]:
+    spans = [m.span("s") for pattern in _TEXT_PATTERNS for m in pattern.finditer(text)]
+    return spans + [m.span("s") for m in _PAIR.finditer(text) if _pair_hides(m)]
+
+
+def _yaml_spans(text: str) -> list[tuple[int, int]]:
+    """Where a YAML document holds a credential: the whole value of a secret-named key (a header's
+    list, a block scalar) and every scalar ``redact_text`` would change. Aliases are walked once."""
+    import yaml
+
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return []  # not YAML (a unit, an environment file): the text patterns alone
+    spans = []
+    seen: set[int] = set()
+    todo: list[tuple[yaml.Node | None, bool]] = [(root, False)]
+    while todo:
+        node, hidden = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if hidden or (isinstance(node, yaml.ScalarNode) and redact_text(str(node.value)) != node.value):
+            spans.append((node.start_mark.index, node.end_mark.index))
+        elif isinstance(node, yaml.SequenceNode):
+            todo += [(item, False) for item in node.value]
+        elif isinstance(node, yaml.MappingNode):
+            todo += [(v, isinstance(k, yaml.ScalarNode) and _hidden(str(k.value))) for k, v in node.value]
+    return spans
+
+
+def redact_lines(text: str) -> list[str]:
+    """``text.splitlines(keepends=True)`` with what ``redact_value`` hides in the parsed document and
+    ``redact_text`` hides in the text replaced by the placeholder on every line it touches: the same
+    lines in the same order, so a diff of a node's file can be shown without its secrets."""
+    spans: list[tuple[int, int]] = []
+    for start, stop in sorted(_yaml_spans(text) + _text_spans(text)):
+        stop = start + len(text[start:stop].rstrip())  # a block node ends where the next key is indented
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(stop, spans[-1][1]))
+        elif start < stop:
+            spans.append((start, stop))
+    out = []
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        end = pos + len(line.rstrip("\r\n"))
+        pieces, cursor = [], pos
+        for start, stop in spans:
+            start, stop = max(start, cursor), min(stop, end)
+            if start < stop:
+                pieces += [text[cursor:start], PLACEHOLDER]
+                cursor = stop
+        out.append("".join(pieces) + text[cursor : pos + len(line)])
+        pos += len(line)
+    return out

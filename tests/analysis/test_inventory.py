@@ -1,8 +1,10 @@
+import dataclasses
+
 import pytest
 
-from factories import Allocation, Device, Layer, node, pod, settings, snapshot
+from factories import Allocation, Device, Layer, busy_snapshot, node, pod, settings, snapshot
 from tmnb.analysis import checklist, inventory
-from tmnb.snapshot import Cluster, KubeletInfo, Setting, Versions, save
+from tmnb.snapshot import Cluster, Container, KubeletInfo, Setting, Versions, save
 from tmnb.versions import KubeVersion
 
 
@@ -53,23 +55,31 @@ def test_missing_setting_is_unknown_not_defaulted():
 
 def test_identical_nodes_share_one_shape():
     snap = snapshot([node("a"), node("b"), node("c", smt=False)])
+    shapes = inventory.shapes(snap)
+    assert list(shapes["nodes"]) == [2, 1] and list(shapes["node_names"]) == ["a, b", "c"]
+    assert "SMT2" in shapes["hardware"][0] and "SMT1" in shapes["hardware"][1]
     layout = inventory.numa_layout(snap)
-    assert sorted(set(layout["nodes"])) == [1, 2]
-    two = layout[layout["nodes"] == 2]
-    assert list(two["numa"]) == [0, 1]
-    assert two.iloc[0]["node_names"] == "a, b"
-    assert "SMT2" in two.iloc[0]["shape"] and "SMT1" in layout[layout["nodes"] == 1].iloc[0]["shape"]
+    assert list(layout["shape"]) == [1, 1, 2, 2] and list(layout["numa"]) == ["0", "1", "0", "1"]
+    assert "node_names" not in layout.columns and "hardware" not in layout.columns
 
 
-def test_many_equal_zones_read_as_a_run():
-    """A GB200 exposes each GPU's memory as a CPU-less NUMA node: 34 zones, 32 of them without CPUs."""
+def test_alike_zones_share_one_row_and_the_shape_is_said_once():
+    """A GB200 exposes each GPU's memory as a CPU-less NUMA node: 34 zones, 32 without CPUs; those
+    on one socket are alike (80 among them, the same distances outward), so 4 rows, not 34."""
     from tmnb.sources.embedded import load_sample
 
-    layout = inventory.numa_layout(load_sample())
-    gb200 = layout[layout["node_names"] == "gb200-01"]
-    assert len(gb200) == 34
-    assert "CPUs per zone 72/72/0×32," in gb200.iloc[0]["shape"]
-    assert len(gb200.iloc[0]["distances"].split()) < 34 and "×" in gb200.iloc[0]["distances"]
+    snap = load_sample()
+    shapes = inventory.shapes(snap)
+    (number,) = shapes[shapes["node_names"] == "gb200-01"]["shape"]
+    assert "CPUs per zone 72/72/0×32," in shapes[shapes["shape"] == number]["hardware"].iloc[0]
+    gb200 = inventory.numa_layout(snap).query("shape == @number")
+    assert list(gb200["numa"]) == ["0", "1", "2-17", "18-33"]
+    assert list(gb200["distances"]) == [
+        "to 1: 40; to 2-17: 80; to 18-33: 120",
+        "to 0: 40; to 2-17: 120; to 18-33: 80",
+        "to 0: 80; to 1,18-33: 120; within 2-17: 80",
+        "to 0: 120; to 1: 80; to 2-17: 120; within 18-33: 80",
+    ]
     assert inventory.runs([1, 1, 2, 2, 2, 3], "/") == "1/1/2×3/3"
     assert inventory.runs([], " ") == ""
 
@@ -179,3 +189,27 @@ def test_structured_settings_read_as_the_kubelet_flags_write_them():
     assert matrix.loc["gen-icx-01", "kubeReserved"] == "cpu=500m, ephemeral-storage=1Gi, memory=1Gi"
     assert matrix.loc["lat-icx-01", "cpuManagerPolicyOptions"] == "full-pcpus-only=true"
     assert not matrix.stack().astype(str).str.contains(r"[{}\[\]]").any()  # no JSON or Python reprs
+
+
+def test_shared_pool_containers_are_complete_without_a_cpuset():
+    """A live node's CPU manager state records only exclusive containers: pg and main hold exclusive
+    CPUs (both recorded), a Burstable container in the shared pool has none to record."""
+    busy = busy_snapshot()
+    pods = [
+        pod("pg-0", "w1", uid="u1", containers=[_container("pg", "4")]),
+        pod("train", "w1", uid="u2", containers=[_container("main", "2")]),
+        pod("web", "w1", cpu="500m", qos="Burstable"),
+    ]
+    snap = dataclasses.replace(busy, pods=pods)
+    assert checklist.baseline_pods_captured(snap) == (
+        "done",
+        "3 pods; 2/2 containers with exclusive CPUs (Guaranteed, whole CPUs, static policy) with their cpuset "
+        "recorded; the other 1 running container(s) use the shared pool and need none",
+    )
+    unrecorded = dataclasses.replace(snap, pods=[*pods, pod("late", "w1")])
+    assert checklist.baseline_pods_captured(unrecorded)[0] == "partial"
+
+
+def _container(name: str, cpu: str) -> Container:
+    requests = {"cpu": cpu, "memory": "1Gi"}
+    return Container(name=name, requests=requests, limits=dict(requests))

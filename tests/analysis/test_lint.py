@@ -124,6 +124,55 @@ def test_manager_policy_change_needs_drain_and_state_file_removal():
     )
 
 
+def test_manager_policy_change_says_the_kubelets_words_or_tmnbs_care():
+    """reservedSystemCPUs 0,8 -> 0,1 with a pod on 1,9: the shared pool is 0,2-8,10-15, which lacks CPU 1,
+    so the kubelet refuses the file (validateState); with the pod on 2,10 it would restore it, and the
+    finding says moving it is tmnb's care."""
+    from tmnb.snapshot import Allocation
+
+    def holding(cpus):
+        held = Allocation(pod_uid="uid-db", namespace="app", pod="db", container="main", cpuset=cpus, exclusive=True)
+        a = node("a", kubelet=kubelet(**STATIC), allocations=[held])
+        return only(lint(snapshot([a], [pod("db", "a")]), {"reservedSystemCPUs": "0,1"}), "manager-policy-change")
+
+    refused = holding("1,9")
+    assert refused.explanation.startswith(
+        "/var/lib/kubelet/cpu_manager_state: the kubelet would refuse it at start (start cpu manager error: not all "
+        'reserved cpus: "0-1" are present in defaultCpuSet: "0,2-8,10-15")'
+    )
+    assert (refused.setting, refused.detected, refused.expected) == (
+        "reservedSystemCPUs",
+        "reservedSystemCPUs=0,8",
+        "reservedSystemCPUs=0,1",
+    )
+    careful = holding("2,10")
+    assert "more careful than the kubelet requires" in careful.explanation
+
+
+def test_restart_drain_names_the_running_pod_the_restart_would_reject():
+    """app/wide holds 3-4,11-12, CPUs of both NUMA nodes: at the restart its hint is regenerated from them,
+    which single-numa-node refuses; a pod on 1-2,9-10 (NUMA 0) is re-admitted as it runs."""
+    from tmnb.snapshot import Allocation
+
+    def on(cpus):
+        held = Allocation(
+            pod_uid="uid-wide", namespace="app", pod="wide", container="main", cpuset=cpus, exclusive=True
+        )
+        a = node("a", kubelet=kubelet(**STATIC), allocations=[held])
+        return rules(
+            lint(snapshot([a], [pod("wide", "a", cpu="4")]), {"topologyManagerPolicy": "single-numa-node"}),
+            "restart-drain",
+        )
+
+    (hit,) = on("3-4,11-12")
+    assert hit.severity == "warning" and "Manual action: drain the node" in hit.remedy
+    assert hit.explanation == (
+        "at restart the kubelet re-admits the running pods (what-if, restart mode): app/wide: TopologyAffinityError: "
+        "Resources cannot be allocated with Topology locality. tmnb's rollout drains the node before the restart."
+    )
+    assert on("1-2,9-10") == []
+
+
 def big_numa_node(zones=16):
     cpus = [Cpu(cpu=i, core=i, socket=i // 8, numa=i // 4) for i in range(zones * 4)]
     numa = [NumaZone(id=z, cpus=f"{4 * z}-{4 * z + 3}", memory_total=1 << 34) for z in range(zones)]

@@ -90,3 +90,31 @@ def test_nrt_only_node():
     assert (cpu1.capacity, cpu1.reserved, cpu1.exclusive, cpu1.free) == (32, 2, 5, 25)
     assert row(occ, 0, "memory").exclusive == 3 * GIB
     assert set(occ["shape"]) == {"(from NodeResourceTopology)"}
+
+
+def test_the_pool_table_and_the_verdict_give_the_same_share(busy):
+    """6 of the 14 allocatable CPUs (16 less 2 reserved) are held exclusively: 42.9 %, in the table
+    as in the answer on top, not rounded down to a 10 % step."""
+    from tmnb.analysis.occupancy import pool_summary, verdict
+    from tmnb.report.tables import humanize
+
+    occ = occupancy(busy)
+    shown = humanize(pool_summary(occ))
+    assert list(shown[shown["resource"] == "cpu"]["fraction"]) == ["42.9 %"]
+    pools = dict(verdict(occ, "sample").sections)["Pools, most loaded first"]
+    assert pools == ["**general**: 42.9 % of allocatable CPUs held exclusively"]
+
+
+def test_the_detail_says_which_nodes_it_draws_and_how_to_draw_the_rest():
+    from tmnb.analysis.occupancy import detail_note, pick_nodes
+
+    occ = occupancy(snapshot([node("a"), node("b"), node("c")]))
+    detail = pick_nodes(occ, None, count=1)
+    assert detail_note(occ, detail, "snap.json") == (
+        f"Drawn in detail: **{detail[0]}** (the 1 most CPU-loaded, of 3 node(s)). Not drawn: "
+        f"{', '.join(sorted({'a', 'b', 'c'} - set(detail)))}. To draw any of them: "
+        f"`tmnb run 02-numa-occupancy -p source snap.json -p nodes '[{sorted({'a', 'b', 'c'} - set(detail))[0]}]'`"
+    )
+    assert detail_note(occ, ["a", "b", "c"], "snap.json", ["a", "b", "c"]) == (
+        "Drawn in detail: **a, b, c** (as asked, of 3 node(s))."
+    )

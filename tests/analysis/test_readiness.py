@@ -60,7 +60,7 @@ def test_policy_change_needs_action_with_manual_steps():
     verdict = report.verdicts.set_index("node")["verdict"]
     assert verdict["c"] == "needs action"
     manual = report.plan.set_index(["node", "setting"]).loc[("c", "cpuManagerPolicy"), "manual action required"]
-    assert "remove /var/lib/kubelet/cpu_manager_state" in manual
+    assert "move /var/lib/kubelet/cpu_manager_state aside" in manual
     assert "finding(s)" not in report.alert  # warnings are below fail_on=blocker (b still over-commits CPUs)
 
 
@@ -138,3 +138,75 @@ def test_lint_by_rule_names_each_pitfall_once_with_its_nodes():
     assert kubeadm["nodes"] == (report.lint["rule"] == "kubeadm-overwrites").sum() > 5
     assert kubeadm["for example"].endswith(f"and {kubeadm['nodes'] - 5} more")
     assert lint_by_rule(report.lint.iloc[0:0]).empty
+
+
+def test_the_canary_never_has_a_blocker_or_a_kubelet_that_refuses_the_target():
+    """On the sample, single-numa-node: gb200-01's kubelet refuses (34 NUMA nodes, the Topology Manager's
+    limit is 8), so its pool has no canary and says why; every pick has no blocker and a kubelet that starts."""
+    from tmnb.analysis.readiness import verdict
+    from tmnb.sources.embedded import load_sample
+
+    report = assess(load_sample(), {"topologyManagerPolicy": "single-numa-node"})
+    canary = report.canary.set_index("pool")
+    assert canary.loc["gb200", "canary"] == ""
+    assert canary.loc["gb200", "why"] == (
+        "no node of the pool's most common shape can be the canary: gb200-01: its kubelet would refuse the target "
+        "(unsupported on machines with more than 8 NUMA Nodes); blocker: topology.too-many-numa-nodes"
+    )
+    blocked = set(report.lint.loc[report.lint["severity"] == "blocker", "node"])
+    picks = [c for c in report.canary["canary"] if c]
+    assert picks and not blocked & set(picks)
+    assert all(not report.steps[c].refused for c in picks)
+    (command,) = verdict(report).commands
+    assert f"-p canary {picks[0]}" in command and "gb200-01" not in command
+
+
+def test_with_no_node_that_can_be_the_canary_03_says_so_and_prints_no_04_command():
+    """Every kubelet here is 1.32 under a 1.36 API server: outside the supported skew, a blocker on each."""
+    from tmnb.analysis.readiness import verdict
+
+    old = [node(name, version="v1.32.4", kubelet=STATIC) for name in ("a", "b")]
+    report = assess(snapshot(old, [pod("x", "a")]), {"topologyManagerPolicy": "restricted"})
+    assert report.canary["canary"].tolist() == [""]
+    assert report.not_canary == {"a": "blocker: version-skew", "b": "blocker: version-skew"}
+    answer = verdict(report)
+    assert answer.commands == [] and answer.tone == "stop"  # the blockers speak first
+    assert any("No node can be the canary" in line for _, lines in answer.sections for line in lines)
+    unchanged = assess(snapshot([node("a", kubelet=STATIC)]), {"cpuManagerPolicy": "static"})
+    answer = verdict(unchanged)
+    assert answer.commands == [] and answer.headline.startswith("Nothing to roll out yet: no node can be the canary")
+    assert any("No node can be the canary" in line for _, lines in answer.sections for line in lines)
+
+
+def test_every_node_needing_action_is_named_on_top_and_old_failures_on_their_node():
+    """The sample under single-numa-node: gen-icx-03 needs action for a manual step (its kubelet is
+    two minors behind; a warning, below fail_on), so the answer on top names it; gpu-h100-01 has
+    three pods its kubelet refused before any change, which its row and the top say."""
+    from tmnb.analysis.readiness import lint_per_node, verdict
+    from tmnb.sources.embedded import load_sample
+
+    report = assess(load_sample(), {"topologyManagerPolicy": "single-numa-node"})
+    sections = dict(verdict(report).sections)
+    named = " ".join(sections["What blocks"] + sections["Manual steps"])
+    acting = report.verdicts[report.verdicts["verdict"] == "needs action"]["node"]
+    assert "gen-icx-03" in set(acting)
+    assert all(f"**{node}**" in named for node in acting), (list(acting), named)
+    assert any(line.startswith("**gen-icx-03** (version-skew)") for line in sections["Manual steps"])
+    rows = report.verdicts.set_index("node")
+    assert rows.loc["gpu-h100-01", "failing today"].startswith("3 pod(s), TopologyAffinityError: ml-inference/")
+    assert rows.loc["lat-icx-01", "failing today"] == ""
+    assert [line for line in sections["Nodes"] if "failing today" in line] == [
+        f"**gpu-h100-01** ({rows.loc['gpu-h100-01', 'verdict']}): failing today, before any change: "
+        + rows.loc["gpu-h100-01", "failing today"]
+    ]
+    per_node = lint_per_node(report.lint)
+    assert "remedy" not in per_node.columns and len(per_node) == len(report.lint)
+    skew = per_node[per_node["rule"] == "version-skew"]
+    assert list(skew["explanation where it differs per node"]) == [""] * len(skew)
+
+
+def test_the_admission_table_names_pods_without_their_uid():
+    report = assess(fleet(), {"topologyManagerPolicy": "single-numa-node"})
+    shown = rejected_first(report.pods)
+    assert "uid" in report.pods.columns and "uid" not in shown.columns
+    assert list(shown["pod"])[:1] == ["big3"] and len(shown) == len(report.pods)

@@ -90,3 +90,12 @@ def test_node_restart_refuses_checkpoints_that_are_not_text():
     case = next(c for c in CASES if c["kind"] == "node_restart")
     broken = {**case, "input": {**case["input"], "checkpoints": {"cpu_manager_state": {"policyName": "none"}}}}
     assert "cpu_manager_state must be the file's text or null" in answer(broken)["expected"]["runner_error"]
+
+
+def test_a_1_33_device_container_with_running_and_exited_ids_is_not_predicted():
+    """1.33's isContainerAlreadyRunning asks the container map for one ID (Go map order): the answer
+    depends on which of the two it gets."""
+    case = next(c for c in CASES if c["id"] == "node_restart/devices/restarted-container-1.34")
+    older = {**case, "input": {**case["input"], "version": "1.33"}}
+    error = answer(older)["expected"]["runner_error"]
+    assert error.startswith("not predicted: container main of pod uid-a has running and exited IDs")

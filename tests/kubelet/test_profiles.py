@@ -158,3 +158,13 @@ def test_v1_migration_error_words_per_minor():
         == f"error migrating v1 checkpoint state to v2 checkpoint state: {inner}"
     )
     assert profile(36).cpu_v1_migration_error(inner) == f"failed to migrate checkpoint from v1 to v2: {inner}"
+
+
+def test_device_restart_running_check_by_patch():
+    """#135485 reached 1.34.7, 1.35.4 and 1.36.0; 1.33 never had it (kubelet-versions.md)."""
+    from tmnb.kubelet.profiles import profile
+
+    assert [profile(34).device_counts_any_running_id(p) for p in (6, 7)] == [False, True]
+    assert [profile(35).device_counts_any_running_id(p) for p in (3, 4)] == [False, True]
+    assert profile(36).device_counts_any_running_id(0) and not profile(33).device_counts_any_running_id(13)
+    assert [profile(m).device_counts_any_running_id(None) for m in (33, 34, 35, 36, 37)] == [False, *[True] * 4]

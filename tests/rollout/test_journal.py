@@ -191,3 +191,71 @@ def test_lock_held_on_another_host_is_never_taken_over(tmp_path: Path) -> None:
     ):
         pass
     assert json.loads(lock.read_text())["host"] == "other-host"
+
+
+def _steps(*steps: tuple[str, str, dict[str, object]]) -> list[dict[str, object]]:
+    """Records of node w1 in change c1, as ``NodeRun`` writes them (node, step, event and fields)."""
+    return [{"change_id": "c1", "node": "w1", "step": s, "event": e, **f} for s, e, f in steps]
+
+
+APPLY = ("apply", "done", {"files": {"/c.yaml": {"before": "a", "after": "b", "how": "edit"}}})
+CORDON = ("cordon", "done", {"result": "cordoned"})
+
+
+@pytest.mark.parametrize(
+    ("records", "expected"),
+    [
+        (  # the preflight refused: nothing cordoned, nothing written, no rollback tried
+            _steps(
+                ("preflight", "failed", {"error": "the node is not Ready"}), ("node", "failed", {"result": "failed"})
+            ),
+            "w1 failed before anything was written (preflight: the node is not Ready)",
+        ),
+        (  # the drain timed out and the uncordon failed too
+            _steps(
+                CORDON,
+                ("drain", "failed", {"error": "timeout"}),
+                ("uncordon", "failed", {"error": "API 500"}),
+                ("node", "failed", {"result": "failed"}),
+            ),
+            "w1 failed before anything was written (drain: timeout); it is still cordoned",
+        ),
+        (  # the rollback itself failed
+            _steps(
+                CORDON,
+                APPLY,
+                ("start", "done", {"action": "restart"}),
+                ("verify", "failed", {"error": "pinned"}),
+                ("rollback", "intent", {}),
+                ("rollback", "failed", {"error": "not Ready"}),
+                ("node", "failed", {"result": "failed"}),
+            ),
+            "w1 failed (verify: pinned) after it wrote /c.yaml and restarted the kubelet; the rollback failed too "
+            "(not Ready), so the node may still hold the change; it is still cordoned: `tmnb rollout rollback "
+            "--change-id c1 --node w1 --approve rollback` retries it",
+        ),
+        (  # a manual rollback of a node that had the change, with its state file moved aside
+            _steps(
+                CORDON,
+                ("stop", "done", {}),
+                ("state-files", "done", {"moved": {"/s": "/s.x"}}),
+                APPLY,
+                ("start", "done", {"action": "start"}),
+                ("uncordon", "done", {}),
+                ("node", "done", {"result": "done"}),
+                ("rollback", "intent", {}),
+                ("rollback", "done", {"files": {"/c.yaml": {}, "/s": {}}}),
+                ("node", "failed", {"result": "rolled back", "reason": "manual rollback"}),
+            ),
+            "w1 was rolled back (manual rollback): it stopped the kubelet, moved /s aside, wrote /c.yaml and started "
+            "the kubelet; the rollback put back /c.yaml, /s byte for byte, restarted the kubelet and saw the old "
+            "settings in configz; uncordoned",
+        ),
+    ],
+)
+def test_the_account_of_a_node_says_what_was_applied_and_restored(
+    records: list[dict[str, object]], expected: str
+) -> None:
+    from tmnb.rollout.journal import account
+
+    assert account(records, "w1") == expected

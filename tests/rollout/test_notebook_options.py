@@ -3,7 +3,8 @@
 import pytest
 
 from tmnb.errors import InputError
-from tmnb.rollout.session import NOTEBOOK_OPTIONS, open_session
+from tmnb.rollout.arguments import NOTEBOOK_OPTIONS
+from tmnb.rollout.session import open_session
 from tmnb.rollout.steps import Options
 
 

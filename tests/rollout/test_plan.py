@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -16,6 +17,7 @@ from tmnb.rollout.plan import (
     RolloutPlan,
     build_plan,
     edit_config,
+    plan_json,
     validate_change_id,
 )
 from tmnb.snapshot import KubeletInfo, Setting
@@ -278,3 +280,120 @@ def test_a_running_pod_the_restart_would_reject_makes_the_node_drain_and_is_name
 def test_drain_never_refuses_a_node_whose_restart_would_reject_a_running_pod() -> None:
     with pytest.raises(InputError, match=r"node w1: drain='never' but at restart .* app/wide: TopologyAffinityError"):
         _plan(_holding_across_numa(), {"topologyManagerPolicy": "single-numa-node"}, drain="never")
+
+
+def test_a_running_pod_the_restart_would_re_pin_is_named_and_makes_the_node_drain() -> None:
+    """The snapshot read w1's state files and found a memory_manager_state but no cpu_manager_state (deleted
+    by hand since the kubelet last started), while the running kubelet still pins app/wide to 3-4,11-12.
+    At the restart the CPU manager starts fresh and re-admits wide: reserved 0,8 leave 1-3,9-11 free on
+    NUMA 0 and 4-7,12-15 on NUMA 1; best-effort prefers the narrowest NUMA set holding 4 CPUs, NUMA 0,
+    where whole cores are taken in order: cores 1 (1,9) and 2 (2,10), so 1-2,9-10, not 3-4,11-12."""
+    import dataclasses
+
+    from tmnb.snapshot import Allocation, StateFile
+
+    fleet = _fleet()
+    held = Allocation(
+        pod_uid="uid-wide", namespace="app", pod="wide", container="main", cpuset="3-4,11-12", exclusive=True
+    )
+    memory = StateFile(manager="memory", path="/var/lib/kubelet/memory_manager_state", policy="None")
+    w1 = dataclasses.replace(fleet.nodes[0], allocations=[held], state_files=[memory])
+    pods = [p for p in fleet.pods if p.node != "w1"] + [pod("wide", "w1", cpu="4")]
+    plan = _plan(snapshot([w1, *fleet.nodes[1:]], pods), {"topologyManagerPolicy": "best-effort"})
+    change = plan.node("w1")
+    assert change.drain and change.state_files == []
+    assert change.drain_why == (
+        "at restart the kubelet re-admits the running pods (what-if, restart mode): "
+        "app/wide: main re-pinned from CPUs 3-4,11-12 to 1-2,9-10"
+    )
+    assert not plan.node("w2").drain
+
+
+def test_a_recommended_canary_is_never_a_node_that_cannot_be_one() -> None:
+    """Kubelets 1.32 under a 1.36 API server: outside the supported skew, a blocker on every node. 03
+    recommends none, so 04's canary: recommended refuses, naming why; a named canary is the user's call."""
+    info = KubeletInfo(settings=settings(**STATIC), config_file="/var/lib/kubelet/config.yaml")
+    snap = snapshot([node(f"w{i}", version="v1.32.4", kubelet=info) for i in (1, 2)])
+    target = {"topologyManagerPolicy": "restricted"}
+    with pytest.raises(InputError, match=r"no planned node can be the canary \(w1: blocker: version-skew; w2: "):
+        _plan(snap, target)
+    assert _plan(snap, target, canary="w2").nodes[0].node == "w2"
+
+
+def test_recommended_canary_among_the_selected_nodes_is_one_that_can_be() -> None:
+    """Readiness picks w3 for the pool; the selection leaves w3 out, w1 has a flag-set field (a blocker,
+    refused by the plan too) and w2 is cordoned: w4 is the first selected node that can be the canary."""
+    import dataclasses
+
+    fleet = _fleet()
+    flagged = KubeletInfo(
+        settings={**settings(**STATIC), "topologyManagerScope": Setting("pod", "flag", "--topology-manager-scope")},
+        config_file="/var/lib/kubelet/config.yaml",
+    )
+    nodes = [
+        dataclasses.replace(n, kubelet=flagged) if n.name == "w1" else n
+        for n in (dataclasses.replace(n, unschedulable=n.name == "w2") for n in fleet.nodes)
+    ]
+    snap = snapshot(nodes, [*fleet.pods, pod("more-w4", "w4"), pod("more-w5", "w5")])
+    report = assess(snap, {"topologyManagerScope": "container", "topologyManagerPolicy": "best-effort"})
+    assert report.canary["canary"].tolist() == ["w3"]
+    plan = build_plan(snap, report, change_id="c1", nodes=["w1", "w2", "w4", "w5"])
+    assert (plan.nodes[0].node, plan.nodes[0].gate) == ("w4", "canary")
+
+
+#: A node's config as safe_dump writes it (so the edit keeps every other line), with credentials
+#: where a kubelet config can hold them: a header's value, a private key pasted into providerID.
+SECRET_CONFIG = (
+    "kind: KubeletConfiguration\n"
+    "staticPodURLHeader:\n"
+    "  Authorization:\n"
+    "  - Bearer plantedBearer0123456789\n"
+    "  X-Auth-Token:\n"
+    "  - plantedRawToken42\n"
+    "topologyManagerPolicy: none\n"
+    "providerID: '-----BEGIN PRIVATE KEY----- MIIEplantedKeyBody -----END PRIVATE KEY-----'\n"
+    "maxPods: 80\n"
+)
+
+
+def test_a_diff_shows_lines_holding_secrets_unchanged_without_their_values() -> None:
+    files = {"/var/lib/kubelet/config.yaml": SECRET_CONFIG.encode()}
+    plan = _plan(_fleet(), {"topologyManagerPolicy": "restricted"}, read=lambda _n, path: files.get(path))
+    f = plan.nodes[0].files[0]
+    assert f.diff() == (
+        "--- /var/lib/kubelet/config.yaml\n"
+        "+++ /var/lib/kubelet/config.yaml\n"
+        "@@ -4,6 +4,6 @@\n"
+        "   <redacted>\n"
+        "   X-Auth-Token:\n"
+        "   <redacted>\n"
+        "-topologyManagerPolicy: none\n"
+        "+topologyManagerPolicy: restricted\n"
+        " providerID: <redacted>\n"
+        " maxPods: 80\n"
+    )
+    stored = plan_json(plan)
+    assert not [s for s in ("plantedBearer", "plantedRawToken", "MIIEplanted") if s in stored]
+    assert f.before is not None and f.before.count("\n") == SECRET_CONFIG.count("\n")  # line for line
+    assert f.before_sha256 == hashlib.sha256(SECRET_CONFIG.encode()).hexdigest()  # the preflight's drift check
+
+
+def test_a_diff_shows_a_changed_secret_as_changed_without_its_value() -> None:
+    files = {"/var/lib/kubelet/config.yaml": SECRET_CONFIG.encode()}
+    target = {"staticPodURLHeader": {"Authorization": ["Bearer plantedNewBearer987654"]}}
+    plan = _plan(_fleet(), target, read=lambda _n, path: files.get(path))
+    assert plan.nodes[0].files[0].diff() == (
+        "--- /var/lib/kubelet/config.yaml\n"
+        "+++ /var/lib/kubelet/config.yaml\n"
+        "@@ -1,9 +1,7 @@\n"
+        " kind: KubeletConfiguration\n"
+        " staticPodURLHeader:\n"
+        "   Authorization:\n"
+        "-  <redacted>\n"  # the old bearer token ...
+        "-  X-Auth-Token:\n"
+        "-  <redacted>\n"
+        "+  <redacted>\n"  # ... and the new one: changed, neither shown
+        " topologyManagerPolicy: none\n"
+        " providerID: <redacted>\n"
+        " maxPods: 80\n"
+    )

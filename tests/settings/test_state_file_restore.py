@@ -7,6 +7,7 @@ state_checkpoint.go, checkpoint.go and checkpointmanager.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -40,9 +41,9 @@ def test_no_file_is_a_fresh_state(tmp_path: Path) -> None:
 
 def test_a_readable_checkpoint_gives_its_policy(tmp_path: Path) -> None:
     state = cpu(tmp_path, '{"policyName":"none","defaultCpuSet":"","checksum":1353318690}')
-    assert state == StateFile(manager="cpu", path=CPU, policy="none")
+    assert state == StateFile(manager="cpu", path=CPU, policy="none", refused_by={})  # every minor reads it
     state = cpu(tmp_path, v4({"policyName": "static", "defaultCpuSet": "0-3", "entries": {"p": {"c": "4-5"}}}))
-    assert state == StateFile(manager="cpu", path=CPU, policy="static")
+    assert state == StateFile(manager="cpu", path=CPU, policy="static", refused_by={})
 
 
 @pytest.mark.parametrize(
@@ -69,12 +70,19 @@ def test_a_readable_checkpoint_gives_its_policy(tmp_path: Path) -> None:
 )  # fmt: skip
 def test_a_checkpoint_the_kubelet_refuses(tmp_path: Path, text, error, after_policy, policy) -> None:  # type: ignore[no-untyped-def]
     state = cpu(tmp_path, text)
-    assert state == StateFile(manager="cpu", path=CPU, policy=policy, error=error, error_after_policy=after_policy)
+    assert state is not None
+    assert dataclasses.replace(state, refused_by=None) == StateFile(
+        manager="cpu", path=CPU, policy=policy, error=error, error_after_policy=after_policy
+    )
+    # a bad v4 payload stops only the kubelets that read v4 (1.37); the older read the fields beside it.
+    # An unloadable file stops every minor; a CPU list error comes after the load, for every minor alike.
+    expected = {"1.37": error, "1.37+PodLevelResourceManagers": error} if error.startswith("could not load v4") else {}
+    assert state.refused_by == (None if not text.strip() else expected)
 
 
 def test_go_reads_a_plus_sign(tmp_path: Path) -> None:
     assert cpu(tmp_path, v4({"policyName": "static", "defaultCpuSet": "+3,5"})) == StateFile(
-        manager="cpu", path=CPU, policy="static"
+        manager="cpu", path=CPU, policy="static", refused_by={}
     )
 
 
@@ -93,6 +101,17 @@ def test_memory_v3_without_data(tmp_path: Path) -> None:
         path=MEMORY,
         error="could not load v3 checkpoint: failed to deserialize memory manager checkpoint data: unexpected end of "
         "JSON input",
+        # the older minors read the v1 fields beside it, whose checksum is that of another machine state
+        refused_by={
+            **dict.fromkeys(
+                ("1.33", "1.34", "1.35", "1.36", "1.36+PodLevelResourceManagers"), "checkpoint is corrupted"
+            ),
+            **dict.fromkeys(
+                ("1.37", "1.37+PodLevelResourceManagers"),
+                "could not load v3 checkpoint: failed to deserialize memory manager checkpoint data: unexpected end of "
+                "JSON input",
+            ),
+        },
     )
 
 

@@ -9,9 +9,8 @@ import pytest
 from tmnb.cpuset import CPUSet
 from tmnb.parse.kubelet_config import parse_configz, parse_kubelet_config, parse_kubelet_dropin, read_dropin_dir
 from tmnb.parse.kubelet_flags import parse_kubelet_args
-from tmnb.parse.state_files import CpuManagerState, parse_cpu_manager_state, parse_memory_manager_state
 from tmnb.settings.effective import KubeletSettings, effective_settings
-from tmnb.settings.validate import Finding, validate_checkpoints, validate_settings
+from tmnb.settings.validate import Finding, validate_settings
 from tmnb.versions import KubeVersion
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "node"
@@ -445,38 +444,6 @@ def test_config_dir_is_read_by_every_supported_minor(minor: int) -> None:
     assert [f.code for f in validate_settings(s, version=version) if f.code.startswith("dropin.")] == []
 
 
-# --- checkpoints ----------------------------------------------------------------------------------
-
-
-def test_policy_change_without_deleting_the_cpu_state_file() -> None:
-    state = parse_cpu_manager_state((FIXTURES / "state" / "cpu_manager_state.none").read_text())
-    s = settings(STATIC_OK, "--root-dir=/data/kubelet")
-    (finding,) = validate_checkpoints(s, version=V136, cpu_state=state)
-    assert finding.message == (
-        'could not restore state from checkpoint: configured policy "static" differs from state checkpoint policy '
-        '"none", please drain this node and delete the CPU manager checkpoint file '
-        '"/data/kubelet/cpu_manager_state" before restarting Kubelet'
-    )
-
-
-def test_online_cpus_changed_under_a_static_checkpoint() -> None:
-    state = parse_cpu_manager_state((FIXTURES / "state" / "cpu_manager_state.v2").read_text())
-    s = settings(STATIC_OK)
-    assert validate_checkpoints(s, version=V136, cpu_state=state, online_cpus=CPUSet.parse("0-61")) == []
-    (finding,) = validate_checkpoints(s, version=V136, cpu_state=state, online_cpus=CPUSet.parse("0-63"))
-    assert finding.message == ('current set of available CPUs "0-63" doesn\'t match with CPUs in state "0-61"')
-
-
-def test_memory_policy_change_without_deleting_the_state_file() -> None:
-    state = parse_memory_manager_state((FIXTURES / "state" / "memory_manager_state").read_text())
-    (finding,) = validate_checkpoints(settings(), version=V136, memory_state=state)
-    assert finding.message == (
-        'could not restore state from checkpoint: [memorymanager] configured policy "None" differs from state '
-        'checkpoint policy "Static", please drain this node and delete the memory manager checkpoint file '
-        '"/var/lib/kubelet/memory_manager_state" before restarting Kubelet'
-    )
-
-
 def test_cpu_options_under_none_are_refused_by_the_none_policy() -> None:
     # the CPU option-map gate is GA and locked in every supported minor, so run() checks none
     body = "cpuManagerPolicyOptions: {full-pcpus-only: 'true'}\n"
@@ -486,41 +453,6 @@ def test_cpu_options_under_none_are_refused_by_the_none_policy() -> None:
     )
 
 
-STATE_BODY = STATIC_OK + "reservedSystemCPUs: '0,32'\n"
-
-
-def cpu_state(default: str, entries: str = "{}") -> CpuManagerState:
-    text = f'{{"policyName":"static","defaultCpuSet":"{default}","entries":{entries},"checksum":1}}'
-    return parse_cpu_manager_state(text)
-
-
-def test_static_state_must_hold_the_reserved_cpus() -> None:
-    (finding,) = validate_checkpoints(settings(STATE_BODY), version=V136, cpu_state=cpu_state("1-31,33-61"))
-    assert finding.message == 'not all reserved cpus: "0,32" are present in defaultCpuSet: "1-31,33-61"'
-    fixture = parse_cpu_manager_state((FIXTURES / "state" / "cpu_manager_state.v2").read_text())
-    assert validate_checkpoints(settings(STATE_BODY), version=V136, cpu_state=fixture) == []
-
-
-def test_strict_reservation_keeps_reserved_cpus_out_of_the_default_set() -> None:
-    body = STATE_BODY + "cpuManagerPolicyOptions: {strict-cpu-reservation: 'true'}\n"
-    fixture = parse_cpu_manager_state((FIXTURES / "state" / "cpu_manager_state.v2").read_text())
-    (finding,) = validate_checkpoints(settings(body), version=V136, cpu_state=fixture)
-    assert finding.message.startswith('some of strictly reserved cpus: "0,32" are present in defaultCpuSet:')
-    strict_state = cpu_state("1,4-31,33,36-61", '{"p":{"c":"2-3,34-35"}}')
-    online = CPUSet.parse("0-61")
-    assert validate_checkpoints(settings(body), version=V136, cpu_state=strict_state, online_cpus=online) == []
-
-
-def test_assignments_may_not_overlap_the_default_set() -> None:
-    state = cpu_state("0-7", '{"8c1f":{"app":"2-3"}}')
-    (finding,) = validate_checkpoints(settings(STATIC_OK), version=V136, cpu_state=state)
-    assert finding.message == 'pod: 8c1f, container: app cpuset: "2-3" overlaps with default cpuset "0-7"'
-    empty = cpu_state("", '{"8c1f":{"app":"2-3"}}')
-    assert [f.message for f in validate_checkpoints(settings(STATIC_OK), version=V136, cpu_state=empty)] == [
-        "default cpuset cannot be empty"
-    ]
-
-
 @pytest.mark.parametrize(
     ("target", "message"),
     [
@@ -528,6 +460,17 @@ def test_assignments_may_not_overlap_the_default_set() -> None:
         ({"cpuManagerPolicyOption": {}}, "did you mean cpuManagerPolicyOptions"),
         ({"zzz": 1}, "not a KubeletConfiguration v1beta1 field"),
         ({"kind": "KubeletConfiguration"}, "part of the file"),
+        (
+            {"topologyManagerPolicy": "strict"},
+            r"'strict' is not one of none, best-effort, restricted, single-numa-node; "
+            r"did you mean restricted\?",
+        ),
+        (
+            {"topologyManagerScope": "Pod"},
+            r"target.topologyManagerScope: 'Pod' is not one of container, pod; did you mean pod",
+        ),
+        ({"cpuManagerPolicy": "Static"}, "did you mean static"),
+        ({"memoryManagerPolicy": "dynamic"}, r"'dynamic' is not one of None, Static$"),
     ],
 )
 def test_unknown_target_fields_are_refused_with_the_closest_name(target, message):

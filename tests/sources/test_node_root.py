@@ -275,7 +275,8 @@ def _whatif(root, tmp_path, mode, *settings):
 @pytest.mark.parametrize(
     ("break_state", "settings", "inner"),
     [
-        (_corrupt_v4, (), "could not load v4 checkpoint: checkpoint is corrupted"),
+        # a v4 file is 1.37's: its payload stops a 1.37 kubelet (a 1.36 one reads the fields beside it)
+        (_corrupt_v4, ("kubeletVersion=1.37",), "could not load v4 checkpoint: checkpoint is corrupted"),
         (
             lambda root: (root / STATE).write_text('{"policyName":"static","defaultCpuSet":"0,3-8,1l","checksum":0}'),
             (),
@@ -292,13 +293,40 @@ def _whatif(root, tmp_path, mode, *settings):
 )  # fmt: skip
 def test_restart_with_a_checkpoint_the_kubelet_refuses_is_its_refusal(tmp_path, capsys, break_state, settings, inner):
     """--mode restart keeps the state files: one the kubelet cannot restore stops it, in its words
-    (exit 3); --mode drain removes them, so the same node starts."""
+    (exit 3). A drain evicts pods but deletes no file: the file stops the kubelet there too, unless
+    the change moves it aside (a cpuManagerPolicy change spoils cpu_manager_state)."""
     root = write_node_root(layered_node(), tmp_path / "w1")
     break_state(root)
     assert _whatif(root, tmp_path, "restart", *settings) == 3
-    assert f"tmnb: w1: the kubelet would not start: {RESTORE.format(inner)}" in capsys.readouterr().err
-    assert _whatif(root, tmp_path, "drain", *settings) == 0
-    assert "would not start" not in capsys.readouterr().err
+    refusal = f"tmnb: w1: the kubelet would not start: {RESTORE.format(inner)}"
+    assert refusal in capsys.readouterr().err
+    moved = any(s.startswith("cpuManagerPolicy=") for s in settings)
+    assert _whatif(root, tmp_path, "drain", *settings) == (0 if moved else 3)
+    assert (refusal in capsys.readouterr().err) is not moved
+
+
+def test_a_state_file_is_judged_by_the_kubelet_that_restarts_over_it(tmp_path, capsys):
+    """The collected record says which readers refuse the file: a corrupt v4 payload stops 1.37 only (1.36
+    reads the v2 fields beside it), and a 1.36 pod-level (v3) file stops a downgrade to 1.35, whose v2
+    checksum does not cover the podEntries (#139069)."""
+    root = write_node_root(layered_node(), tmp_path / "w1")
+    _corrupt_v4(root)
+    record = next(f for f in read_node_root(root, name="w1").state_files if f.manager == "cpu")
+    assert sorted(record.refused_by or {}) == ["1.37", "1.37+PodLevelResourceManagers"]
+    assert _whatif(root, tmp_path, "restart") == 0  # the node's own 1.36
+    capsys.readouterr()
+    # cpumanager state_checkpoint_test.go "Restore valid v3 checkpoint with PodLevelResourceManagers enabled"
+    v3 = (
+        '{"policyName": "none", "defaultCPUSet": "1-3", "entries": {"pod": {"container1": "4-6", "container2": "1-3"}},'
+        ' "podEntries": {"pod": {"cpuSet": "4-6"}}, "checksum": 2649431787}'
+    )
+    (root / STATE).write_text(v3)
+    record = next(f for f in read_node_root(root, name="w1").state_files if f.manager == "cpu")
+    assert sorted(record.refused_by or {}) == ["1.33", "1.34", "1.35", "1.36", "1.37"]
+    assert _whatif(root, tmp_path, "restart", "topologyManagerPolicy=restricted", "kubeletVersion=1.35") == 3
+    assert (
+        f"tmnb: w1: the kubelet would not start: {RESTORE.format('checkpoint is corrupted')}" in capsys.readouterr().err
+    )
 
 
 def test_restart_with_a_memory_checkpoint_the_kubelet_refuses(tmp_path, capsys):
@@ -310,7 +338,7 @@ def test_restart_with_a_memory_checkpoint_the_kubelet_refuses(tmp_path, capsys):
     (root / "var/lib/kubelet/memory_manager_state").write_text(
         '{"policyName":"Static","machineState":{},"checksum":0,"dataChecksum":1234}'
     )
-    assert _whatif(root, tmp_path, "restart") == 3
+    assert _whatif(root, tmp_path, "restart", "topologyManagerPolicy=restricted", "kubeletVersion=1.37") == 3
     assert (
         "start memory manager error: could not restore state from checkpoint: could not load v3 checkpoint: failed to "
         "deserialize memory manager checkpoint data: unexpected end of JSON input, please drain this node and delete "
@@ -326,4 +354,7 @@ def test_restart_on_a_state_file_tmnb_cannot_read_is_not_predicted(tmp_path):
     node = read_node_root(root, name="w1")
     replay = replay_node(node, [], {"topologyManagerPolicy": "restricted"}, mode="restart")
     assert not replay.refused and replay.unmodelled.startswith("not predicted: the kubelet restores /var/lib/kubelet/")
-    assert not replay_node(node, [], {"topologyManagerPolicy": "restricted"}, mode="drain").unmodelled
+    drained = replay_node(node, [], {"topologyManagerPolicy": "restricted"}, mode="drain")
+    assert drained.unmodelled == replay.unmodelled  # a drain leaves the file in place
+    moved = replay_node(node, [], {"cpuManagerPolicy": "none", "reservedSystemCPUs": ""}, mode="drain")
+    assert not moved.unmodelled and not moved.refused  # the policy change moves it aside

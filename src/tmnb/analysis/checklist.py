@@ -8,7 +8,7 @@ from typing import Literal
 
 import pandas as pd
 
-from tmnb.analysis.inventory import shape_of
+from tmnb.analysis.inventory import exclusive_containers, shape_of
 from tmnb.errors import SnapshotError
 from tmnb.kubelet.names import CPU_STATIC
 from tmnb.report.verdict import Verdict
@@ -69,20 +69,24 @@ def extended_resources_listed(snapshot: Snapshot) -> Check:
 
 
 def baseline_pods_captured(snapshot: Snapshot) -> Check:
+    """Every container that holds exclusive CPUs by the kubelet's rule (Guaranteed, whole CPUs, a
+    static-policy node) has its cpuset recorded; a shared-pool container has none to record, so it
+    is complete as it is, not missing."""
     if not snapshot.pods:
         return "missing", "no pods in the snapshot"
     allocated = {(a.pod_uid, a.container) for n in snapshot.nodes for a in n.allocations}
-    static = {
-        n.name
-        for n in snapshot.nodes
-        if getattr(n.kubelet.settings.get("cpuManagerPolicy"), "value", None) == CPU_STATIC
-    }
-    running = [(p, c.name) for p in snapshot.pods if p.node in static and p.phase == "Running" for c in p.containers]
-    if not running:
-        return "done", f"{len(snapshot.pods)} pods; no running containers on static-policy nodes to pin"
-    have = sum((p.uid, c) in allocated for p, c in running)
-    status, text = _ratio(have, len(running), "running containers on static-policy nodes with a known cpuset")
-    return status, f"{len(snapshot.pods)} pods; {text}"
+    pinned = exclusive_containers(snapshot)
+    running = sum(len(p.containers) for p in snapshot.pods if p.phase == "Running")
+    shared = f"the other {running - len(pinned)} running container(s) use the shared pool and need none"
+    if not pinned:
+        return "done", f"{len(snapshot.pods)} pods; no container holds exclusive CPUs, so there is no cpuset to record"
+    have = sum((p.uid, c) in allocated for p, c in pinned)
+    status, text = _ratio(
+        have,
+        len(pinned),
+        "containers with exclusive CPUs (Guaranteed, whole CPUs, static policy) with their cpuset recorded",
+    )
+    return status, f"{len(snapshot.pods)} pods; {text}; {shared}"
 
 
 def stored_versioned(path: Path | None, snapshot: Snapshot) -> Check:

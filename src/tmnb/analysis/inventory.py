@@ -21,7 +21,7 @@ from tmnb.kubelet.profiles import resolve
 from tmnb.parse.kubelet_fields import RESOURCE_MANAGER_FIELDS
 from tmnb.parse.quantity import parse_quantity
 from tmnb.report.tables import some
-from tmnb.snapshot import Layer, Node, Pod, Setting, Snapshot
+from tmnb.snapshot import Layer, Node, NumaZone, Pod, Setting, Snapshot
 from tmnb.versions import KubeVersion
 
 #: Settings an SRE must see before touching the Topology Manager, in reading order.
@@ -247,25 +247,84 @@ def shape_of(node: Node) -> Shape:
     )
 
 
-def numa_layout(snapshot: Snapshot) -> pd.DataFrame:
-    """One row per NUMA zone per hardware shape; identical nodes are grouped, not repeated."""
+def _shape_groups(snapshot: Snapshot) -> list[tuple[Shape, list[Node]]]:
+    """Identical nodes grouped by hardware shape, the commonest shape first (shape 1, 2, ...)."""
     groups: dict[Shape, list[Node]] = defaultdict(list)
     for node in snapshot.nodes:
         groups[shape_of(node)].append(node)
+    return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0].label))
+
+
+def shapes(snapshot: Snapshot) -> pd.DataFrame:
+    """One row per hardware shape: its description and nodes, said once for all its zones."""
+    rows = [
+        {
+            "shape": number,
+            "hardware": shape.label,
+            "nodes": len(nodes),
+            "node_names": some(sorted(n.name for n in nodes), 12),
+        }
+        for number, (shape, nodes) in enumerate(_shape_groups(snapshot), start=1)
+    ]
+    return pd.DataFrame(rows)
+
+
+def _alike(group: list[NumaZone], zone: NumaZone) -> bool:
+    """Whether ``zone`` joins the zones before it: no CPUs, the same memory and hugepages, the same
+    distance among all of them, and the same distance from each to every zone outside."""
+    first = group[0]
+    if zone.cpus or first.cpus or zone.memory_total != first.memory_total or zone.hugepages != first.hugepages:
+        return False
+    if set(zone.distances) != set(first.distances) or zone.id not in first.distances:
+        return False
+    members = {z.id for z in group} | {zone.id}
+    within = first.distances[zone.id]
+    return all(
+        z.distances[k] == (within if k in members else first.distances[k])
+        for z in (*group, zone)
+        for k in z.distances
+        if k != z.id and (k in members or k in first.distances)
+    )
+
+
+def _distances(group: list[NumaZone]) -> str:
+    """The distances of a zone (or of alike zones) to the others: ``to 1: 21``, runs of zones at the
+    same distance as one cpu-list style range, a group's own distance as ``within``; 10 to itself
+    (local) is left out unless it is not 10."""
+    own = {z.id for z in group}
+    first = group[0]
+    parts: list[str] = []
+    if first.distances.get(first.id, 10) != 10:
+        parts.append(f"itself: {first.distances[first.id]}")
+    others = [(k, d) for k, d in sorted(first.distances.items()) if k not in own]
+    for distance, run in itertools.groupby(others, key=lambda kd: kd[1]):
+        parts.append(f"to {CPUSet(k for k, _ in run)}: {distance}")
+    if len(group) > 1:
+        parts.append(f"within {CPUSet(own)}: {first.distances[group[1].id]}")
+    return "; ".join(parts)
+
+
+def numa_layout(snapshot: Snapshot) -> pd.DataFrame:
+    """One row per NUMA zone per hardware shape (``shapes`` describes each once); zones alike in every
+    way (a GB200's CPU-less GPU-memory zones) share one row."""
     rows = []
-    for shape, nodes in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0].label)):
-        example = nodes[0]
-        for zone in sorted(example.numa, key=lambda z: z.id):
+    for number, (_, nodes) in enumerate(_shape_groups(snapshot), start=1):
+        groups: list[list[NumaZone]] = []
+        for zone in sorted(nodes[0].numa, key=lambda z: z.id):
+            if groups and _alike(groups[-1], zone):
+                groups[-1].append(zone)
+            else:
+                groups.append([zone])
+        for group in groups:
+            zone = group[0]
             rows.append(
                 {
-                    "shape": shape.label,
-                    "nodes": len(nodes),
-                    "node_names": ", ".join(sorted(n.name for n in nodes)),
-                    "numa": zone.id,
+                    "shape": number,
+                    "numa": str(CPUSet(z.id for z in group)),
                     "cpus": zone.cpus,
                     "memory_gib": round(zone.memory_total / GIB, 1),
                     "hugepages": ", ".join(f"{h.total}x{h.size}" for h in zone.hugepages if h.total) or "",
-                    "distances": runs(zone.distance_row(), " "),
+                    "distances": _distances(group),
                 }
             )
     return pd.DataFrame(rows)
@@ -316,6 +375,19 @@ def _exclusive_expected(pod: Pod, container: str, node: Node | None) -> tuple[bo
     if not is_integer_cpu(spec.requests.get("cpu")):
         return False, f"CPU request {spec.requests.get('cpu')!r} is not a whole number"
     return True, "Guaranteed, integer CPU request, static policy"
+
+
+def exclusive_containers(snapshot: Snapshot) -> list[tuple[Pod, str]]:
+    """The containers the kubelet gives exclusive CPUs: Guaranteed, running, a whole-number CPU request,
+    on a static-policy node."""
+    nodes = {n.name: n for n in snapshot.nodes}
+    return [
+        (pod, c.name)
+        for pod in snapshot.pods
+        if pod.qos_class == "Guaranteed"
+        for c in pod.containers
+        if _exclusive_expected(pod, c.name, nodes.get(pod.node or ""))[0]
+    ]
 
 
 def guaranteed_pods(snapshot: Snapshot) -> pd.DataFrame:

@@ -35,9 +35,9 @@ from tmnb.analysis.rules import (
 from tmnb.analysis.upgrade import UPGRADE_RULES, feature_gates_refused_by_upgrade
 from tmnb.cpuset import CPUSet
 from tmnb.kubelet.names import BEST_EFFORT, CPU_STATIC, RESTRICTED, SINGLE_NUMA_NODE, TOPOLOGY_NONE
-from tmnb.kubelet.profiles import KUBELET_VERSION, STAGE_GATES, Manager
+from tmnb.kubelet.profiles import CHECKPOINT_POLICIES, KUBELET_VERSION, STAGE_GATES, Manager
 from tmnb.parse.quantity import parse_quantity
-from tmnb.replay import DEFAULTS, NodePlan, plans_for, show_value
+from tmnb.replay import DEFAULTS, DrainSteps, NodePlan, plans_for, show_value
 from tmnb.settings.effective import KubeletSettings, snapshot_settings
 from tmnb.settings.findings import Severity as ValidatorSeverity
 from tmnb.settings.validate import validate_settings
@@ -145,21 +145,19 @@ CPU_NONE_STRICT_TOPOLOGY = Rule[LintContext](
 
 
 def _manager_policy_change(c: LintContext) -> Iterator[Hit]:
-    """A checkpoint the change spoils: the kubelet refuses to start over it (or may, for a reserved set
-    whose new CPUs a pod holds), so the node needs a drain and the file moved aside."""
+    """A checkpoint the rollout moves aside (``replay.drain``): one the kubelet would refuse at start, in
+    its words, or one whose manager's settings change, moved although the kubelet would restore it."""
     p = c.plan
-    for name, fields in p.spoiled_checkpoints().items():
-        state = f"/var/lib/kubelet/{name}"
-        changed = ", ".join(fields)
+    spoiled = p.spoiled_checkpoints()
+    for moved in c.steps.moved:
+        name = moved.path.rsplit("/", 1)[-1]
+        fields = spoiled.get(name) or (CHECKPOINT_POLICIES[name][0],)
         yield Hit(
             fields[0],
             "; ".join(f"{f}={show_value(p.planned.get(f))}" for f in fields),
             "; ".join(f"{f}={show_value(p.current.get(f))}" for f in fields),
-            f"Changing {changed} while {state} holds the old state can make the kubelet refuse to start "
-            '("could not restore state from checkpoint: configured policy ... differs from state checkpoint '
-            'policy", "not all reserved cpus ... are present in defaultCpuSet", "the expected machine state is '
-            'different from the real one"); tmnb drains and moves the file aside whenever one of these changes.',
-            fill={"state": state},
+            f"{moved.why}. tmnb's rollout drains the node and moves the file aside.",
+            fill={"state": moved.path},
         )
 
 
@@ -167,11 +165,37 @@ MANAGER_POLICY_CHANGE = Rule[LintContext](
     "manager-policy-change",
     "kubelet restart",
     "warning",
-    "Manual action: drain the node, stop the kubelet, remove {state}, apply the config, start the kubelet, "
+    "Manual action: drain the node, stop the kubelet, move {state} aside, apply the config, start the kubelet, "
     "verify, uncordon.",
     _manager_policy_change,
     manual=True,
-    summary="the change spoils a resource manager's checkpoint: drain and move the file aside",
+    summary="a resource manager's checkpoint the kubelet would refuse at start, or whose settings change: drain "
+    "and move the file aside",
+)
+
+
+def _restart_drain(c: LintContext) -> Iterator[Hit]:
+    """A drain with no checkpoint moved: running pods the restart would reject or re-pin, or a restart
+    tmnb cannot predict (the kubelet's refusal of the target is the validator's finding)."""
+    steps: DrainSteps = c.steps
+    if steps.drain and not steps.moved and not steps.refused:
+        yield Hit(
+            "running pods",
+            "pods the kubelet re-admits as they run",
+            "drain",
+            f"{steps.why}. tmnb's rollout drains the node before the restart.",
+            severity="info" if steps.careful else None,  # not predicted: the verdict says unknown
+        )
+
+
+RESTART_DRAIN = Rule[LintContext](
+    "restart-drain",
+    "kubelet restart",
+    "warning",
+    "Manual action: drain the node, apply the config, restart the kubelet, verify, uncordon.",
+    _restart_drain,
+    manual=True,
+    summary="the restart would reject or re-pin a running pod (warning), or cannot be predicted (info): drain first",
 )
 
 
@@ -378,6 +402,7 @@ RULES: tuple[Rule[LintContext], ...] = (
     OPTION_MATURITY,
     CPU_NONE_STRICT_TOPOLOGY,
     MANAGER_POLICY_CHANGE,
+    RESTART_DRAIN,
     DEVICE_WITHOUT_NUMA,
     RESERVED_CPUS_SPAN_NUMA,
     VERSION_SKEW,
@@ -387,10 +412,6 @@ RULES: tuple[Rule[LintContext], ...] = (
 )
 FLEET_RULES: tuple[Rule[FleetContext], ...] = (MIXED_HARDWARE_POOL,)
 
-_DRAIN_AND_DELETE = (
-    "Manual action: drain the node, stop the kubelet, move the checkpoint file aside, start the kubelet, verify, "
-    "uncordon."
-)
 #: Lint's metadata for every finding code of the settings validator (``tmnb.settings``), one place:
 #: its remedy, whether it needs a manual step, and whether a plan-aware rule here reports it instead.
 VALIDATOR_CODES: dict[str, ValidatorCode] = {
@@ -472,10 +493,6 @@ VALIDATOR_CODES: dict[str, ValidatorCode] = {
         ValidatorCode("memory.reserved-type"),
         ValidatorCode("memory.reserved-unknown-numa"),
         ValidatorCode("memory.reserved-zero"),
-        ValidatorCode("state.cpu-invalid", _DRAIN_AND_DELETE, manual=True),
-        ValidatorCode("state.cpu-policy-mismatch", _DRAIN_AND_DELETE, manual=True),
-        ValidatorCode("state.cpu-set-changed", _DRAIN_AND_DELETE, manual=True),
-        ValidatorCode("state.memory-policy-mismatch", _DRAIN_AND_DELETE, manual=True),
         ValidatorCode("topology.max-numa-above-default"),
         ValidatorCode(
             "topology.numa-distances", "Fix the node's NUMA distances in sysfs, or drop prefer-closest-numa-nodes."
@@ -528,9 +545,10 @@ def lint(
     *,
     pool_label: str | None = None,
     plans: Mapping[str, NodePlan] | None = None,
+    steps: Mapping[str, DrainSteps] | None = None,
 ) -> list[Finding]:
     """Every finding for ``target`` (KubeletConfiguration fields to set) on every node of the snapshot;
-    ``plans`` (by node name) are the ones the caller already built for the same target."""
+    ``plans`` and ``steps`` (by node name) are the ones the caller already decided for the same target."""
     plans = plans if plans is not None else plans_for(snapshot.nodes, target)
     server = None
     if snapshot.cluster.server_version:
@@ -538,7 +556,8 @@ def lint(
     fleet = FleetContext(snapshot, pool_label)
     findings: list[Finding] = [f for rule in FLEET_RULES for f in rule.run(fleet)]
     for node in snapshot.nodes:
-        context = LintContext(plans[node.name], tuple(snapshot.pods_on(node.name)), server)
+        decided = steps.get(node.name) if steps is not None else None
+        context = LintContext(plans[node.name], tuple(snapshot.pods_on(node.name)), server, decided)
         for node_rule in RULES:
             findings.extend(node_rule.run(context))
     return findings

@@ -19,6 +19,7 @@ from tmnb.analysis.inventory import shape_of
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.parse.quantity import parse_quantity
+from tmnb.report.tables import quantity, some
 from tmnb.report.verdict import Verdict
 from tmnb.snapshot import Node, Snapshot
 
@@ -158,8 +159,11 @@ def pool_summary(occ: pd.DataFrame) -> pd.DataFrame:
         exclusive=("exclusive", "sum"),
         free=("free", "sum"),
     )
-    summary["fraction"] = (summary["exclusive"] / (summary["capacity"] - summary["reserved"])).fillna(0).round(3)
-    return summary.round(1)
+    totals = ["capacity", "reserved", "exclusive", "free"]
+    summary[totals] = summary[totals].round(1)
+    # the share unrounded: the table shows it to 0.1 %, as the verdict's lines (never a 10 % step)
+    summary["fraction"] = (summary["exclusive"] / (summary["capacity"] - summary["reserved"])).fillna(0)
+    return summary
 
 
 def pick_nodes(occ: pd.DataFrame, wanted: list[str] | None = None, count: int = 3) -> list[str]:
@@ -174,6 +178,21 @@ def pick_nodes(occ: pd.DataFrame, wanted: list[str] | None = None, count: int = 
         return list(wanted)
     cpu = occ[occ["resource"] == "cpu"].groupby("node")["fraction"].max()
     return list(cpu.sort_values(ascending=False, kind="stable").index[:count])
+
+
+def detail_note(occ: pd.DataFrame, detail: list[str], source: str, wanted: list[str] | None = None) -> str:
+    """Which nodes the detail figures draw, why those, and how to draw others: a report that shows a
+    subset says so."""
+    total = occ["node"].nunique()
+    why = "as asked" if wanted else f"the {len(detail)} most CPU-loaded"
+    note = f"Drawn in detail: **{', '.join(detail)}** ({why}, of {total} node(s))."
+    if len(detail) < total:
+        others = sorted(set(occ["node"]) - set(detail))
+        note += (
+            f" Not drawn: {some(others, 8)}. To draw any of them: "
+            f"`tmnb run 02-numa-occupancy -p source {source} -p nodes '[{others[0]}]'`"
+        )
+    return note
 
 
 def holdings(held: pd.DataFrame, nodes: list[str]) -> pd.DataFrame:
@@ -222,7 +241,7 @@ def verdict(occ: pd.DataFrame, source: str, *, full: float = 0.9) -> Verdict:
     cpu = occ[(occ["resource"] == "cpu") & (occ["capacity"] > 0)]
     pools = cpu.groupby("pool")[["exclusive", "capacity", "reserved"]].sum()
     share = (pools["exclusive"] / (pools["capacity"] - pools["reserved"]).clip(lower=1)).sort_values(ascending=False)
-    lines = [f"**{pool}**: {100 * s:.0f} % of allocatable CPUs held exclusively" for pool, s in share.items()]
+    lines = [f"**{pool}**: {quantity(s, 'share')} of allocatable CPUs held exclusively" for pool, s in share.items()]
     hot = cpu[cpu["fraction"] >= full]
     zones = [
         f"**{node}**: NUMA {CPUSet(int(z) for z in part['numa'])} ≥ {100 * full:.0f} % pinned"

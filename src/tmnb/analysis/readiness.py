@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from tmnb.analysis.inventory import shape_of
+from tmnb.analysis.inventory import admission_failures, shape_of
 from tmnb.analysis.lint import (
     SEVERITY_ORDER,
     Finding,
@@ -32,7 +32,7 @@ from tmnb.analysis.upgrade import admission_changes
 from tmnb.analysis.whatif import whatif
 from tmnb.errors import InputError
 from tmnb.kubelet.profiles import KUBELET_VERSION
-from tmnb.replay import Mode, NodePlan, plans_for, show_value
+from tmnb.replay import DrainSteps, Mode, NodePlan, drain_steps, plans_for, show_value
 from tmnb.report.tables import some
 from tmnb.report.verdict import Verdict
 from tmnb.settings.target import check_target_fields
@@ -71,6 +71,7 @@ def verdicts(
 ) -> pd.DataFrame:
     """One row per node: verdict, counts of findings by severity, rejected pods and the first rejection."""
     threshold = SEVERITY_ORDER[fail_on]
+    failing = failing_today(snapshot)
     rows = []
     for node in snapshot.nodes:
         mine = [f for f in findings if f.node == node.name]
@@ -89,18 +90,76 @@ def verdicts(
                 "warnings": counts["warning"],
                 "rejected pods": len(rejected),
                 "first rejection": "" if first is None else f"{first['namespace']}/{first['pod']}: {first['reason']}",
+                "failing today": failing.get(node.name, ""),
             }
         )
     return pd.DataFrame(rows)
 
 
-def recommend_canary(
-    snapshot: Snapshot, verdict_table: pd.DataFrame, changing: set[str], pool_label: str | None = None
-) -> pd.DataFrame:
-    """Per pool: a Ready, schedulable node that the change actually changes, of the pool's most
-    common hardware shape, with the fewest Guaranteed pods; nodes that would reject pods are never
-    proposed (a canary must tell whether the change works, not demonstrate a known failure)."""
-    bad = set(verdict_table.loc[verdict_table["verdict"] == "will reject pods", "node"])
+def failing_today(snapshot: Snapshot) -> dict[str, str]:
+    """Per node, the pods its kubelet refused at admission before any change (Failed with an admission
+    reason): a node the change leaves "ready" may still have them, and its row says so."""
+    failed = admission_failures(snapshot)
+    return {
+        str(node): f"{len(part)} pod(s), {', '.join(sorted(set(part['reason'])))}: "
+        + some([f"{r.namespace}/{r.pod}" for r in part.itertuples()], 3)
+        for node, part in failed.groupby("node")
+    }
+
+
+def steps_table(snapshot: Snapshot, steps: Mapping[str, DrainSteps]) -> pd.DataFrame:
+    """One row per node: whether its kubelet starts with the target, the drain and the checkpoint files
+    the rollout moves aside, and why (the decision 04's plan carries, ``replay.drain``)."""
+    rows = [
+        {
+            "node": node.name,
+            "kubelet": f"refuses the target: {s.refused}" if s.refused else "starts",
+            "drain": "yes" if s.drain else "no",
+            "state files moved": ", ".join(s.state_files),
+            "why": s.why,
+            "more careful than the kubelet": "yes" if s.careful else "no",
+        }
+        for node in snapshot.nodes
+        for s in (steps[node.name],)
+    ]
+    columns = ["node", "kubelet", "drain", "state files moved", "why", "more careful than the kubelet"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def not_canary(
+    snapshot: Snapshot, verdict_table: pd.DataFrame, findings: Sequence[Finding], steps: Mapping[str, DrainSteps]
+) -> dict[str, str]:
+    """Why each node that cannot be a canary cannot (a node not listed can): a canary must tell whether the
+    change works, so it is one the change changes, Ready and schedulable, with no blocker, a kubelet that
+    starts with the target, and no pod the what-if rejects. The rollout's ``canary: recommended`` reads it."""
+    rejecting = set(verdict_table.loc[verdict_table["verdict"] == "will reject pods", "node"])
+    blockers: dict[str, list[str]] = {}
+    for f in findings:
+        if f.severity == "blocker":
+            blockers.setdefault(f.node, []).append(f.rule)
+    out = {}
+    for node in snapshot.nodes:
+        step = steps[node.name]
+        reasons = [
+            why
+            for bad, why in (
+                (not step.changes, "the change does not change it"),
+                (bool(step.refused), f"its kubelet would refuse the target ({step.refused})"),
+                (node.name in blockers, f"blocker: {', '.join(dict.fromkeys(blockers.get(node.name, [])))}"),
+                (node.name in rejecting, "the what-if rejects pods there"),
+                (node.ready is False, "not Ready"),
+                (node.unschedulable, "cordoned"),
+            )
+            if bad
+        ]
+        if reasons:
+            out[node.name] = "; ".join(reasons)
+    return out
+
+
+def recommend_canary(snapshot: Snapshot, excluded: Mapping[str, str], pool_label: str | None = None) -> pd.DataFrame:
+    """Per pool: a node that can be the canary (``not_canary``: ``excluded`` says why the others cannot), of
+    the pool's most common hardware shape, with the fewest Guaranteed pods."""
     guaranteed = Counter(p.node for p in snapshot.pods if p.qos_class == "Guaranteed" and p.phase == "Running")
     by_pool: dict[str, list[Node]] = {}
     for node in snapshot.nodes:
@@ -109,47 +168,21 @@ def recommend_canary(
     for pool, nodes in sorted(by_pool.items()):
         shapes = Counter(shape_of(n).label for n in nodes)
         common = shapes.most_common(1)[0][0]
-        candidates = [
-            n
-            for n in nodes
-            if shape_of(n).label == common
-            and n.name in changing
-            and n.ready is not False
-            and not n.unschedulable
-            and n.name not in bad
-        ]
-        if not any(n.name in changing for n in nodes):
-            rows.append(
-                {
-                    "pool": pool,
-                    "canary": "",
-                    "guaranteed pods": None,
-                    "shape": common,
-                    "nodes in pool": len(nodes),
-                    "why": "the change does not change any node of this pool",
-                }
-            )
+        candidates = [n for n in nodes if shape_of(n).label == common and n.name not in excluded]
+        row = {"pool": pool, "canary": "", "guaranteed pods": None, "shape": common, "nodes in pool": len(nodes)}
+        if all(excluded.get(n.name) == "the change does not change it" for n in nodes):
+            rows.append({**row, "why": "the change does not change any node of this pool"})
             continue
         if not candidates:
-            rows.append(
-                {
-                    "pool": pool,
-                    "canary": "",
-                    "guaranteed pods": None,
-                    "shape": common,
-                    "nodes in pool": len(nodes),
-                    "why": "no Ready, schedulable node of the common shape that the change affects avoids rejections",
-                }
-            )
+            why = some([f"{n.name}: {excluded.get(n.name, 'another hardware shape')}" for n in nodes], 3, "; ")
+            rows.append({**row, "why": f"no node of the pool's most common shape can be the canary: {why}"})
             continue
         pick = min(candidates, key=lambda n: (guaranteed[n.name], n.name))
         rows.append(
             {
-                "pool": pool,
+                **row,
                 "canary": pick.name,
                 "guaranteed pods": guaranteed[pick.name],
-                "shape": common,
-                "nodes in pool": len(nodes),
                 "why": f"fewest Guaranteed pods among {len(candidates)} candidates of the pool's most common shape"
                 + (f" ({len(shapes) - 1} other shape(s) in the pool need their own canary)" if len(shapes) > 1 else ""),
             }
@@ -172,6 +205,12 @@ class Readiness:
     canary: pd.DataFrame
     #: each node's plan, built once and shared by lint, what-if, the plan table and the rollout
     plans: dict[str, NodePlan]
+    #: each node's drain and checkpoint steps (``replay.drain``): lint, the steps table and the rollout read them
+    steps: dict[str, DrainSteps]
+    #: the steps per node, as a table (``steps_table``)
+    drains: pd.DataFrame
+    #: why a node cannot be the canary (``not_canary``); the rollout's ``canary: recommended`` reads it
+    not_canary: dict[str, str]
     #: how the what-if re-admitted the pods ("drain": from empty state; "restart")
     mode: Mode
     #: an upgrade (the target sets ``kubeletVersion``): the pods the planned minor admits or pins
@@ -215,16 +254,16 @@ def assess(
     if mode not in ("drain", "restart"):
         raise InputError(f"expected drain or restart, got {mode!r}", where="mode")
     plans = plans_for(snapshot.nodes, target)
-    findings = lint(snapshot, target, pool_label=pool_label, plans=plans)
+    steps = {n.name: drain_steps(plans[n.name], snapshot.pods_on(n.name)) for n in snapshot.nodes}
+    findings = lint(snapshot, target, pool_label=pool_label, plans=plans, steps=steps)
     pods, nodes = whatif(snapshot, target, mode=mode, plans=plans)
     table = verdicts(snapshot, findings, pods, fail_on)
     refused = set(nodes.loc[~nodes["kubelet starts"], "node"]) if not nodes.empty else set()
+    refused |= {n for n, s in steps.items() if s.refused}
     table.loc[table["node"].isin(refused), "verdict"] = "needs action"
     unknown = set(nodes.loc[~nodes["modelled"], "node"]) if not nodes.empty else set()
     table.loc[table["node"].isin(unknown) & (table["verdict"] == "ready"), "verdict"] = "unknown"
-    plan = plan_table(snapshot, target, findings, plans)
-    changing = set(plan.loc[plan["change"] == "yes", "node"])
-    changing |= {name for name, p in plans.items() if p.upgrades}
+    excluded = not_canary(snapshot, table, findings, steps)
     return Readiness(
         target=dict(target),
         fail_on=fail_on,
@@ -233,9 +272,12 @@ def assess(
         pods=pods,
         nodes=nodes,
         verdicts=table,
-        plan=plan,
-        canary=recommend_canary(snapshot, table, changing, pool_label),
+        plan=plan_table(snapshot, target, findings, plans),
+        canary=recommend_canary(snapshot, excluded, pool_label),
         plans=plans,
+        steps=steps,
+        drains=steps_table(snapshot, steps),
+        not_canary=excluded,
         mode=mode,
         upgrade=admission_changes(snapshot, plans, pods, mode=mode),
     )
@@ -295,10 +337,23 @@ def lint_by_rule(lint_table: pd.DataFrame, shown: int = 5) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def lint_per_node(lint_table: pd.DataFrame) -> pd.DataFrame:
+    """Every finding per node without the texts ``lint_by_rule`` already says once per rule: the
+    explanation only where it differs between the rule's nodes, never the remedy."""
+    if lint_table.empty:
+        return lint_table
+    varies = lint_table.groupby("rule")["explanation"].transform("nunique") > 1
+    shown = lint_table.drop(columns=["explanation", "remedy"])
+    return shown.assign(**{"explanation where it differs per node": lint_table["explanation"].where(varies, "")})
+
+
 def rejected_first(pods: pd.DataFrame) -> pd.DataFrame:
+    """The predicted admission as a person reads it: rejected pods first, named by namespace and
+    name (the UID, 36 characters no one searches for, stays in the results)."""
     if pods.empty:
         return pods
-    return pods.sort_values(["admitted", "node"], kind="stable").reset_index(drop=True)
+    shown = pods.drop(columns=[c for c in ("uid",) if c in pods.columns])
+    return shown.sort_values(["admitted", "node"], kind="stable").reset_index(drop=True)
 
 
 def summary(report: Readiness) -> str:
@@ -336,14 +391,15 @@ def verdict(report: Readiness) -> Verdict:
             f"**{node}**: {len(pods)} pod(s) would be rejected, first {first['namespace']}/{first['pod']} "
             f"({first['reason']}: {first['message']}). Leave this node out, or free or re-size the pods first."
         )
+    steps = manual_steps(report)
     picked = report.canary[report.canary["canary"] != ""]
     canaries = [f"pool **{r.pool}**: canary `{r.canary}` ({r.why})" for r in picked.itertuples()]
     canaries += [f"pool **{r.pool}**: no canary: {r.why}" for r in report.canary.itertuples() if not r.canary]
+    if not len(picked):
+        canaries.append("**No node can be the canary**, so there is no rollout to plan: fix what blocks it first.")
     commands: list[str] = []
-    blocked = {f.node for f in report.findings if SEVERITY_ORDER[f.severity] >= SEVERITY_ORDER[report.fail_on]}
-    clean = picked[~picked["canary"].isin(blocked)]
     if len(picked):
-        first = (clean if len(clean) else picked).iloc[0]["canary"]
+        first = picked.iloc[0]["canary"]
         target = yaml.safe_dump(report.target, default_flow_style=True, width=10_000).strip()
         commands = [
             f"tmnb run notebooks/04-rollout.ipynb -p target '{target}' -p nodes '[{first}]' -p canary {first}",
@@ -351,6 +407,8 @@ def verdict(report: Readiness) -> Verdict:
     if blocks:
         tone: Literal["ok", "warn", "stop"] = "stop"
         headline = f"Not ready: {len(blocks)} thing(s) block this change. Fix them, then plan the canary."
+    elif not commands:
+        tone, headline = "warn", "Nothing to roll out yet: no node can be the canary (see what to do next)."
     elif counts["needs action"] or counts["unknown"]:
         tone, headline = "warn", "Ready with manual steps: the plan below lists them per node. Start with the canary."
     else:
@@ -361,5 +419,34 @@ def verdict(report: Readiness) -> Verdict:
         else []
     )
     return Verdict(
-        tone, headline, [("Nodes", ready), ("What blocks", blocks), ("What to do next", next_steps)], commands
+        tone,
+        headline,
+        [
+            ("Nodes", ready + failing_lines(report.verdicts)),
+            ("What blocks", blocks),
+            ("Manual steps", steps),
+            ("What to do next", next_steps),
+        ],
+        commands,
     )
+
+
+def manual_steps(report: Readiness) -> list[str]:
+    """The findings below ``fail_on`` that still need a person (why a node "needs action" without a
+    blocker), each with its step, so every node counted as needing action is named on top."""
+    return [
+        f"**{f.node}** ({f.rule}): {f.explanation} **Step:** {f.remedy}"
+        for f in report.findings
+        if SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[report.fail_on] and needs_manual_action(f)
+    ]
+
+
+def failing_lines(verdict_table: pd.DataFrame) -> list[str]:
+    """The nodes with pods failing today, whatever the change's verdict: old failures, not the change's."""
+    if "failing today" not in verdict_table:
+        return []
+    failing = verdict_table[verdict_table["failing today"] != ""]
+    return [
+        f"**{node}** ({verdict}): failing today, before any change: {pods}"
+        for node, verdict, pods in zip(failing["node"], failing["verdict"], failing["failing today"], strict=True)
+    ]

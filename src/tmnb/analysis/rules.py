@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar
 
 from tmnb.kubelet.profiles import KubeletProfile
-from tmnb.replay import NodePlan
+from tmnb.replay import DrainSteps, NodePlan, drain_steps
 from tmnb.snapshot import Node, Pod, Snapshot
 from tmnb.versions import KubeVersion
 
@@ -76,6 +76,8 @@ class LintContext:
     plan: NodePlan
     pods: tuple[Pod, ...] = ()
     server: KubeVersion | None = None
+    #: the node's drain and checkpoint steps when the caller decided them already (readiness does)
+    decided: DrainSteps | None = None
 
     @property
     def where(self) -> str:
@@ -84,6 +86,11 @@ class LintContext:
     @property
     def node(self) -> Node:
         return self.plan.node
+
+    @property
+    def steps(self) -> DrainSteps:
+        """The drain and checkpoint steps the rollout takes on this node (``replay.drain``)."""
+        return self.decided if self.decided is not None else drain_steps(self.plan, self.pods)
 
     @property
     def profile(self) -> KubeletProfile:

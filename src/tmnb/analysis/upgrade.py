@@ -24,7 +24,7 @@ import pandas as pd
 
 from tmnb.analysis.minors import PLRM, describe_gate
 from tmnb.analysis.rules import Hit, LintContext, Rule
-from tmnb.analysis.whatif import ACTIVE_PHASES, replay_node
+from tmnb.analysis.whatif import replay_node
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.checkpoint import Manager as StateManager
 from tmnb.kubelet.checkpoint import could_not_restore
@@ -40,7 +40,7 @@ from tmnb.kubelet.profiles import (
     Manager,
     Maturity,
 )
-from tmnb.replay import Mode, NodePlan, model_pod
+from tmnb.replay import ACTIVE_PHASES, Mode, NodePlan, model_pod
 from tmnb.snapshot import Node, Pod, Snapshot
 
 AREA = "kubelet upgrade"

@@ -27,10 +27,18 @@ from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.parse.quantity import parse_quantity
 from tmnb.progress import disabled
-from tmnb.replay import Mode, NodePlan, config_refusal, model_for, model_pod, plan_for, plans_for
+from tmnb.replay import (
+    Mode,
+    NodePlan,
+    config_refusal,
+    model_for,
+    model_pod,
+    plan_for,
+    plans_for,
+    replay_order,
+)
 from tmnb.snapshot import Node, Pod, Snapshot
 
-ACTIVE_PHASES = {"Running", "Pending"}
 HEADROOM_LIMIT = 256
 #: Headroom probes many admissions; beyond this many NUMA nodes each one enumerates 2^n masks.
 HEADROOM_MAX_NUMA = 8
@@ -41,8 +49,8 @@ UNMODELLED = (
 POD_COLUMNS = ["node", "namespace", "pod", "uid", "admitted", "reason", "message", "numa", "cpuset"]
 
 
-def replay_order(pods: Iterable[Pod]) -> list[Pod]:
-    return sorted((p for p in pods if p.phase in ACTIVE_PHASES), key=lambda p: (p.created, p.namespace, p.name))
+#: The node collector's steps that read the CPU and NUMA topology.
+TOPOLOGY_STEPS = ("cpu topology", "numa")
 
 
 @dataclass
@@ -130,6 +138,12 @@ def headroom(
     return out
 
 
+def _no_topology(node: Node) -> str:
+    """Why a node has no topology: what its collection could not read, else an API-only collection."""
+    why = next((i.message for i in node.issues if i.source in TOPOLOGY_STEPS and i.severity != "info"), None)
+    return f"not predicted: the node's CPU and NUMA topology could not be read: {why}" if why else UNMODELLED
+
+
 def replay_node(
     node: Node,
     pods: Iterable[Pod],
@@ -140,7 +154,7 @@ def replay_node(
     plan: NodePlan | None = None,
 ) -> NodeReplay:
     if not node.cpus or not node.numa:
-        return NodeReplay(node.name, [], unmodelled=UNMODELLED)
+        return NodeReplay(node.name, [], unmodelled=_no_topology(node))
     refusal = config_refusal(node)
     if refusal is not None:
         return NodeReplay(node.name, [], refused=refusal)

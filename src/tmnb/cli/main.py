@@ -1,11 +1,10 @@
-"""The ``tmnb`` command. User errors print one line and exit 2; failed runs exit 1;
-runs whose report raises an alert (blockers found, pods predicted to be rejected, a node rolled
-back) exit 3; a tampered evidence bundle exits 4; a rollout that stopped cleanly at an unapproved
-gate in execute mode exits 5.
+"""The tmnb command: inventory, occupancy, readiness, rollout, comparison and postmortem reports
+of the kubelet Topology Manager, from a live cluster, node files or a saved snapshot.
 
-Each command checks what its arguments alone can tell (files that are not there, unknown setting
-names, values outside a parameter's choices) before it imports pandas, papermill or the kubelet
-model, so a typo is answered at once; bench/cli_latency.py measures it."""
+Every command checks what its arguments alone can tell (missing files, unknown setting names,
+values outside a field's or a parameter's allowed set) before it loads the kubelet model or starts
+a kernel, so a typo is answered at once.
+"""
 
 from __future__ import annotations
 
@@ -16,21 +15,37 @@ from collections.abc import Sequence
 
 from tmnb import __version__
 from tmnb.cli import evidence, reports, rollout, sandbox, whatif
-from tmnb.cli.exits import EXIT_FAILED, EXIT_SIGPIPE, EXIT_USAGE
+from tmnb.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_SIGPIPE, EXIT_TAMPERED, EXIT_USAGE, MEANINGS
 from tmnb.cli.types import Command
-from tmnb.errors import RunError, TmnbError
+from tmnb.errors import RunError, Tampered, TmnbError
 
 #: One module per subcommand family: each adds its parsers and names its handlers.
 FAMILIES = (reports, whatif, sandbox, rollout, evidence)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tmnb", description=__doc__)
+    codes = "\n".join(f"  {code:<5}{meaning}" for code, meaning in MEANINGS.items())
+    parser = argparse.ArgumentParser(
+        prog="tmnb",
+        description=__doc__,
+        epilog=f"exit codes:\n{codes}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"tmnb {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for family in FAMILIES:
         family.add_parsers(sub)
     return parser
+
+
+#: An error line stays readable in a terminal and a scheduler's log: a 100,000-character value is cut.
+MESSAGE_LIMIT = 1000
+
+
+def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` on one line (line breaks shown as ``⏎``), cut at ``limit`` characters saying how many more."""
+    flat = text.replace("\r\n", "\n").replace("\n", " ⏎ ")
+    return flat if len(flat) <= limit else f"{flat[:limit]}… ({len(flat) - limit} more characters)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -39,14 +54,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except RunError as exc:
-        print(f"tmnb: run failed: {exc}", file=sys.stderr)
+        print(f"tmnb: run failed: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_FAILED
+    except Tampered as exc:
+        print(f"tmnb: error: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_TAMPERED
     except TmnbError as exc:
-        print(f"tmnb: error: {exc}", file=sys.stderr)
+        print(f"tmnb: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("tmnb: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader went away (`tmnb whatif ... | head`): stop quietly, as cat does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_SIGPIPE
+    except OSError as exc:  # a path the system refused (a folder under /proc, a file where a folder goes)
+        if exc.filename is None:
+            raise
+        print(f"tmnb: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE

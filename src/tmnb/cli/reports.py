@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def add_parsers(sub: Subcommands) -> None:
     run = sub.add_parser("run", help="execute a notebook into a run folder (ipynb, HTML, manifest)")
-    run.add_argument("notebook")
+    run.add_argument("notebook", help="a notebook's name (01-inventory ... 06-postmortem) or the path of a .ipynb file")
     run.add_argument(
         "-p",
         "--parameter",

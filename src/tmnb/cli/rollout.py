@@ -59,20 +59,51 @@ def add_parsers(sub: Subcommands) -> None:
             metavar="NODE",
             help="change this node although the what-if rejects pods there",
         )
-        p.add_argument("--executor", choices=EXECUTORS, default="dry-run" if verb == "plan" else "sandbox")
+        p.add_argument(
+            "--executor",
+            choices=EXECUTORS,
+            default="dry-run" if verb == "plan" else "sandbox",
+            help="how node commands run: dry-run (records them, changes nothing), local (this host is the node), "
+            "ssh, node-pod (a privileged pod on the node), sandbox (a tmnb sandbox node) "
+            f"(default: {'dry-run' if verb == 'plan' else 'sandbox'})",
+        )
         p.add_argument(
             "--node-files",
             default="",
             help=f"how to re-read node files (default: as the executor reads them): {NODE_FILES_HELP}",
         )
-        p.add_argument("--apply", choices=("auto", "edit", "drop-in"), default="auto")
-        p.add_argument("--drain", choices=("auto", "always", "never"), default="auto")
-        p.add_argument("--format", choices=("table", "json"), default="table")
+        p.add_argument(
+            "--apply",
+            choices=("auto", "edit", "drop-in"),
+            default="auto",
+            help="how the change is written: a drop-in file in the kubelet's --config-dir, an edit of its "
+            "config file, or auto (a drop-in where the kubelet reads one, else the edit; default)",
+        )
+        p.add_argument(
+            "--drain",
+            choices=("auto", "always", "never"),
+            default="auto",
+            help="auto (default): drain a node only when its running pods cannot stay through the restart; "
+            "always: drain every node; never: refuse a node that would need a drain",
+        )
+        p.add_argument(
+            "--format", choices=("table", "json"), default="table", help="table for a person (default) or JSON"
+        )
         if verb in ("execute", "rollback"):
             p.add_argument("--approve", action="append", default=[], metavar="GATE", help="canary, wave-1, ...")
             p.add_argument("--pause", type=non_negative_seconds, default=0.0, help="seconds between waves")
-            p.add_argument("--drain-timeout", type=positive_seconds, default=300.0)
-            p.add_argument("--ready-timeout", type=positive_seconds, default=180.0)
+            p.add_argument(
+                "--drain-timeout",
+                type=positive_seconds,
+                default=300.0,
+                help="seconds to wait for a node's pods to leave before the drain fails (default 300)",
+            )
+            p.add_argument(
+                "--ready-timeout",
+                type=positive_seconds,
+                default=180.0,
+                help="seconds to wait for the node to report Ready after the restart (default 180)",
+            )
             p.add_argument(
                 "--evict-retry", type=positive_seconds, default=5.0, help="seconds between eviction retries (429)"
             )
@@ -179,15 +210,18 @@ def _status(args: argparse.Namespace) -> int:
 
     from tmnb.errors import InputError
     from tmnb.report.places import change_folder
-    from tmnb.rollout.journal import Journal
+    from tmnb.rollout.journal import Journal, account
 
     folder = change_folder(args.change_id, args.state_dir)
     path = folder / "journal.jsonl"
     if not path.exists():
         raise InputError("no journal for this change id", source=str(path))
-    for record in Journal(path, args.change_id).records():
+    records = [r for r in Journal(path, args.change_id).records() if r.get("change_id") == args.change_id]
+    for record in records:
         result = record.get("result") or record.get("error") or record.get("intent") or ""
         print(f"{record['time']}  {record.get('node') or '-':<16} {record['step']:<15} {record['event']:<8} {result}")
+    for node in dict.fromkeys(str(r["node"]) for r in records if r.get("node")):
+        print(account(records, node))
     return 0
 
 
@@ -209,16 +243,12 @@ def _stored(args: argparse.Namespace) -> JsonDict:
 
 
 def _mapping(text: str, where: str) -> JsonDict:
-    import yaml
-
     from tmnb.errors import InputError
+    from tmnb.parse.parameters import load_parameter
 
     if not text:
         return {}
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        value = None
+    value = load_parameter(text, where=where)
     if not isinstance(value, dict):
         raise InputError(f"expected a YAML mapping, got {text!r}", where=where)
     return value

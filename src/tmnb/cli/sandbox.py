@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from tmnb.cli.exits import EXIT_OK
 from tmnb.cli.types import Subcommands, port
@@ -56,9 +57,12 @@ def command(args: argparse.Namespace) -> int:
     from tmnb.twin.sandbox import Faults, process
 
     run_dir = Path(args.run_dir) if args.run_dir else process.default_run_dir()
+    if os.path.lexists(run_dir) and not run_dir.is_dir():
+        raise InputError("not a folder: the sandbox keeps its state, node files and logs there", source=str(run_dir))
     if args.verb == "down":
         print(f"sandbox stopped (pid {process.stop(run_dir)})")
         return EXIT_OK
+    _check_writable(args.kubeconfig)
     faults = Faults(
         latency=args.latency,
         error_rates=process.parse_rates(args.error_rate),
@@ -89,6 +93,20 @@ def command(args: argparse.Namespace) -> int:
             )
     process.serve(snapshot, run_dir, Path(args.kubeconfig), args.port, faults, node_files=not args.no_node_files)
     return EXIT_OK
+
+
+def _check_writable(path: str) -> None:
+    """The kubeconfig must be writable before the sandbox starts (a background child would only
+    report it in its log): a file is made there and removed again if it was not there before."""
+    from tmnb.errors import InputError
+
+    existed = os.path.lexists(path)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError as exc:
+        raise InputError(f"cannot write the sandbox's kubeconfig here: {exc.strerror}", source=path) from None
+    if not existed:
+        os.unlink(path)
 
 
 COMMANDS = {"sandbox": command}

@@ -21,6 +21,8 @@ from tmnb.settings.target import check_target_fields
 from tmnb.sources.resolve import check_source, sources_help
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from tmnb.snapshot import Snapshot
 
 #: A PodList of every pod of a large cluster is some tens of MiB.
@@ -33,7 +35,10 @@ def add_parsers(sub: Subcommands) -> None:
     src.add_argument("--snapshot", help=sources_help())
     src.add_argument("--node-root", help="a copy of one node's files laid out as on the node (needs --pods)")
     what.add_argument("--pods", help="PodList JSON (kubectl get pods -o json) for --node-root")
-    what.add_argument("--node-name", help="node name for --node-root (default: the directory name)")
+    what.add_argument(
+        "--node-name",
+        help="the name of the node copied under --node-root (default: the directory name); not with --snapshot",
+    )
     what.add_argument(
         "--set",
         dest="settings",
@@ -55,13 +60,18 @@ def add_parsers(sub: Subcommands) -> None:
         default="drain",
         help="drain: re-admit from empty manager state (default); restart: keep today's allocations",
     )
-    what.add_argument("--format", choices=["table", "json"], default="table")
+    what.add_argument(
+        "--format",
+        choices=["table", "json"],
+        default="table",
+        help="table: pods and nodes for a person (default); json: one pod per line (JSON Lines)",
+    )
 
 
 def command(args: argparse.Namespace) -> int:
     import json
 
-    check_inputs(args.snapshot, args.node_root, args.pods)
+    check_inputs(args.snapshot, args.node_root, args.pods, args.node_name)
     settings = list(args.settings)
     if args.kubelet_version is not None:
         from tmnb.kubelet.profiles import KUBELET_VERSION, parse_minor
@@ -76,6 +86,10 @@ def command(args: argparse.Namespace) -> int:
     pods, nodes = whatif(
         snapshot, target, mode=args.mode, with_headroom=args.format == "table", plans=plans, progress=None
     )
+    unpredicted = _unpredicted(nodes)
+    if len(unpredicted) == len(nodes):  # an empty answer would read as "nothing to worry about"
+        first = next(iter(unpredicted.items()), ("", "the snapshot has no nodes"))
+        raise InputError(f"nothing predicted: {first[1]}", source=first[0] or None)
     if args.format == "json":  # JSON Lines: one pod per line, for jq and for streaming readers
         records = pods[["node", "namespace", "pod", "admitted", "reason", "message", "numa", "cpuset"]]
         for record in records.to_dict("records"):
@@ -93,6 +107,8 @@ def command(args: argparse.Namespace) -> int:
             print()
             print("Pods admitted or pinned differently than as today's kubelet minor:")
             print(humanize(changes).to_string(index=False) if len(changes) else "(none)")
+    for node, why in unpredicted.items():  # in every format: the pods of this node are missing above
+        print(f"tmnb: {node}: nothing predicted: {why}", file=sys.stderr)
     for node, note in zip(nodes.get("node", []), nodes.get("kubelet note", []), strict=True):
         if note:  # never silent: the prediction is not the node's own kubelet minor
             print(f"tmnb: {node}: {note}", file=sys.stderr)
@@ -100,6 +116,14 @@ def command(args: argparse.Namespace) -> int:
     for row in refused.itertuples():
         print(f"tmnb: {row.node}: the kubelet would not start: {row.refusal}", file=sys.stderr)
     return EXIT_ALERT if len(refused) or (len(pods) and not pods["admitted"].all()) else EXIT_OK
+
+
+def _unpredicted(nodes: pd.DataFrame) -> dict[str, str]:
+    """Nodes whose kubelet starts but whose pods were not predicted, and why."""
+    if not len(nodes):
+        return {}
+    rows = nodes[nodes["kubelet starts"] & (nodes["refusal"] != "")]
+    return {row.node: str(row.refusal).removeprefix("not predicted: ") for row in rows.itertuples()}
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
@@ -111,14 +135,11 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
             raise InputError(f"expected FIELD=VALUE, got {item!r}", where="--set")
         pairs.append((field.strip(), raw))
     check_target_fields(dict(pairs), where="--set", values=False)  # names first: a typo needs no YAML parser
-    import yaml
+    from tmnb.parse.parameters import load_parameter
 
     target: dict[str, Any] = {}
     for field, raw in pairs:
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError as exc:
-            raise InputError(f"{field}: value is not valid YAML: {exc}", where="--set") from None
+        value = load_parameter(raw, where=f"--set {field}") if raw.strip() else ""
         if field.endswith("PolicyOptions"):
             if not isinstance(value, dict):
                 raise InputError(f"{field}: expected a map, e.g. '{{name: \"value\"}}'", where="--set")
@@ -128,9 +149,16 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
     return target
 
 
-def check_inputs(snapshot: str | None, node_root: str | None, pods: str | None) -> None:
-    """What the arguments alone tell: files that are not there, a missing --pods."""
+def check_inputs(snapshot: str | None, node_root: str | None, pods: str | None, node_name: str | None = None) -> None:
+    """What the arguments alone tell: files that are not there, a missing --pods, a --node-name
+    that would be ignored (it names the node of --node-root; a snapshot's nodes have their names)."""
     if snapshot:
+        if node_name is not None:
+            raise InputError(
+                "names the node of --node-root; a snapshot's nodes keep their own names (the table lists every "
+                "node: filter it, e.g. with --format json and jq)",
+                where="--node-name",
+            )
         check_source(snapshot)
         return
     if not pods:

@@ -19,7 +19,7 @@ from tmnb.cpuset import MAX_CPUS, CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet import gostr
 from tmnb.kubelet.memory_static import MachineNode, ModelMemoryBlock
-from tmnb.kubelet.profiles import KubeletProfile, StateFormat
+from tmnb.kubelet.profiles import CPU_STATE, MEMORY_STATE, SUPPORTED_MINORS, KubeletProfile, StateFormat, profile
 from tmnb.parse.godecode import (
     CHECKSUM,
     CPU_POD_ENTRY,
@@ -28,6 +28,7 @@ from tmnb.parse.godecode import (
     RESOURCE_NAME,
     STRING,
     UINT64,
+    CPUSetValue,
     GoJSONError,
     GoType,
     Struct,
@@ -39,6 +40,7 @@ from tmnb.parse.godecode import (
     struct,
     unmarshal,
 )
+from tmnb.parse.gojson import string_checksum
 from tmnb.parse.state_files import (
     BadCpuList,
     CheckpointMemoryBlock,
@@ -449,6 +451,35 @@ def restore_memory_state(
     return MemoryState(name, _machine(cp.get("MachineState")), entries, pods, version)
 
 
+def _readers() -> list[tuple[KubeletProfile, dict[str, object]]]:
+    out: list[tuple[KubeletProfile, dict[str, object]]] = []
+    for minor in SUPPORTED_MINORS:
+        kubelet = profile(minor)
+        out.append((kubelet, {}))
+        if kubelet.gate_default("PodLevelResourceManagers") is not None:
+            out.append((kubelet, {"PodLevelResourceManagers": True}))
+    return out
+
+
+def load_errors(manager: Manager, text: str | bytes, policy: str) -> dict[str, str]:
+    """Per checkpoint reader (``KubeletProfile.state_reader``), the error its ``restoreState`` meets
+    loading this file (the formats it tries, their checksums), for the readers that refuse it: what
+    a kubelet of another minor, or with other gates, would say of the same bytes. ``policy``: the
+    file's own, so only the load is judged, not the configured policy."""
+    files = StateFiles(text, None) if manager == "cpu" else StateFiles(None, text)
+    refused: dict[str, str] = {}
+    for kubelet, gates in _readers():
+        try:
+            if manager == "cpu":
+                restore_cpu_state(files, policy=policy, kubelet=kubelet, feature_gates=gates)
+            else:
+                restore_memory_state(files, policy=policy, kubelet=kubelet, feature_gates=gates)
+        except RestoreError as err:
+            if not err.inner.startswith(("configured policy", "[memorymanager] configured policy", "could not parse")):
+                refused[kubelet.state_reader(gates)] = err.inner
+    return refused
+
+
 # ---------------------------------------------------------------------------------------------
 # The files as a kubelet writes them (what a snapshot's allocations stand for)
 
@@ -482,61 +513,137 @@ def _go_json(value: object) -> str:
     return str(value)
 
 
-def render_cpu_state(policy: str, default: CPUSet, entries: Mapping[str, Mapping[str, CPUSet]]) -> str:
-    """cpu_manager_state as 1.33-1.36 write it (without PodLevelResourceManagers): a v2 struct whose
-    checksum covers it under the legacy type name, ``entries`` left out when empty."""
-    raw = {pod: {c: str(cpus) for c, cpus in containers.items()} for pod, containers in entries.items()}
-    value = new_struct(_CPU_TYPES["v2"])
-    value.values.update(PolicyName=policy, DefaultCPUSet=str(default), Entries=raw)
-    doc = f'{{"policyName":{_go_json(policy)},"defaultCpuSet":{_go_json(str(default))}'
+def _written(formats: Sequence[StateFormat], version: str) -> tuple[str, str]:
+    """The format a minor writes and the type name its ``MarshalCheckpoint`` checksums under: the legacy
+    (unversioned) name, the last a reader accepts, so older kubelets verify it too."""
+    fmt = next(f for f in formats if f.version == version)
+    return fmt.version, fmt.type_names[-1]
+
+
+def _cpu_doc(state: CPUState, *, pods: bool) -> tuple[dict[str, object], Struct, GoType]:
+    """The fields of a v2 (or, with ``pods``, v3) CPU checkpoint as ``json.Marshal`` writes them, and the
+    Go value its checksum covers."""
+    raw = {pod: {c: str(cpus) for c, cpus in containers.items()} for pod, containers in state.entries.items()}
+    go_type = _CPU_TYPES["v3" if pods else "v2"]
+    value = new_struct(go_type)
+    value.values.update(PolicyName=state.policy, DefaultCPUSet=str(state.default), Entries=raw)
+    doc: dict[str, object] = _Fields(policyName=state.policy, defaultCpuSet=str(state.default))
     if raw:
-        doc += f',"entries":{_go_json(raw)}'
-    return doc + f',"checksum":{checksum(value, type_name="state.CPUManagerCheckpoint")}}}'
+        doc["entries"] = raw
+    if pods:
+        value.values["PodEntries"] = {p: CPUSetValue(tuple(cpus)) for p, cpus in state.pod_entries.items()}
+        if state.pod_entries:
+            doc["podEntries"] = {p: _Fields(cpuSet=str(cpus)) for p, cpus in state.pod_entries.items() if cpus}
+    return doc, value, go_type
 
 
-def render_memory_state(
-    policy: str,
-    machine: Mapping[int, MachineNode],
-    entries: Mapping[str, Mapping[str, Sequence[ModelMemoryBlock]]],
-) -> str:
-    """memory_manager_state as 1.33-1.36 write it (without PodLevelResourceManagers): v1, checksum under
-    the legacy type name."""
-    table_type, block_type = _MEMORY_TABLE, _BLOCK
-    go_machine: dict[int, Struct] = {}
+def render_cpu_state(state: CPUState, kubelet: KubeletProfile, feature_gates: Mapping[str, object] | None) -> str:
+    """cpu_manager_state as ``kubelet`` writes ``state`` with these gates: the newest format its
+    ``restoreState`` reads (``KubeletProfile.state_written``), checksummed under the legacy type name.
+    The newest (1.37's v4, from its PRs) keeps the v2 fields inline (checksum zeroed) beside the ``data``
+    payload and its ``dataChecksum``."""
+    version, type_name = _written(
+        kubelet.cpu_state_formats(feature_gates), kubelet.state_written(CPU_STATE, feature_gates)
+    )
+    if version == "v4":
+        inline, _, _ = _cpu_doc(state, pods=False)
+        payload, _, _ = _cpu_doc(state, pods=True)
+        data = _go_json(payload)
+        return _go_json(_Fields(**inline, checksum=0, data=data, dataChecksum=string_checksum(data)))
+    doc, value, _ = _cpu_doc(state, pods=version == "v3")
+    return _go_json(_Fields(**doc, checksum=checksum(value, type_name=type_name)))
+
+
+def _memory_doc(state: MemoryState, *, pods: bool) -> tuple[dict[str, object], Struct]:
+    """The fields of a v1 (or, with ``pods``, v2) memory checkpoint, and the Go value its checksum covers."""
+    go_machine: dict[int, Struct | None] = {}
     raw_machine: dict[int, object] = {}
-    for node, state in machine.items():
+    for node, numa in state.machine.items():
+        if numa is None:
+            go_machine[node], raw_machine[node] = None, None
+            continue
         tables = {
-            r: Struct(table_type, {"TotalMemSize": t.total, "SystemReserved": t.system_reserved,
-                                   "Allocatable": t.allocatable, "Reserved": t.reserved, "Free": t.free})
-            for r, t in (state.memory or {}).items()
-            if t is not None
+            r: None if t is None else Struct(_MEMORY_TABLE, {"TotalMemSize": t.total,
+                "SystemReserved": t.system_reserved, "Allocatable": t.allocatable, "Reserved": t.reserved,
+                "Free": t.free})
+            for r, t in (numa.memory or {}).items()
         }  # fmt: skip
-        cells = None if state.cells is None else list(state.cells)
+        cells = None if numa.cells is None else list(numa.cells)
         go_machine[node] = Struct(
-            _NUMA_STATE, {"NumberOfAssignments": state.assignments, "MemoryMap": tables, "Cells": cells}
+            _NUMA_STATE,
+            {
+                "NumberOfAssignments": numa.assignments,
+                "MemoryMap": None if numa.memory is None else tables,
+                "Cells": cells,
+            },
         )
         raw_machine[node] = _Fields(
-            numberOfAssignments=state.assignments,
-            memoryMap={
-                r: _Fields(total=t.values["TotalMemSize"], systemReserved=t.values["SystemReserved"],
-                           allocatable=t.values["Allocatable"], reserved=t.values["Reserved"], free=t.values["Free"])
-                for r, t in tables.items()
+            numberOfAssignments=numa.assignments,
+            memoryMap=None if numa.memory is None else {
+                r: None if t is None else _Fields(total=t.total, systemReserved=t.system_reserved,
+                    allocatable=t.allocatable, reserved=t.reserved, free=t.free)
+                for r, t in numa.memory.items()
             },
             cells=cells,
         )  # fmt: skip
-    go_entries = {
-        pod: {c: [Struct(block_type, {"NUMAAffinity": list(b.numa), "Type": b.type, "Size": b.size}) for b in blocks]
-              for c, blocks in containers.items()}
-        for pod, containers in entries.items()
-    }  # fmt: skip
-    raw_entries = {
-        pod: {c: [_Fields(numaAffinity=list(b.numa), type=b.type, size=b.size) for b in blocks]
-              for c, blocks in containers.items()}
-        for pod, containers in entries.items()
-    }  # fmt: skip
-    value = new_struct(_MEMORY_TYPES["v1"])
-    value.values.update(PolicyName=policy, MachineState=go_machine, Entries=go_entries)
-    doc = f'{{"policyName":{_go_json(policy)},"machineState":{_go_json(raw_machine)}'
-    if raw_entries:
-        doc += f',"entries":{_go_json(raw_entries)}'
-    return doc + f',"checksum":{checksum(value, type_name="state.MemoryManagerCheckpoint")}}}'
+
+    def go_blocks(blocks: Sequence[ModelMemoryBlock] | None) -> list[Struct] | None:
+        if blocks is None:
+            return None
+        return [Struct(_BLOCK, {"NUMAAffinity": list(b.numa), "Type": b.type, "Size": b.size}) for b in blocks]
+
+    def raw_blocks(blocks: Sequence[ModelMemoryBlock] | None) -> list[object] | None:
+        if blocks is None:
+            return None
+        return [_Fields(numaAffinity=list(b.numa), type=b.type, size=b.size) for b in blocks]
+
+    value = new_struct(_MEMORY_TYPES["v2" if pods else "v1"])
+    value.values.update(
+        PolicyName=state.policy,
+        MachineState=go_machine,
+        Entries={p: {c: go_blocks(b) for c, b in cs.items()} for p, cs in state.entries.items()},
+    )
+    doc: dict[str, object] = _Fields(policyName=state.policy, machineState=raw_machine)
+    if state.entries:
+        doc["entries"] = {p: {c: raw_blocks(b) for c, b in cs.items()} for p, cs in state.entries.items()}
+    if pods:
+        pod_type = next(t for n, _, t in _MEMORY_TYPES["v2"].fields if n == "PodEntries").elem
+        assert pod_type is not None
+        value.values["PodEntries"] = {
+            p: Struct(pod_type, {"MemoryBlocks": go_blocks(b)}) for p, b in state.pod_entries.items()
+        }
+        if state.pod_entries:
+            doc["podEntries"] = {
+                p: _Fields(memoryBlocks=raw_blocks(b)) if b else _Fields() for p, b in state.pod_entries.items()
+            }
+    return doc, value
+
+
+def render_memory_state(state: MemoryState, kubelet: KubeletProfile, feature_gates: Mapping[str, object] | None) -> str:
+    """memory_manager_state as ``kubelet`` writes ``state`` (see ``render_cpu_state``; 1.37's v3 keeps the
+    v1 fields inline beside its ``data`` payload)."""
+    formats = kubelet.memory_state_formats(feature_gates)
+    version, type_name = _written(formats, kubelet.state_written(MEMORY_STATE, feature_gates))
+    if version == "v3":
+        inline, _ = _memory_doc(state, pods=False)
+        payload, _ = _memory_doc(state, pods=True)
+        data = _go_json(payload)
+        return _go_json(_Fields(**inline, checksum=0, data=data, dataChecksum=string_checksum(data)))
+    doc, value = _memory_doc(state, pods=version == "v2")
+    return _go_json(_Fields(**doc, checksum=checksum(value, type_name=type_name)))
+
+
+def render_state_files(
+    kubelet: KubeletProfile,
+    feature_gates: Mapping[str, object] | None,
+    cpu: CPUState | None,
+    memory: MemoryState | None,
+    *,
+    root_dir: str = "/var/lib/kubelet",
+) -> StateFiles:
+    """Both checkpoint files as ``kubelet`` writes them (None: no such file)."""
+    return StateFiles(
+        None if cpu is None else render_cpu_state(cpu, kubelet, feature_gates),
+        None if memory is None else render_memory_state(memory, kubelet, feature_gates),
+        root_dir,
+    )

@@ -8,6 +8,7 @@ answers to thousands of others.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -17,13 +18,13 @@ from tmnb.errors import ConfigRejected, InputError, TmnbError
 from tmnb.kubelet.checkpoint import StateFiles
 from tmnb.kubelet.cpu_static import CPUStaticPolicy, generate_cpu_hints
 from tmnb.kubelet.cpu_topology import CPUTopology, mask_of_cpus
-from tmnb.kubelet.devices import Device, generate_device_hints
+from tmnb.kubelet.devices import Device, DeviceRestart, RuntimeContainer, generate_device_hints
 from tmnb.kubelet.errors import AdmissionError
 from tmnb.kubelet.hints import ProviderHints, TopologyHint, provider_from_json, provider_to_json
 from tmnb.kubelet.manager import TopologyManagerConfig, new_topology_manager
 from tmnb.kubelet.memory_static import ModelMemoryTable, NUMANodeState, calculate_hints
 from tmnb.kubelet.names import SCOPE_CONTAINER
-from tmnb.kubelet.node import Machine, NodeModel, NodeSimulator, NUMANode, PodResult
+from tmnb.kubelet.node import ExistingAllocation, Machine, NodeModel, NodeSimulator, NUMANode, PodResult
 from tmnb.kubelet.options import CPUManagerOptions, parse_cpu_manager_options, parse_topology_manager_options
 from tmnb.kubelet.pod import Container, Pod
 from tmnb.kubelet.profiles import DEFAULT_MINOR, KubeletProfile, parse_minor, profile
@@ -370,6 +371,52 @@ def _container_ids(raw_pods: list[Any]) -> dict[str, tuple[str, str]]:
     return out
 
 
+def _runtime_containers(raw_pods: list[Any]) -> tuple[RuntimeContainer, ...]:
+    """The runtime's containers at the start, from the pods' ``status``: each container status's
+    ``containerID`` (running when its ``state`` is ``running``) and, for a container that restarted,
+    the exited instance in ``lastState.terminated.containerID``."""
+    out: list[RuntimeContainer] = []
+    for raw in raw_pods:
+        if not isinstance(raw, Mapping):
+            continue
+        uid = str((raw.get("metadata") or {}).get("uid", ""))
+        status = raw.get("status") or {}
+        for key in ("initContainerStatuses", "containerStatuses"):
+            for item in status.get(key) or ():
+                if not isinstance(item, Mapping):
+                    continue
+                name = str(item.get("name", ""))
+                if isinstance(item.get("containerID"), str):
+                    running = "running" in (item.get("state") or {})
+                    out.append(RuntimeContainer(item["containerID"].split("://", 1)[-1], uid, name, running))
+                last = ((item.get("lastState") or {}).get("terminated") or {}).get("containerID")
+                if isinstance(last, str):
+                    out.append(RuntimeContainer(last.split("://", 1)[-1], uid, name, False))
+    return tuple(out)
+
+
+def _devices(raw: Mapping[str, Any]) -> dict[str, tuple[Device, ...]]:
+    """``devices``: resource -> [{id, numa: [ids] | null, healthy}], the devices the plugins list."""
+    out = {}
+    for resource, items in raw.items():
+        if not isinstance(items, list):
+            raise InputError("expected a list of {id, numa, healthy}", where=f"input.devices.{resource}")
+        out[str(resource)] = tuple(
+            Device(str(d["id"]), None if d.get("numa") is None else tuple(d["numa"]), bool(d.get("healthy", True)))
+            for d in items
+        )
+    return out
+
+
+def _device_allocations(raw: Mapping[str, Any]) -> tuple[ExistingAllocation, ...]:
+    """``device_allocations``: pod UID -> container -> resource -> [device ids] (the device checkpoint)."""
+    return tuple(
+        ExistingAllocation(str(pod), str(container), devices={str(r): tuple(ids) for r, ids in resources.items()})
+        for pod, containers in raw.items()
+        for container, resources in containers.items()
+    )
+
+
 def run_node_restart(inp: Mapping[str, Any]) -> dict[str, Any]:
     """The kubelet restarts over its checkpoint files: start-up with the files restored, the pods as the
     first batch (clean-up deferred to its end), one clean-up pass, then the shared pool."""
@@ -384,9 +431,20 @@ def run_node_restart(inp: Mapping[str, Any]) -> dict[str, Any]:
             raise InputError(f"{name} must be the file's text or null", where="input.checkpoints")
         texts.append(text)
     files = StateFiles(texts[0], texts[1], containers=_container_ids(raw_pods))
+    held: tuple[ExistingAllocation, ...] = ()
+    restart: DeviceRestart | None = None
+    if "devices" in inp:
+        machine = dataclasses.replace(machine, devices=_devices(_field(inp, "devices", dict)))
+        held = _device_allocations(_field(inp, "device_allocations", dict, {}))
+        registered = _field(inp, "device_plugins_registered", list, list(machine.devices))
+        restart = DeviceRestart(
+            _runtime_containers(raw_pods),
+            _kubelet(inp).device_counts_any_running_id(None),
+            frozenset(str(r) for r in registered),
+        )
     try:
         settings = start_settings(_field(inp, "kubelet", dict), machine, kubelet=_kubelet(inp))
-        sim = NodeSimulator(NodeModel("node", machine, settings, state_files=files))
+        sim = NodeSimulator(NodeModel("node", machine, settings, held, state_files=files, device_restart=restart))
     except ConfigRejected as err:
         return {"error": err.message}
     answers = [_answer(pod, result) for pod, result in zip(pods, sim.restart(pods), strict=True)]

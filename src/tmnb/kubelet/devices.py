@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from tmnb.errors import InputError
 from tmnb.kubelet.bitmask import iterate_masks, mask_of
+from tmnb.kubelet.checkpoint import Unpredictable
 from tmnb.kubelet.errors import AdmissionError
 from tmnb.kubelet.hints import TopologyHint
 from tmnb.kubelet.memo import Memo
@@ -91,6 +92,41 @@ def _device_hints(
     return tuple(TopologyHint(mask, mask.bit_count() == min_size) for mask in found)
 
 
+@dataclass(frozen=True)
+class RuntimeContainer:
+    """A container the runtime lists when the kubelet starts (an exited earlier instance included)."""
+
+    id: str
+    pod_uid: str
+    container: str
+    running: bool
+
+
+@dataclass(frozen=True)
+class DeviceRestart:
+    """What the device manager knows during the first batch after a start (sources not ready): the
+    runtime's containers, whether this kubelet counts a container as running when any of its IDs runs
+    (``KubeletProfile.device_counts_any_running_id``) or asks for one ID in Go map order, and the
+    resources whose plugins have registered again (the others are known from the checkpoint with no
+    healthy device yet)."""
+
+    containers: tuple[RuntimeContainer, ...]
+    any_running_id: bool
+    registered: frozenset[str]
+
+    def running(self, pod_uid: str, container: str) -> bool:
+        """``isContainerAlreadyRunning``."""
+        states = {c.running for c in self.containers if (c.pod_uid, c.container) == (pod_uid, container)}
+        if not states:
+            return False  # "Container not found in the initial map, assumed NOT running"
+        if self.any_running_id or len(states) == 1:
+            return True in states
+        raise Unpredictable(
+            f"not predicted: container {container} of pod {pod_uid} has running and exited IDs, and this kubelet "
+            "checks one of them, picked in Go map order"
+        )
+
+
 class DeviceManager:
     """Device plugin resources with their devices, allocations and reusable init-container devices."""
 
@@ -114,6 +150,9 @@ class DeviceManager:
         self.allocated: dict[tuple[str, str, str], tuple[str, ...]] = {}
         self.to_reuse: dict[str, dict[str, set[str]]] = {}
         self._resources = frozenset(self.devices)
+        #: set during the first batch after a start (``NodeSimulator.restart``); None: sources ready, or a
+        #: restart whose runtime is not known, where every checkpointed container is taken as running
+        self.restarting: DeviceRestart | None = None
 
     # ------------------------------------------------------------------ state
     def start(self, allocations: Mapping[tuple[str, str, str], Sequence[str]]) -> None:
@@ -223,12 +262,22 @@ class DeviceManager:
     ) -> tuple[str, ...]:
         key = (pod.uid, container.name, resource)
         existing = self.allocated.get(key)
-        if existing is not None:
-            if len(existing) != required:
+        if existing is not None and len(existing) != required:
+            raise AdmissionError(
+                f'pod "{pod.uid}" container "{container.name}" changed request for resource "{resource}" '
+                f"from {len(existing)} to {required}"
+            )
+        restart = self.restarting
+        if restart is not None and not restart.running(pod.uid, container.name):
+            # devicesToAllocate past "Container detected running": the plugin must have registered again
+            healthy = {i for i, d in self.devices[resource].items() if d.healthy}
+            if resource not in restart.registered or not healthy:
+                raise AdmissionError(f"no healthy devices present; cannot allocate unhealthy devices {resource}")
+            if existing is not None and not set(existing) <= healthy:
                 raise AdmissionError(
-                    f'pod "{pod.uid}" container "{container.name}" changed request for resource "{resource}" '
-                    f"from {len(existing)} to {required}"
+                    f"previously allocated devices are no longer healthy; cannot allocate unhealthy devices {resource}"
                 )
+        if existing is not None:
             return existing
         if required == 0:
             return ()

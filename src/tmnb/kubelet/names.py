@@ -32,3 +32,11 @@ MEMORY_POLICIES: Final = (MEMORY_NONE, MEMORY_STATIC)
 
 #: pod.status.reason of a pod the kubelet's admission handlers refused.
 ADMISSION_REASONS: Final = ("TopologyAffinityError", "SMTAlignmentError", "UnexpectedAdmissionError")
+#: the check behind each reason, as a postmortem names it (SMTAlignmentError comes from the static CPU
+#: policy's full-pcpus-only check, TopologyAffinityError from the Topology Manager policy's merge,
+#: UnexpectedAdmissionError from a hint provider's Allocate)
+ADMISSION_CHECKS: Final = {
+    "TopologyAffinityError": "the Topology Manager policy's NUMA alignment",
+    "SMTAlignmentError": "the CPU manager's full-pcpus-only SMT alignment",
+    "UnexpectedAdmissionError": "a resource manager's Allocate",
+}

@@ -30,7 +30,7 @@ from tmnb.kubelet.checkpoint import (
 )
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus, to_cpuset
-from tmnb.kubelet.devices import Device, DeviceManager
+from tmnb.kubelet.devices import Device, DeviceManager, DeviceRestart
 from tmnb.kubelet.go_quantity import GoQuantity
 from tmnb.kubelet.hints import TopologyHint
 from tmnb.kubelet.manager import (
@@ -44,7 +44,13 @@ from tmnb.kubelet.manager import (
     reserved_memory_sum_error,
     static_policy_error,
 )
-from tmnb.kubelet.memory_static import KubeletPanic, MemoryStaticPolicy, ModelMemoryBlock, is_memory_resource
+from tmnb.kubelet.memory_static import (
+    KubeletPanic,
+    MachineNode,
+    MemoryStaticPolicy,
+    ModelMemoryBlock,
+    is_memory_resource,
+)
 from tmnb.kubelet.names import (
     CPU_NONE,
     MEMORY_NONE,
@@ -56,6 +62,7 @@ from tmnb.kubelet.pod import BEST_EFFORT, Container, Pod, container_qos
 from tmnb.kubelet.profiles import DEFAULT_MINOR, KubeletProfile, profile
 from tmnb.kubelet.scope import AdmitResult, HintProvider, admit_pod
 from tmnb.parse.quantity import quantity
+from tmnb.parse.state_files import CheckpointMemoryTable
 
 
 @dataclass(frozen=True)
@@ -137,6 +144,9 @@ class NodeModel:
     allocations: tuple[ExistingAllocation, ...] = ()
     checkpoints: tuple[Checkpoint, ...] = ()
     state_files: StateFiles | None = None
+    #: the runtime's containers and the re-registered device plugins at the restart's first batch; None:
+    #: every checkpointed container runs and every plugin is back (a kubelet restart on a running node)
+    device_restart: DeviceRestart | None = None
 
 
 @dataclass(frozen=True)
@@ -410,12 +420,16 @@ class NodeSimulator:
         the admitted pods do not hold. Each result is read right after its own admission."""
         results: list[PodResult] = []
         active: list[Pod] = []
-        for raw in pods:
-            pod = raw if isinstance(raw, Pod) else Pod.from_pod_dict(raw)
-            result = self.admit(pod, sources_ready=False)
-            results.append(result)
-            if result.admitted:
-                active.append(pod)
+        self.devices.restarting = self.node.device_restart
+        try:
+            for raw in pods:
+                pod = raw if isinstance(raw, Pod) else Pod.from_pod_dict(raw)
+                result = self.admit(pod, sources_ready=False)
+                results.append(result)
+                if result.admitted:
+                    active.append(pod)
+        finally:
+            self.devices.restarting = None
         self.remove_stale_state(active)
         return results
 
@@ -475,6 +489,37 @@ class NodeSimulator:
         return PodResult(
             pod.uid, pod.namespace, pod.name, result.admit, result.reason, result.message, tuple(containers)
         )
+
+    def checkpoint_states(self) -> tuple[CPUState, MemoryState]:
+        """What the CPU and memory managers hold now, as their ``storeState`` checkpoints it: the none
+        policies keep a state with no CPUs and no machine state."""
+        s = self.node.settings
+        if isinstance(self.cpu, CPUStaticPolicy):
+            entries: dict[str, dict[str, CPUSet]] = {}
+            for (pod, container), mask in sorted(self.cpu.assignments.items()):
+                entries.setdefault(pod, {})[container] = to_cpuset(mask)
+            pods = {pod: to_cpuset(mask) for pod, mask in sorted(self.cpu.pod_assignments.items())}
+            cpu = CPUState(s.cpu_manager_policy, to_cpuset(self.cpu.default), entries, pods)
+        else:
+            cpu = CPUState(s.cpu_manager_policy, CPUSet(), {})
+        if not isinstance(self.memory, MemoryStaticPolicy):
+            return cpu, MemoryState(s.memory_manager_policy, {}, {})
+        machine: dict[int, MachineNode | None] = {
+            numa: MachineNode(
+                state.assignments,
+                {
+                    r: CheckpointMemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
+                    for r, t in state.memory.items()
+                },
+                tuple(state.cells),
+            )
+            for numa, state in self.memory.state.items()
+        }
+        blocks: dict[str, dict[str, tuple[ModelMemoryBlock, ...] | None]] = {}
+        for (pod, container), held in sorted(self.memory.blocks.items()):
+            blocks.setdefault(pod, {})[container] = tuple(held)
+        pod_blocks = {pod: tuple(held) for pod, held in sorted(self.memory.pod_blocks.items())}
+        return cpu, MemoryState(s.memory_manager_policy, machine, blocks, pod_blocks)
 
     def free_cpus(self) -> CPUSet:
         """The shared pool minus reserved CPUs (what exclusive allocations can still use)."""

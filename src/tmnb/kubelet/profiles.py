@@ -161,6 +161,14 @@ _V1_MIGRATION_ERROR = {
 }
 
 
+#: The first patch of each minor whose device manager, in the first batch after a start, counts a
+#: container as running when any of its container IDs runs (#135485, backported as #138027 and #138042);
+#: before it the kubelet takes one ID from its container map (Go map order) and only that one's state
+#: counts, so a container that restarted before the kubelet did can be re-allocated and rejected. None:
+#: no patch of the minor has it (the 1.33 tree, 1.33.13, does not).
+_DEVICE_ANY_RUNNING_ID_SINCE: dict[int, int | None] = {33: None, 34: 7, 35: 4, 36: 0, 37: 0}
+
+
 @dataclass(frozen=True)
 class KubeletProfile:
     """Everything tmnb knows of one kubelet minor."""
@@ -194,6 +202,20 @@ class KubeletProfile:
         """The memory_manager_state structs ``restoreState`` tries, in order."""
         without, with_gate = _STATE_FORMATS[self.minor][2:]
         return with_gate if self.gate_on("PodLevelResourceManagers", feature_gates) else without
+
+    def state_reader(self, feature_gates: Mapping[str, object] | None) -> str:
+        """The name of the checkpoint reader this kubelet runs with these gates (its minor, and whether
+        PodLevelResourceManagers changes the formats it tries): the key of ``StateFile.refused_by``."""
+        gated = self.gate_default("PodLevelResourceManagers") is not None and self.gate_on(
+            "PodLevelResourceManagers", feature_gates
+        )
+        return f"{self.name}+PodLevelResourceManagers" if gated else self.name
+
+    def device_counts_any_running_id(self, patch: int | None) -> bool:
+        """Whether the device manager at a restart takes a container as running when any of its IDs runs
+        (``_DEVICE_ANY_RUNNING_ID_SINCE``); ``patch`` None: the patch of the tree read (table above)."""
+        since = _DEVICE_ANY_RUNNING_ID_SINCE[self.minor]
+        return since is not None and (patch is None or patch >= since)
 
     def cpu_v1_migration_error(self, inner: str) -> str:
         return _V1_MIGRATION_ERROR[self.minor].format(inner)

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from tmnb.errors import InputError
+from tmnb.metrics.durations import parse_duration
 from tmnb.metrics.frame import RESERVED, concat, series_key
-from tmnb.metrics.windows import parse_duration
 
 REQUIRED = ("timestamp", "value")
 SUFFIXES = (".csv", ".csv.gz", ".parquet")

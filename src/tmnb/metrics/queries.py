@@ -14,7 +14,7 @@ from string import Template
 from typing import Any
 
 from tmnb.errors import InputError
-from tmnb.metrics.windows import parse_duration
+from tmnb.metrics.durations import parse_duration
 
 DEFAULT_HISTOGRAM = "http_request_duration_seconds"
 STEPS_PER_RATE_WINDOW = 5

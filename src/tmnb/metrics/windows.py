@@ -9,46 +9,21 @@ window is ``length`` long; the after window starts ``margin`` after the change s
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from tmnb.errors import InputError
+from tmnb.metrics.durations import check_time
+from tmnb.metrics.durations import parse_duration as parse_duration  # where the compare and soak read it
 
-_DURATION = re.compile(r"(\d+)(ms|s|m|h|d|w|y)")
-_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
 MARKER_COLUMNS = ["time", "event", "detail"]
-
-
-def parse_duration(text: str, *, where: str) -> float:
-    """Prometheus duration syntax ("90s", "5m", "1h30m", "2d") → seconds."""
-    body = text.strip() if isinstance(text, str) else ""
-    parts = list(_DURATION.finditer(body))
-    if not body or "".join(p.group(0) for p in parts) != body:
-        raise InputError(f"invalid duration {text!r}: expected e.g. 30s, 5m, 2h, 1d", where=where)
-    seconds = sum(int(p.group(1)) * _UNIT_S[p.group(2)] for p in parts)
-    if seconds <= 0:
-        raise InputError(f"duration {text!r} must be longer than zero", where=where)
-    return seconds
 
 
 def parse_time(text: str, *, where: str, source: str | None = None, line: int | None = None) -> pd.Timestamp:
     """An RFC 3339 timestamp as a UTC Timestamp; a time without an offset is taken as UTC."""
-    stamp = None
-    if isinstance(text, str):
-        try:
-            stamp = pd.Timestamp(text.strip())
-        except ValueError:
-            stamp = None
-    if stamp is None or pd.isna(stamp):
-        raise InputError(
-            f"invalid time {text!r}: expected RFC 3339, e.g. 2026-12-01T10:00:00Z",
-            where=where,
-            source=source,
-            line=line,
-        )
+    stamp = pd.Timestamp(check_time(text, where=where, source=source, line=line))
     return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 

@@ -200,7 +200,15 @@ def read_numa_nodes(node_root: Path, *, report: Report | None = None) -> tuple[N
     node_root = Path(node_root)
     if not node_root.is_dir():
         raise InputError("expected a directory shaped like /sys/devices/system/node", source=str(node_root))
-    present = sorted(int(m.group(1)) for p in node_root.iterdir() if (m := _NODE_DIR.match(p.name)) and p.is_dir())
+    found = sorted(int(m.group(1)) for p in node_root.iterdir() if (m := _NODE_DIR.match(p.name)) and p.is_dir())
+    present = [n for n in found if any((node_root / f"node{n}").iterdir())]
+    for n in sorted(set(found) - set(present)):  # the kernel never makes one empty: a broken copy or link
+        sink(
+            InputError(
+                "empty directory: not a NUMA node's (no cpulist, meminfo or distance)",
+                source=str(node_root / f"node{n}"),
+            )
+        )
     if not present:
         raise InputError("no nodeN directories", source=str(node_root))
     online_file = node_root / "online"

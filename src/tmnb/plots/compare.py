@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Rectangle
 
 from tmnb.analysis.compare import VERDICTS, alignment_matrix
 from tmnb.metrics.collect import Collected
@@ -79,38 +78,34 @@ def timeseries(
 
 
 def distributions(frame: pd.DataFrame, query: str, *, group_by: Sequence[str] = (), unit: str = "") -> Figure:
-    """Box plots per workload group, before above after; whiskers at the 5th and 95th percentile."""
+    """Box plots per workload group, before above after; whiskers at the 5th and 95th percentile.
+    Each group gets its own panel and scale, so a narrow distribution shows its box and whiskers
+    rather than a median line lost on another group's scale; the medians are written beside it."""
     data = frame[(frame["query"] == query) & frame["window"].isin(["before", "after"]) & np.isfinite(frame["value"])]
     groups = group_labels(data, group_by)
-    names = sorted(set(groups))
-    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.8 * max(len(names), 1)))
-    positions, boxes, colours, ticks = [], [], [], []
-    for i, name in enumerate(names):
-        for offset, window, colour in ((0.2, "before", BEFORE), (-0.2, "after", AFTER)):
+    names = sorted(set(groups)) or [""]
+    fig, axes = plt.subplots(len(names), 1, figsize=(9, 0.9 + 0.9 * len(names)), squeeze=False)
+    for ax, name in zip(axes[:, 0], names, strict=True):
+        boxes, labels, colours, medians = [], [], [], []
+        for window, colour in (("after", AFTER), ("before", BEFORE)):
             values = data.loc[(groups == name) & (data["window"] == window), "value"].to_numpy()
             if len(values):
-                positions.append(i + offset)
                 boxes.append(values)
+                labels.append(window)
                 colours.append(colour)
-        ticks.append(i)
-    if boxes:
-        art = ax.boxplot(
-            boxes,
-            positions=positions,
-            orientation="horizontal",
-            widths=0.35,
-            whis=(5, 95),
-            showfliers=False,
-            patch_artist=True,
-        )
-        for patch, colour in zip(art["boxes"], colours, strict=True):
-            patch.set_facecolor(colour)
-    ax.set_yticks(ticks, names, fontsize=8)
-    legend = [Rectangle((0, 0), 1, 1, color=c, label=w) for w, c in (("before", BEFORE), ("after", AFTER))]
-    ax.legend(handles=legend, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
-    ax.set_title(f"{query}: distribution per workload, before and after")
-    ax.set_xlabel(unit or "value")
-    ax.set_ylabel("workload group")
+                medians.append(f"{window} {np.median(values):.3g}")
+        if boxes:
+            art = ax.boxplot(
+                boxes, orientation="horizontal", widths=0.6, whis=(5, 95), showfliers=False, patch_artist=True
+            )
+            for patch, colour in zip(art["boxes"], colours, strict=True):
+                patch.set_facecolor(colour)
+            ax.set_yticks(range(1, len(labels) + 1), labels, fontsize=7)
+        ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=8)
+        ax.text(1.01, 0.5, "median " + ", ".join(reversed(medians)), transform=ax.transAxes, fontsize=7, va="center")
+        ax.tick_params(axis="x", labelsize=7)
+    axes[0, 0].set_title(f"{query}: distribution per workload, before and after (each on its own scale)")
+    axes[-1, 0].set_xlabel(unit or "value")
     fig.tight_layout()
     return fig
 

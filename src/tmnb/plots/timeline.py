@@ -15,23 +15,29 @@ MARKERS = {
     "event": ("x", "tab:red"),
     "snapshot": ("s", "tab:gray"),
     "kubelet start/stop": ("|", "tab:olive"),
-    "kubelet refusal": ("D", "tab:purple"),
+    "kubelet did not start": ("D", "tab:purple"),
+    "pod rejected at admission": ("X", "tab:red"),
     "topology manager": (".", "tab:cyan"),
 }
-_STARTS = {"kubelet_start", "kubelet_stop", "kubelet_version", "topology_manager_created"}
+_STARTS = {"kubelet_start", "kubelet_stop", "kubelet_exit", "kubelet_version", "topology_manager_created"}
+#: the kubelet's records of a pod it refused at admission (the kubelet itself ran on)
+_REJECTIONS = {"topology_affinity_error", "smt_alignment_error", "admission_denied"}
 #: beyond this many lanes the labels stop reading; the busiest lanes are kept
 MAX_LANES = 40
 
 
 def marker_kind(kind: str) -> str:
-    """The legend entry of a timeline kind: kubelet log kinds (record names) fall into three."""
+    """The legend entry of a timeline kind: kubelet log kinds (record names) fall into four, so a
+    pod the kubelet refused reads as such, not as a kubelet that refused to run."""
     if kind not in NAMES:
         return kind
     if kind in _STARTS:
         return "kubelet start/stop"
-    if kind.startswith("topology_") and kind != "topology_affinity_error":
+    if kind in _REJECTIONS:
+        return "pod rejected at admission"
+    if kind.startswith("topology_"):
         return "topology manager"
-    return "kubelet refusal"
+    return "kubelet did not start"
 
 
 def swimlane(timeline: pd.DataFrame, window: tuple[pd.Timestamp, pd.Timestamp] | None) -> Figure:

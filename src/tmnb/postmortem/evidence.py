@@ -69,7 +69,7 @@ def open_evidence(path: str | Path) -> Evidence:
     if root.is_file() and root.name.endswith((".tar.gz", ".tgz")):
         from tmnb.evidence import unpack
 
-        target, result = unpack(root, Path(tempfile.mkdtemp(prefix="tmnb-evidence-")) / "bundle")
+        target, _, result = unpack(root, Path(tempfile.mkdtemp(prefix="tmnb-evidence-")) / "bundle")
         if not result.intact:
             raise InputError("the bundle does not match its manifest: " + "; ".join(result.lines()), source=str(root))
         root = target

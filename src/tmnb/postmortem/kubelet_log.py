@@ -98,6 +98,21 @@ def kubelet_rows(evidence: Evidence, *, all_hints: bool = False) -> list[dict[st
     ]
 
 
+def denials(evidence: Evidence) -> dict[tuple[str, str], tuple[datetime | None, datetime | None]]:
+    """(node, pod) -> (when the kubelet denied its admission, when that kubelet process had started):
+    a pod that already existed when the kubelet started came back in the start's first batch, so
+    its denial is a rejection at the restart. The latest denial of each pod in the excerpts."""
+    found: dict[tuple[str, str], tuple[datetime | None, datetime | None]] = {}
+    for node, _excerpt, log in excerpts(evidence):
+        started: datetime | None = None
+        for record in log.named():
+            if record.name == "kubelet_version":
+                started = record.time
+            elif record.name in REJECTIONS:
+                found[(node, _pod(record.values.get("pod")))] = (record.time, started)
+    return found
+
+
 def summary(evidence: Evidence) -> pd.DataFrame:
     """Per node, the latest excerpt: where it came from, its bound, and what the timeline lacks."""
     latest: dict[str, dict[str, Any]] = {}

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pandas as pd
+
 from tmnb.postmortem import kubelet_log, rejections, timeline
 from tmnb.postmortem.evidence import Evidence, open_evidence
 from tmnb.report import display
 from tmnb.report.places import anchored
-from tmnb.report.tables import show
+from tmnb.report.tables import show, some
 from tmnb.report.verdict import Tone, Verdict
 
 
@@ -29,30 +31,36 @@ def _target(found: Evidence) -> dict[str, Any] | None:
 def verdict(found: Evidence) -> Verdict:
     """What went wrong (pods refused at admission, kubelets that did not start, rollout steps that
     failed), the remedy the model checked for each, and the command that checks the fix."""
-    rejected = rejections.rejected_pods(found)
+    rejected = with_when(found, rejections.rejected_pods(found))
+    recent = rejected[rejected["when"] != BEFORE]
     refused = kubelet_log.start_refusals(found)
     failed = [r for r in found.journal if r.get("event") == "failed"]
     rolled = sorted(
         {str(r.get("node")) for r in found.journal if r.get("step") == "rollback" and r.get("event") == "done"}
     )
-    window = timeline.change_window(found)
+    regressed = compare_regressions(found)
     wrong = []
-    if len(rejected):
-        created = [timeline.utc_time(c) for c in rejected["created"]]
-        late = sum(1 for t in created if t is not None and window and t >= window[0])
-        since = f", {late} created since the change began" if window else ""
-        wrong.append(f"{len(rejected)} pod(s) refused at admission{since}")
+    if len(recent):
+        since = " since the change began" if (recent["when"] == SINCE).all() else ""
+        restarted = int((recent["rejected at"] != "admission").sum())
+        running = f", {restarted} of them running pods rejected at a kubelet restart" if restarted else ""
+        wrong.append(f"{len(recent)} pod(s) refused at admission{since}{running}")
+    if regressed["regressions"]:
+        wrong.append(f"{len(regressed['regressions'])} metric regression(s) in 05-compare")
     if len(refused):
         wrong.append(f"{len(refused)} kubelet(s) did not start")
     if failed:
         wrong.append(f"{len(failed)} rollout step(s) failed" + (f", {', '.join(rolled)} rolled back" if rolled else ""))
+    older = rejected[rejected["when"] == BEFORE]
+    earlier = f" {len(older)} pod(s) refused before the change began are listed apart." if len(older) else ""
     headline = (
-        ("What went wrong: " + "; ".join(wrong) + ".")
+        ("What went wrong: " + "; ".join(wrong) + "." + earlier)
         if wrong
-        else "Nothing went wrong in this evidence: no pod refused, every kubelet started, no rollout step failed."
+        else "Nothing went wrong since the change began: no pod refused, every kubelet started, no rollout step "
+        "failed." + earlier
     )
     pods = []
-    for _, d, alike in rejections.diagnoses(found)[:5]:
+    for _, d, alike in [e for e in rejections.diagnoses(found) if e[1].pod in set(recent["pod"])][:5]:
         fix = (
             f" **Would admit it:** {d.remedies[0].change} (checked on {d.remedies[0].checked_on})."
             if d.remedies
@@ -77,9 +85,11 @@ def verdict(found: Evidence) -> Verdict:
     else:
         todo = ["Keep this evidence as one verified bundle:"]
         command = f"tmnb evidence pack {found.root} --out {found.root}-evidence.tar.gz"
-    tone: Tone = "stop" if wrong else "ok"
+    tone: Tone = "stop" if wrong else "warn" if len(older) else "ok"
     sections = [
         ("Rejected pods, and why", pods),
+        ("Refused before the change began (not this change's doing)", before_lines(older)),
+        ("Metric regressions (05-compare)", regression_lines(regressed)),
         ("Kubelets that did not start", kubelets),
         ("Failed rollout steps", steps),
         ("What to do next", todo),
@@ -134,8 +144,57 @@ def _kubelet_account(found: Evidence, out_dir: str) -> None:
         show(partial, "kubelet-excerpts-partial", out_dir, empty="")
 
 
+#: when a rejected pod was created, against the journal's change window
+BEFORE, SINCE, UNKNOWN = "before the change", "since the change began", "no journal to tell"
+
+
+def with_when(found: Evidence, rejected: pd.DataFrame) -> pd.DataFrame:
+    """The rejected pods with ``when`` each was created, against the change window: months-old
+    failures on a node the change never touched are not the change's, and read apart."""
+    window = timeline.change_window(found)
+    created = [timeline.utc_time(c) for c in rejected["created"]]
+    when = [UNKNOWN if window is None else BEFORE if t is not None and t < window[0] else SINCE for t in created]
+    order = {SINCE: 0, UNKNOWN: 1, BEFORE: 2}
+    out = rejected.assign(when=when)
+    return out.sort_values("when", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+
+
+def before_lines(older: pd.DataFrame) -> list[str]:
+    """Per node, the pods refused before the change began: how many, why, since when."""
+    return [
+        f"**{node}**: {len(part)} pod(s), {', '.join(sorted(set(part['reason'])))}, created from "
+        f"{min(str(c) for c in part['created'])[:10]}: {some(list(part['pod']), 3)}"
+        for node, part in older.groupby("node", sort=True)
+    ]
+
+
+def compare_regressions(found: Evidence) -> dict[str, list[str]]:
+    """The metric regressions a 05-compare run in the evidence found (its manifest's results): those
+    of the workloads the change touched, and those elsewhere, which never alert."""
+    out: dict[str, list[str]] = {"regressions": [], "untouched_regressions": []}
+    for manifest in sorted(found.root.rglob("manifest.json")):
+        try:
+            doc = json.loads(manifest.read_text())
+        except (ValueError, OSError):
+            continue
+        if not isinstance(doc, dict) or not str(doc.get("notebook", "")).endswith("05-compare.ipynb"):
+            continue
+        results = doc.get("results")
+        if not isinstance(results, dict):
+            continue
+        for key in out:
+            out[key] += [str(line) for line in results.get(key) or [] if line]
+    return out
+
+
+def regression_lines(regressed: dict[str, list[str]]) -> list[str]:
+    return [f"**regression**: {line}" for line in regressed["regressions"]] + [
+        f"on nodes the change did not touch (no alert): {line}" for line in regressed["untouched_regressions"]
+    ]
+
+
 def failed_pods(found: Evidence, out_dir: str) -> None:
-    table = rejections.rejected_pods(found)
+    table = with_when(found, rejections.rejected_pods(found))
     show(table, "rejected-pods", out_dir, empty="No pod was rejected at admission in any snapshot of this evidence.")
     flap = rejections.flapping(table)
     if not flap.empty:

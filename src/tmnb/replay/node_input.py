@@ -7,25 +7,35 @@ all build their ``NodeSimulator`` from here.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Literal
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.checkpoint import Checkpoint, StateFiles, render_cpu_state, render_memory_state
-from tmnb.kubelet.cpu_static import CPUStaticPolicy
+from tmnb.kubelet.checkpoint import (
+    Checkpoint,
+    CPUState,
+    Manager,
+    MemoryState,
+    StateFiles,
+    Unpredictable,
+    render_state_files,
+)
 from tmnb.kubelet.cpu_topology import CPUInfo
 from tmnb.kubelet.devices import Device as ModelDevice
-from tmnb.kubelet.memory_static import MachineNode, MemoryStaticPolicy, ModelMemoryBlock
+from tmnb.kubelet.memory_static import MemoryStaticPolicy, ModelMemoryBlock
 from tmnb.kubelet.names import CPU_NONE, CPU_STATIC, MEMORY_NONE, MEMORY_STATIC
 from tmnb.kubelet.node import ExistingAllocation, Machine, ModelSettings, NodeModel, NodeSimulator, NUMANode
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.startup import start_settings
 from tmnb.parse.quantity import quantity
-from tmnb.parse.state_files import CheckpointMemoryTable
 from tmnb.replay.plan import NodePlan, plan_for
 from tmnb.snapshot import Container, Node, Pod
+
+#: The pod phases the kubelet re-admits at a restart and the what-if replays.
+ACTIVE_PHASES = frozenset({"Running", "Pending"})
 
 #: The what-if's modes: ``drain`` (fresh state) and ``restart`` (a restart over today's state files).
 Mode = Literal["drain", "restart"]
@@ -87,86 +97,163 @@ def existing_allocations(node: Node) -> tuple[ExistingAllocation, ...]:
     )
 
 
-def checkpoints_of(node: Node) -> tuple[Checkpoint, ...]:
-    """The state files the kubelet restores when it restarts on ``node``."""
-    return tuple(
-        Checkpoint(f.manager, f.path, f.policy, f.error, f.error_after_policy, f.unknown) for f in node.state_files
-    )
+def checkpoints_of(node: Node, reader: str) -> tuple[Checkpoint, ...]:
+    """The state files the kubelet restores when it starts on ``node``, as the checkpoint ``reader``
+    (``KubeletProfile.state_reader``) loads them: a snapshot that judged each file per reader gives that
+    reader's load error (a file one minor refuses, another reads); an older one, its error as collected."""
+    out = []
+    for f in node.state_files:
+        if f.refused_by is None:
+            out.append(Checkpoint(f.manager, f.path, f.policy, f.error, f.error_after_policy, f.unknown))
+            continue
+        load = f.refused_by.get(reader)
+        after = f.error if f.error_after_policy else None
+        error = load if load is not None else after
+        out.append(Checkpoint(f.manager, f.path, f.policy, error, load is None and after is not None, f.unknown))
+    return tuple(out)
 
 
-def state_files_of(plan: NodePlan, machine: Machine) -> StateFiles | None:
+def state_files_of(plan: NodePlan, machine: Machine, checkpoints: tuple[Checkpoint, ...]) -> StateFiles | None:
     """The cpu_manager_state and memory_manager_state the node's kubelet wrote under today's settings,
-    as 1.33-1.36 write them (v2 and v1): today's policy (the file's, when the snapshot read it), the
-    shared pool and the exclusive CPUs, and the memory manager's machine state, which the kubelet
-    computes from today's reservation and the memory blocks held. A snapshot that read the node's
-    state files says which exist; one that did not stands for a running kubelet, which wrote both.
-    None when today's kubelet cannot be reconstructed (its settings or allocations refused)."""
+    in the format today's minor writes with today's gates (``render_state_files``): today's policy (the
+    file's, when the snapshot read it), the shared pool and the exclusive CPUs, and the memory manager's
+    machine state, which the kubelet computes from today's reservation and the memory blocks held. A
+    snapshot that read the node's state files says which exist; one that did not stands for a running
+    kubelet, which wrote both. None when today's kubelet cannot be reconstructed (its settings or
+    allocations refused). ``checkpoints``: the node's files as the planned kubelet loads them."""
     node = plan.node
-    records = {f.manager: f for f in node.state_files}
+    records = {f.manager: f for f in checkpoints}
     collected = bool(node.state_files)
     try:
         current = start_settings(plan.current, machine, kubelet=plan.kubelet.profile)
         written = NodeSimulator(NodeModel(node.name, machine, current, existing_allocations(node)))
     except InputError:
         return None
-    texts: dict[str, str | None] = {"cpu": None, "memory": None}
+    held_cpu, held_memory = written.checkpoint_states()
+    cpu_state: CPUState | None = None
+    memory_state: MemoryState | None = None
     cpu, memory = records.get("cpu"), records.get("memory")
     if (cpu is None and not collected) or (cpu is not None and cpu.error is None and cpu.unknown is None):
         policy = cpu.policy if cpu is not None and cpu.policy else current.cpu_manager_policy
         if policy != current.cpu_manager_policy and (policy == CPU_STATIC or node.shared_pool is None):
             return None  # the file's state is not today's kubelet's
-        default = (
-            CPUSet.parse(node.shared_pool)
-            if node.shared_pool is not None
-            else CPUSet(written.shared_pool() if isinstance(written.cpu, CPUStaticPolicy) else ())
-        )
+        default = CPUSet.parse(node.shared_pool) if node.shared_pool is not None else held_cpu.default
         entries: dict[str, dict[str, CPUSet]] = {}
         for a in node.allocations:
             if a.exclusive and a.cpuset:
                 entries.setdefault(a.pod_uid, {})[a.container] = CPUSet.parse(a.cpuset)
-        texts["cpu"] = render_cpu_state(policy if policy else CPU_NONE, default, entries)
+        cpu_state = CPUState(policy or CPU_NONE, default, entries)
     if (memory is None and not collected) or (memory is not None and memory.error is None and memory.unknown is None):
         policy = memory.policy if memory is not None and memory.policy else current.memory_manager_policy
-        machine_state: dict[int, MachineNode] = {}
-        blocks: dict[str, dict[str, list[ModelMemoryBlock]]] = {}
-        if policy == MEMORY_STATIC:
-            if not isinstance(written.memory, MemoryStaticPolicy):
-                return None
-            for numa, state in written.memory.state.items():
-                tables = {
-                    r: CheckpointMemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
-                    for r, t in state.memory.items()
-                }
-                machine_state[numa] = MachineNode(state.assignments, tables, tuple(state.cells))
-            for (pod, container), held in written.memory.blocks.items():
-                blocks.setdefault(pod, {})[container] = list(held)
-        texts["memory"] = render_memory_state(policy if policy else MEMORY_NONE, machine_state, blocks)
-    return StateFiles(texts["cpu"], texts["memory"])
+        if policy == MEMORY_STATIC and not isinstance(written.memory, MemoryStaticPolicy):
+            return None
+        held = held_memory if policy == MEMORY_STATIC else MemoryState(policy, {}, {})
+        memory_state = dataclasses.replace(held, policy=policy or MEMORY_NONE)
+    return render_state_files(current.kubelet, current.feature_gates, cpu_state, memory_state)
 
 
-def model_for(plan: NodePlan, mode: ModelMode = "drain") -> NodeModel:
+#: A meminfo problem as the node collector records it: ``/sys/.../node1/meminfo: ...`` or, for many
+#: NUMA nodes at once, ``/sys/.../node{0-3}/meminfo: ...``.
+_MEMINFO_ISSUE = re.compile(r"/node(?:(\d+)|\{([\d,-]+)\})/meminfo\b")
+
+
+def unknown_memory(node: Node) -> str | None:
+    """Why a NUMA node's memory is unknown (the collector's issue naming its meminfo, or no node
+    directories at all), for the first zone that reads 0 bytes for that reason; None when every
+    zone's memory was read (a memoryless NUMA node really has 0)."""
+    unread: dict[int, str] = {}
+    for issue in node.issues:
+        if issue.source != "numa":
+            continue
+        for m in _MEMINFO_ISSUE.finditer(issue.message):
+            for zone in CPUSet.parse(m.group(2)) if m.group(2) else (int(m.group(1)),):
+                unread.setdefault(zone, issue.message)
+        if issue.message.startswith("no sys/devices/system/node"):
+            unread.update({z.id: issue.message for z in node.numa if z.id not in unread})
+    return next((unread[z.id] for z in node.numa if z.memory_total == 0 and z.id in unread), None)
+
+
+def _needs_memory(node: Node, settings: ModelSettings) -> None:
+    """The Static memory manager divides each NUMA node's memory; predicted with an unread meminfo as
+    0 bytes, its answer would be made up, so the node is not predicted, naming the file."""
+    why = unknown_memory(node) if settings.memory_manager_policy == MEMORY_STATIC else None
+    if why is not None:
+        raise Unpredictable(f"the Static memory manager needs every NUMA node's memory, and one is unknown: {why}")
+
+
+def written_state_files(node: Node) -> StateFiles | None:
+    """The checkpoint files ``node``'s kubelet wrote under its settings, as its minor writes them
+    (``state_files_of`` with no change planned); None where they cannot be reconstructed (today's
+    settings refused)."""
+    try:
+        plan = plan_for(node, {})
+        reader = plan.kubelet.profile.state_reader(plan.current.get("featureGates"))
+        return state_files_of(plan, machine_of(node), checkpoints_of(node, reader))
+    except InputError:  # the settings or the machine refused (ConfigRejected included)
+        return None
+
+
+def model_for(
+    plan: NodePlan, mode: ModelMode = "drain", files: StateFiles | None = None, *, moved: Collection[Manager] = ()
+) -> NodeModel:
     """The kubelet model of the planned node. ``restart``: the kubelet restarts over today's state
-    files (``state_files_of``), restored as the planned minor restores them, then re-admits the
-    running pods (``NodeSimulator.restart``); a file the snapshot could not read, or one the
-    kubelet refuses to load, keeps its recorded error. ``running``: today's allocations held as
-    they are (a recorded state-file error still stops it), to admit one more pod. ``drain``
-    starts from none, as after the drain and state-file removal."""
+    files, restored as the planned minor restores them, then re-admits the running pods
+    (``NodeSimulator.restart``): ``files`` when the node's own bytes are at hand (the sandbox's
+    kubelets), else the files ``state_files_of`` renders, where a file the snapshot could not read, or
+    one the kubelet refuses to load, keeps its recorded error. ``running``: today's allocations held as
+    they are (a recorded state-file error still stops it), to admit one more pod. ``drain`` starts
+    with no pods, as after the drain and the removal of the state files the change spoils; a state file
+    the kubelet cannot restore that the change leaves in place still stops it, as in a restart.
+    ``moved`` names the managers whose file was moved aside before the start (that manager starts
+    fresh; both named: the kubelet's start from no state at all)."""
     node = plan.node
     machine = machine_of(node)
-    if mode == "drain":
-        return NodeModel(node.name, machine, settings_of(plan))
     settings = settings_of(plan)
-    allocations, checkpoints = existing_allocations(node), checkpoints_of(node)
-    files = state_files_of(plan, machine) if mode == "restart" else None
+    _needs_memory(node, settings)
+    if mode == "running":  # today's kubelet reads today's files
+        reader = plan.kubelet.profile.state_reader(plan.current.get("featureGates"))
+    else:  # the kubelet that starts is the planned one
+        reader = plan.planned_kubelet.state_reader(plan.planned.get("featureGates"))
+    if mode == "drain":  # a drain evicts pods; a checkpoint it cannot restore stays unless the change moves it
+        spoiled = plan.spoiled_checkpoints()
+        kept = tuple(
+            c
+            for c in checkpoints_of(node, reader)
+            if (c.error is not None or c.unknown is not None)
+            and c.manager not in moved
+            and c.path.rsplit("/", 1)[-1] not in spoiled
+        )
+        return NodeModel(node.name, machine, settings, (), kept)
+    allocations = tuple(
+        dataclasses.replace(a, cpus="" if "cpu" in moved else a.cpus, memory=() if "memory" in moved else a.memory)
+        for a in existing_allocations(node)
+    )
+    checkpoints = tuple(c for c in checkpoints_of(node, reader) if c.manager not in moved)
+    devices = tuple(dataclasses.replace(a, cpus="", memory=()) for a in allocations if a.devices)
+    if mode == "restart" and files is not None:
+        return NodeModel(node.name, machine, settings, devices, (), files)
+    files = state_files_of(plan, machine, checkpoints) if mode == "restart" else None
     if files is None:  # running, or today's kubelet cannot be reconstructed: what it holds, as recorded
         return NodeModel(node.name, machine, settings, allocations, checkpoints)
-    devices = tuple(dataclasses.replace(a, cpus="", memory=()) for a in allocations if a.devices)
+    if moved:
+        files = dataclasses.replace(
+            files,
+            cpu_manager_state=None if "cpu" in moved else files.cpu_manager_state,
+            memory_manager_state=None if "memory" in moved else files.memory_manager_state,
+        )
     refused = tuple(c for c in checkpoints if c.error is not None or c.unknown is not None)
     return NodeModel(node.name, machine, settings, devices, refused, files)
 
 
-def node_model(node: Node, target: Mapping[str, Any], mode: ModelMode = "drain") -> NodeModel:
-    return model_for(plan_for(node, target), mode)
+def node_model(
+    node: Node, target: Mapping[str, Any], mode: ModelMode = "drain", files: StateFiles | None = None
+) -> NodeModel:
+    return model_for(plan_for(node, target), mode, files)
+
+
+def replay_order(pods: Iterable[Pod]) -> list[Pod]:
+    """The node's active pods in the order the kubelet's first batch delivers them (creation time)."""
+    return sorted((p for p in pods if p.phase in ACTIVE_PHASES), key=lambda p: (p.created, p.namespace, p.name))
 
 
 def model_pod(pod: Pod) -> ModelPod:

@@ -9,8 +9,10 @@ and a report must open offline.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tmnb.report import ipynb
 
 if TYPE_CHECKING:
+    from nbconvert import HTMLExporter
     from nbformat import NotebookNode
 
 KEEP_INPUT_TAGS = {"injected-parameters", "show-input"}
@@ -65,14 +68,36 @@ def _static_widgets(nb: NotebookNode) -> None:
 
 
 def render_html(executed: Path, target: Path, *, show_code: bool = False, title: str | None = None) -> Path:
-    from nbconvert import HTMLExporter
-    from traitlets.config import Config
-
     nb = ipynb.read(executed)
     if not show_code:
         _tag_hidden_inputs(nb)
     _static_widgets(nb)
     nb.metadata["title"] = title or executed.stem
+    body, _ = _exporter().from_notebook_node(nb)
+    target.write_text(body, encoding="utf-8")
+    return target
+
+
+def prepare_in_background() -> None:
+    """Import nbconvert and load the report template on a thread while a notebook executes (the
+    parent only waits on the kernel then): about 0.7 s that rendering no longer waits for."""
+    threading.Thread(target=_exporter, name="html-exporter", daemon=True).start()
+
+
+_EXPORTER_BUILT = threading.Lock()
+
+
+def _exporter() -> HTMLExporter:
+    """The one exporter of this process; a render waits for the background build, never repeats it."""
+    with _EXPORTER_BUILT:
+        return _build_exporter()
+
+
+@functools.cache
+def _build_exporter() -> HTMLExporter:
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
     config = Config()
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_cell_tags = {"remove-cell"}
@@ -85,6 +110,5 @@ def render_html(executed: Path, target: Path, *, show_code: bool = False, title:
         extra_template_basedirs=[str(TEMPLATES)],
         template_name="tmnb-report",
     )
-    body, _ = exporter.from_notebook_node(nb)
-    target.write_text(body, encoding="utf-8")
-    return target
+    exporter.from_notebook_node(ipynb.new_notebook())  # loads and compiles the template now
+    return exporter

@@ -33,3 +33,9 @@ def markdown_cell(source: str) -> NotebookNode:
     import nbformat.v4
 
     return cast("Callable[[str], NotebookNode]", nbformat.v4.new_markdown_cell)(source)
+
+
+def new_notebook() -> NotebookNode:
+    import nbformat.v4
+
+    return cast("Callable[[], NotebookNode]", nbformat.v4.new_notebook)()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -109,15 +110,15 @@ def coerce(name: str, raw: str, declared: dict[str, Any], *, source: str) -> Any
         raise InputError(f"expected true or false, got {raw!r}", source=source, where=where)
     if base in {"int", "float"}:
         try:
-            return int(raw, 10) if base == "int" else float(raw)
+            number = int(raw, 10) if base == "int" else float(raw)
         except ValueError:
             raise InputError(f"expected {base}, got {raw!r}", source=source, where=where) from None
-    import yaml  # only lists, dicts and untyped values need it; a wrong choice is answered without
+        if not math.isfinite(number):  # nan passes every threshold comparison silently
+            raise InputError(f"expected a finite {base}, got {raw!r}", source=source, where=where)
+        return number
+    from tmnb.parse.parameters import load_parameter  # YAML: only lists, dicts and untyped values need it
 
-    try:
-        value = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        raise InputError(f"expected a YAML value: {exc}", source=source, where=where) from None
+    value = load_parameter(raw, where=where)
     expect = {"list": list, "dict": dict}.get(base.split("[")[0].lower())
     if expect is not None and not isinstance(value, expect):
         raise InputError(f"expected a {base} (YAML or JSON), got {raw!r}", source=source, where=where)

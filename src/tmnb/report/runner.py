@@ -13,6 +13,7 @@ import logging
 import math
 import platform
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,15 +21,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tmnb import __version__
 from tmnb.errors import InputError, RunError
+from tmnb.parse.parameters import check_finite
 from tmnb.redact import secret_in
 from tmnb.report import ipynb
+from tmnb.report.checks import check_parameters
 from tmnb.report.glue import read_glued
+from tmnb.report.kernel import KERNEL_NAME, WarmKernel, kernel_config
 from tmnb.report.params import check_choice, declared_parameters, default_value, typed_parameters
 from tmnb.report.places import resolve_reports_dir
+from tmnb.report.preload import without_iri_grammar
 
 if TYPE_CHECKING:
     from jupyter_client.manager import AsyncKernelManager
-    from traitlets.config import Config
 
 #: The repository's notebooks (a source checkout); ``run`` also finds them by name.
 NOTEBOOKS = Path(__file__).resolve().parents[3] / "notebooks"
@@ -62,55 +66,46 @@ def _run_folder(notebook: Path, out: Path | None, reports_dir: Path) -> Path:
             out = reports_dir / f"{stamp}-{notebook.stem}-{n}"
     if (out / "manifest.json").exists():
         raise InputError("refusing to overwrite an existing run folder (evidence is immutable)", source=str(out))
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot make the run folder here: {exc.strerror}", source=str(out)) from None
     return out.resolve()
 
 
-def _kernel_config() -> Config:
-    """Kernels get CurveZMQ keys from the manager when their kernelspec supports it (ipykernel 7
-    does): the loopback channels carry code and outputs encrypted, and the kernel has no reason
-    to warn that they are plain text."""
-    from traitlets.config import Config
-
-    config = Config()
-    config.KernelManager.transport_encryption = "auto"
-    return config
-
-
-def _kernel_manager() -> type[AsyncKernelManager]:
-    """jupyter_client sends a kernel SIGINT before every shutdown request; a kernel that finished
-    the notebook has nothing to interrupt, and a SIGINT that lands in a message handler makes
-    ipykernel log ``KeyboardInterrupt caught in kernel`` on a successful run. The shutdown request
-    alone ends the kernel (and SIGTERM, then SIGKILL, follow as before when it does not). An
-    interrupt on a cell timeout is not a shutdown and still happens."""
-    from jupyter_client.manager import AsyncKernelManager
-
-    class ShutdownWithoutInterrupt(AsyncKernelManager):
-        async def _async_interrupt_kernel(self) -> None:
-            if not self.shutting_down:
-                await super()._async_interrupt_kernel()
-
-    return ShutdownWithoutInterrupt
+def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float, kernel: WarmKernel) -> str | None:
+    """Run papermill on a kernel started before it (``tmnb.report.kernel``); return None on success
+    or a one-line failure description. The kernel is then asked to shut down and exits while the
+    report renders (the run's owner waits for it at the end)."""
+    without_iri_grammar()
+    try:
+        return _papermill(src, dst, parameters, timeout, kernel.manager)
+    finally:
+        kernel.request_stop()
 
 
-def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float) -> str | None:
-    """Run papermill; return None on success or a one-line failure description."""
+def _papermill(
+    src: Path, dst: Path, parameters: dict[str, Any], timeout: float, manager: AsyncKernelManager
+) -> str | None:
     import papermill as pm
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
+    from tmnb.report.html import prepare_in_background
+
     logging.getLogger("papermill").setLevel(logging.WARNING)
+    prepare_in_background()  # after papermill's import, which it would slow down; the kernel works meanwhile
     try:
         pm.execute_notebook(
             str(src),
             str(dst),
             parameters=parameters,
-            kernel_name="python3",
+            kernel_name=KERNEL_NAME,
             progress_bar=False,
             execution_timeout=math.ceil(timeout),  # nbclient counts whole seconds
             request_save_on_cell_execute=True,
-            config=_kernel_config(),
-            kernel_manager_class=_kernel_manager(),
+            config=kernel_config(),
+            km=manager,
         )
     except PapermillExecutionError as exc:
         return f"cell {exc.cell_index} raised {exc.ename}: {exc.evalue}"
@@ -142,28 +137,6 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-#: Parameters that name a snapshot source (``sample``, ``live``, a file ...): checked before a kernel starts.
-SOURCE_PARAMETERS = ("source", "before", "after")
-
-
-def _check_sources(typed: dict[str, Any], declared: dict[str, dict[str, Any]]) -> None:
-    """What the arguments alone reveal (an unknown word, a missing snapshot file, a live source
-    without any kubeconfig, given or by default) fails at once, exit 2."""
-    from tmnb.sources.kubeconfig import kubeconfig_missing
-    from tmnb.sources.resolve import LIVE, check_source
-
-    for name in SOURCE_PARAMETERS:
-        value = typed[name] if name in typed else default_value(declared.get(name))
-        if isinstance(value, str):
-            try:
-                check_source(value)
-            except InputError as exc:
-                raise type(exc)(exc.message, source=exc.source, where=f"parameter {name}") from None
-            missing = kubeconfig_missing() if value == LIVE else None
-            if missing:
-                raise InputError(missing, where=f"parameter {name}")
-
-
 def find_notebook(notebook: str | Path) -> Path:
     """A path as given, else one of the repository's notebooks by its name, number or topic
     (``05-compare``, ``05``, ``compare``; a topic is the name after the number, ``numa-occupancy``)."""
@@ -179,6 +152,12 @@ def find_notebook(notebook: str | Path) -> Path:
     raise InputError(f"notebook not found: expected a .ipynb file or one of the notebooks ({names})", source=str(src))
 
 
+def start_kernel(notebook: str | Path) -> WarmKernel:
+    """A kernel for ``notebook`` started now, its modules importing, for a ``run`` to come (the
+    demo starts the next notebook's kernel while the current one runs)."""
+    return WarmKernel(find_notebook(notebook))
+
+
 def run(
     notebook: str | Path,
     raw_params: list[tuple[str, str]] | None = None,
@@ -188,8 +167,28 @@ def run(
     reports_dir: str | Path | None = None,
     timeout: float = 600,
     show_code: bool = False,
+    kernel: WarmKernel | None = None,
 ) -> RunResult:
-    """Execute ``notebook`` with parameters typed against its ``parameters`` cell."""
+    """Execute ``notebook`` with parameters typed against its ``parameters`` cell, on ``kernel``
+    when one was started ahead for it (``start_kernel``), else on a new one started once the
+    parameters are checked. Either is stopped whatever happens (a refused parameter included)."""
+    with ExitStack() as kernels:
+        if kernel is not None:
+            kernels.enter_context(kernel)
+        return _run(notebook, raw_params, params, out, reports_dir, timeout, show_code, kernel, kernels)
+
+
+def _run(
+    notebook: str | Path,
+    raw_params: list[tuple[str, str]] | None,
+    params: dict[str, Any] | None,
+    out: str | Path | None,
+    reports_dir: str | Path | None,
+    timeout: float,
+    show_code: bool,
+    kernel: WarmKernel | None,
+    kernels: ExitStack,
+) -> RunResult:
     from tmnb.report.html import render_html
 
     src = find_notebook(notebook)
@@ -200,14 +199,15 @@ def run(
             raise InputError(f"unknown parameter {name!r}", source=str(src))
         check_choice(name, value, declared[name], source=str(src))
         typed[name] = value
-    _check_sources(typed, declared)
     for name, value in typed.items():
+        check_finite(value, where=f"parameter {name}")
         if secret_in(name, value):
             raise InputError(
                 "looks like a credential: parameters are written into the notebook, the HTML and the manifest; "
                 "pass secrets through the environment (e.g. env:VAR) instead",
                 where=f"parameter {name}",
             )
+    check_parameters(src, {**{name: default_value(d) for name, d in declared.items()}, **typed})
     if "out_dir" in typed:  # what the notebook writes there is evidence: that folder is the run folder
         asked = Path(typed["out_dir"])
         if out is not None and Path(out).resolve() != asked.resolve():
@@ -222,7 +222,12 @@ def run(
 
     executed = folder / src.name
     started, t0 = _now(), time.monotonic()
-    failure = _execute(src, executed, typed, timeout)
+    try:
+        kernel = kernel or kernels.enter_context(WarmKernel(src))
+    except (RuntimeError, OSError, TimeoutError) as exc:
+        failure: str | None = f"the kernel could not start: {type(exc).__name__}: {exc}"
+    else:
+        failure = _execute(src, executed, typed, timeout, kernel)
     if failure:
         _mark_failed(executed, failure)
     finished, duration = _now(), time.monotonic() - t0

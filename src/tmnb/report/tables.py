@@ -2,14 +2,16 @@
 
 The reports are read in a browser by SREs who act on them, so a cell shows what a person would
 write (``0,1``, ``30 CPUs``, ``128 GiB``, an empty cell rather than ``None``/``<NA>``/``nan``),
-long texts are never cut, long tables can be sorted, filtered, searched and paged (itables, with
-its JavaScript embedded in the report so it opens offline), and each table is also written as
-``tables/<name>.csv`` in the run folder. A table without rows is a sentence saying why.
+long texts are never cut, long tables can be sorted, filtered and searched but are paged only when
+huge, so the browser's find sees every row (itables, with its JavaScript embedded in the report so
+it opens offline), and each table is also written as ``tables/<name>.csv`` in the run folder, its
+numbers as numbers with units in the headers. A table without rows is a sentence saying why.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -23,8 +25,11 @@ from tmnb.report import display
 from tmnb.report.places import anchored
 
 GIB = float(1 << 30)
-#: Tables up to this many rows are shown whole, without paging or search controls.
+#: Tables up to this many rows are shown without search controls.
 SHORT = 15
+#: Tables up to this many rows are shown whole on one page (the browser's find sees every row); only a
+#: larger one is paged, and its search box still covers every row.
+HUGE = 1000
 #: A column whose longest cell is longer than this is prose: wrapped within a bounded width.
 TEXT = 40
 #: What an absent value means, by column name, where "empty" would hide a fact.
@@ -65,7 +70,7 @@ def quantity(x: Any, unit: str) -> str:
         return quantity(100 * x, "%")
     if unit == "%":
         return f"{_number(round(x, 1))} %"
-    return f"{_number(x)} {unit}"
+    return f"{_number(x)} {unit.removesuffix('s') if x == 1 else unit}"
 
 
 def moment(value: datetime) -> str:
@@ -119,20 +124,7 @@ def cell(value: object, column: str = "") -> str:
 def humanize(frame: pd.DataFrame, units: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Every cell as text; ``units`` maps numeric columns to a unit, or to ``"unit"`` for a
     frame whose own ``unit`` column names each row's unit (then that column is dropped)."""
-    units = dict(units or {})
-    out = frame.copy()
-    if not isinstance(out.index, pd.RangeIndex):
-        out = out.reset_index()
-    out.columns = [str(c) for c in out.columns]
-    for column in out.columns:
-        if column.endswith("_gib"):
-            units.setdefault(column, "GiB")
-        elif column == "fraction" or column.endswith(" fraction"):
-            units.setdefault(column, "share")
-    if "unit" in out.columns:  # numeric columns of a frame with a unit per row are quantities in it
-        for column in out.columns:
-            if column != "unit" and pd.api.types.is_float_dtype(out[column]):
-                units.setdefault(column, "unit")
+    out, units = _framed(frame, units)
     per_row = [c for c, u in units.items() if u == "unit"]
     for column in out.columns:
         if column in per_row:
@@ -146,12 +138,56 @@ def humanize(frame: pd.DataFrame, units: Mapping[str, str] | None = None) -> pd.
     return out.rename(columns={c: c.removesuffix("_gib") for c in out.columns}).astype(object)
 
 
+def _framed(frame: pd.DataFrame, given: Mapping[str, str] | None) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The frame with a named index as columns (an unnamed one is row order, not data: dropped) and
+    the unit of each numeric column, from ``given`` and the column names."""
+    units = dict(given or {})
+    out = frame.copy()
+    if not isinstance(out.index, pd.RangeIndex):
+        out = out.reset_index(drop=all(n is None for n in out.index.names))
+    out.columns = [str(c) for c in out.columns]
+    for column in out.columns:
+        if column.endswith("_gib"):
+            units.setdefault(column, "GiB")
+        elif column == "fraction" or column.endswith(" fraction"):
+            units.setdefault(column, "share")
+    if "unit" in out.columns:  # numeric columns of a frame with a unit per row are quantities in it
+        for column in out.columns:
+            if column != "unit" and pd.api.types.is_float_dtype(out[column]):
+                units.setdefault(column, "unit")
+    return out, units
+
+
+def csv_rows(frame: pd.DataFrame, units: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The table for a program: numbers stay numbers (no thousands separators, no unit in the cell),
+    each quantity column names its unit in its header (``capacity (CPUs)``, ``fraction (%)``), a frame
+    with a unit per row keeps its ``unit`` column; other cells read as in the report."""
+    out, units = _framed(frame, units)
+    headers = {"share": "%", "bytes": "bytes"}
+    renamed: dict[str, str] = {}
+    for column in out.columns:
+        unit = units.get(column)
+        if unit is None or unit == "unit":
+            out[column] = [v if _is_number(v) else cell(v, column) for v in out[column]]
+            continue
+        scale = 100.0 if unit == "share" else 1.0
+        out[column] = [round(float(v) * scale, 6) if _is_number(v) else cell(v, column) for v in out[column]]
+        renamed[column] = f"{column.removesuffix('_gib')} ({headers.get(unit, unit)})"
+    return out.rename(columns=renamed)
+
+
+def _is_number(value: object) -> bool:
+    if isinstance(value, bool):  # a bool is an int to Python, a yes/no to a reader
+        return False
+    return isinstance(value, numbers.Real) and not _absent(value)
+
+
 def _row_unit(unit: object) -> str:
     return {"cpus": "CPUs", "cpu": "CPUs"}.get(str(unit), str(unit))
 
 
 def write_csv(frame: pd.DataFrame, out_dir: str | Path, name: str) -> Path:
-    """The table as the report shows it, as ``tables/<name>.csv`` in the run folder."""
+    """The table's rows (``csv_rows``: what a program reads) as ``tables/<name>.csv`` in the run folder."""
     path = anchored(out_dir) / "tables" / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(path, index=False)
@@ -172,13 +208,14 @@ def _init() -> None:
         _initialised = True
 
 
-#: Cells wrap; prose columns get a bounded width (breaking long tokens too), names (a node, a
+#: Cells wrap; prose columns get a bounded width (breaking between words, a word only when it alone
+#: is wider than the column), names (a node, a
 #: policy: one short word) never break, the footer's filter boxes shrink with their column, and the
 #: headers break between the words of a camelCase setting name, so a wide table still fits the page
 #: instead of hiding its last, most explanatory columns off the right edge.
 _CSS = (
     ".tmnb-table td{white-space:normal;overflow-wrap:break-word;vertical-align:top}"
-    ".tmnb-table td.tmnb-text{overflow-wrap:anywhere;min-width:12em;max-width:32em}"
+    ".tmnb-table td.tmnb-text{overflow-wrap:break-word;word-break:normal;min-width:12em;max-width:32em}"
     ".tmnb-table td.tmnb-name{white-space:nowrap}"
     ".tmnb-table tfoot input{width:100%;min-width:2em;box-sizing:border-box}"
     ".tmnb-table thead th{white-space:normal;overflow-wrap:normal}"
@@ -212,15 +249,15 @@ def show(
         display.markdown(f"_{empty}_")
         return
     table = humanize(frame, units)
-    path = write_csv(table, out_dir, name)
+    path = write_csv(csv_rows(frame, units), out_dir, name)
     _init()
     from itables import show as itable
 
-    long = len(table) > SHORT
+    long, paged = len(table) > SHORT, len(table) > HUGE
     prose = [i for i, c in enumerate(table.columns) if table[c].map(len).max() > TEXT]
     names = [i for i, c in enumerate(table.columns) if i not in prose and _is_name_column(table[c])]
     layout = (
-        {"topStart": "pageLength", "topEnd": "search", "bottomStart": "info", "bottomEnd": "paging"}
+        {"topStart": "pageLength" if paged else None, "topEnd": "search", "bottomStart": "info", "bottomEnd": "paging"}
         if long
         else {"topStart": None, "topEnd": None, "bottomStart": "info", "bottomEnd": None}
     )
@@ -229,9 +266,9 @@ def show(
         maxBytes=0,
         maxColumns=0,
         showIndex=False,
-        paging=long,
-        pageLength=25,
-        lengthMenu=[10, 25, 100, -1],
+        paging=paged,
+        pageLength=100,
+        lengthMenu=[100, 500, -1],
         layout=layout,
         order=[],
         classes="display compact cell-border tmnb-table",

@@ -289,3 +289,107 @@ def _inode(path: Path) -> int | None:
         return path.stat().st_ino
     except FileNotFoundError:
         return None
+
+
+# ---------------------------------------------------------------------- what the records say
+#: The step that closes a node's run (``rollout.run``) and the steps that change a node, with what
+#: each did in words: an account of a node is built from these records alone.
+NODE_STEP = "node"
+_KUBELET = {"stop": "stopped", "start": "started", "restart": "restarted"}
+
+
+def _paths(value: object) -> str:
+    return ", ".join(str(p) for p in value) if isinstance(value, dict) and value else "its files"
+
+
+def _did(rec: JsonDict) -> str:
+    """What one ``done`` record of a writing step did on the node."""
+    step = rec.get("step")
+    if step == "stop":
+        return "stopped the kubelet"
+    if step == "state-files":
+        return f"moved {_paths(rec.get('moved'))} aside"
+    if step == "apply":
+        files = rec.get("files")
+        files = files if isinstance(files, dict) else {}
+        fresh = {p: f for p, f in files.items() if not (isinstance(f, dict) and f.get("result") == "already applied")}
+        return f"wrote {_paths(fresh)}" if fresh or not files else f"found {_paths(files)} already written"
+    return f"{_KUBELET.get(str(rec.get('action')), 'restarted')} the kubelet"
+
+
+def _and(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+#: The steps that change a node; the rest (preflight, cordon, drain, backup) only read or are undone.
+WRITING_STEPS = ("stop", "state-files", "apply", "start")
+
+
+def _cordoned(mine: list[JsonDict]) -> bool:
+    """Cordoned by this change and not uncordoned since."""
+    state = False
+    for r in mine:
+        if r.get("event") == "done" and r.get("step") in ("cordon", "uncordon"):
+            state = r.get("step") == "cordon"
+    return state
+
+
+def account(records: list[JsonDict], node: str) -> str:
+    """What the journal's ``records`` (of one change) say was applied on ``node`` and what was
+    restored, in every outcome: done, rolled back, failed and left as it is, interrupted, resumed."""
+    mine = [r for r in records if r.get("node") == node]
+    if not mine:
+        return f"{node}: nothing done yet"
+    applied = [_did(r) for r in mine if r.get("event") == "done" and r.get("step") in WRITING_STEPS]
+    wrote = f"it {_and(list(dict.fromkeys(applied)))}" if applied else ""
+    closed = [r for r in mine if r.get("step") == NODE_STEP]
+    failed = [r for r in mine if r.get("event") == "failed" and r.get("step") not in (NODE_STEP, "rollback")]
+    reason = closed[-1].get("reason") if closed else None  # a manual rollback's
+    why = f"{failed[0].get('step')}: {failed[0].get('error', '')}" if failed else str(reason or "failed")
+    cordon = "; it is still cordoned" if _cordoned(mine) else ""
+    back = f"`tmnb rollout rollback --change-id {mine[0].get('change_id')} --node {node} --approve rollback`"
+    tried = [i for i, r in enumerate(mine) if r.get("step") == "rollback" and r.get("event") == "intent"]
+    rollback = [r for r in mine[tried[0] if tried else len(mine) :] if r.get("step") == "rollback"]
+    off = any(r.get("step") == "rollback" and r.get("event") == "info" for r in mine)
+    last = next((r for r in reversed(rollback) if r.get("event") in ("done", "failed")), {})
+    if last.get("event") == "done":
+        return (
+            f"{node} was rolled back ({reason or why}): {wrote or 'nothing had been written'}; the rollback put back "
+            f"{_paths(last.get('files'))} byte for byte, restarted the kubelet and saw the old settings in "
+            f"configz{cordon or '; uncordoned'}"
+        )
+    if last.get("event") == "failed":
+        return (
+            f"{node} failed ({why}) after {wrote or 'nothing was written'}; the rollback failed too "
+            f"({last.get('error', '')}), so the node may still hold the change{cordon}: {back} retries it"
+        )
+    if closed and closed[-1].get("result") == "done":
+        kept = "left cordoned, as it was before" if cordon else "uncordoned"
+        resumed = "; resumed after an interrupted run" if resumed_node(records, node) else ""
+        return f"{node} has the change: {wrote or 'nothing needed writing'}, was verified and {kept}{resumed}"
+    if not closed:
+        step = mine[-1].get("step")
+        if not applied:
+            return f"{node} was interrupted at {step} before anything was written{cordon}: run again to resume"
+        return (
+            f"{node} was interrupted at {step} after {wrote}; nothing was verified or restored{cordon}: run "
+            f"again to resume, or {back} puts it back"
+        )
+    if not applied:
+        return f"{node} failed before anything was written ({why}){cordon}"
+    off_note = "automatic rollback is off, so " if off else ""
+    return (
+        f"{node} failed after {wrote} ({why}); {off_note}nothing was restored: the node keeps what was written"
+        f"{cordon}; {back} puts it back"
+    )
+
+
+def resumed_node(records: list[JsonDict], node: str) -> bool:
+    """The node's steps span two runs of its gate: a run stopped (killed, say) and another went on."""
+    runs, seen = 0, set()
+    for r in records:
+        if r.get("step") == "gate" and node in (r.get("nodes") or []):
+            runs += 1
+        elif r.get("node") == node and r.get("step") != NODE_STEP and r.get("event") != "skipped":
+            seen.add(runs)
+    return len(seen) > 1

@@ -11,8 +11,8 @@ refused outright, since an edit of the file would not take effect.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -22,7 +22,10 @@ import yaml
 from tmnb.errors import InputError
 from tmnb.kubelet.profiles import Resolved
 from tmnb.parse.jsonable import JsonDict
-from tmnb.replay import NodePlan, show_value
+from tmnb.redact import redact_lines
+from tmnb.replay import DrainSteps, NodePlan, show_value
+from tmnb.replay.drain import KUBELET_ROOT
+from tmnb.rollout.arguments import validate_change_id
 from tmnb.snapshot import Node, Snapshot
 from tmnb.snapshot.select import parse_selector
 
@@ -32,13 +35,11 @@ if TYPE_CHECKING:
 ApplyHow = Literal["auto", "edit", "drop-in"]
 DrainPolicy = Literal["auto", "always", "never"]
 
-KUBELET_ROOT = "/var/lib/kubelet"
 CPU_STATE = f"{KUBELET_ROOT}/cpu_manager_state"
 MEMORY_STATE = f"{KUBELET_ROOT}/memory_manager_state"
 #: Sorts after the usual 00-/10-/50- drop-ins, so the change wins the merge.
 DROPIN_NAME = "99-tmnb.conf"
 KUBELET_CONFIG_HEADER = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
-_DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 Reader = Callable[[str, str], bytes | None]
@@ -46,7 +47,9 @@ Reader = Callable[[str, str], bytes | None]
 
 @dataclass(frozen=True)
 class FileChange:
-    """One file the rollout writes on a node, and its content before and after."""
+    """One file the rollout writes on a node, before and after, as it may be shown: every line that
+    holds a credential is redacted (``redact.redact_lines``). The write itself never uses this text:
+    it edits the backup's exact bytes, and the preflight compares the node's file with ``before_sha256``."""
 
     path: str
     how: Literal["edit", "drop-in"]
@@ -55,12 +58,62 @@ class FileChange:
     after: str
     #: whether ``before`` is the node's real file (False: rebuilt from the snapshot's view)
     read: bool
+    #: sha256 of the node's file as read for the plan (None: absent, or not read)
+    before_sha256: str | None
+    #: the unified diff of the real texts, each line shown redacted (changed or unchanged, never its value)
+    unified: str
 
     def diff(self) -> str:
-        old = [] if self.before is None else self.before.splitlines(keepends=True)
-        label = self.path if self.read else f"{self.path} (as the snapshot knows it)"
-        lines = difflib.unified_diff(old, self.after.splitlines(keepends=True), label, self.path)
-        return "".join(lines)
+        return self.unified
+
+
+def _shown(lines: list[str], real: list[str], other: list[str], other_real: list[str], i: int, j: int) -> str:
+    """An unchanged line as shown: redacted if either side's redaction touched it."""
+    return lines[i] if lines[i] != real[i] or other[j] == other_real[j] else other[j]
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's line range as ``diff -u`` writes it."""
+    length = stop - start
+    return f"{start + 1}" if length == 1 else f"{start + (1 if length else 0)},{length}"
+
+
+def _redacted_diff(before: str | None, after: str, fromfile: str, tofile: str) -> str:
+    """``diff -u`` of the real texts, each line printed from its redacted copy: a line holding a
+    secret shows as changed or unchanged as it is, with the placeholder for the secret."""
+    real_a = [] if before is None else before.splitlines(keepends=True)
+    real_b = after.splitlines(keepends=True)
+    show_a = [] if before is None else redact_lines(before)
+    show_b = redact_lines(after)
+    out: list[str] = []
+    for group in difflib.SequenceMatcher(None, real_a, real_b, autojunk=False).get_grouped_opcodes(3):
+        if not out:
+            out += [f"--- {fromfile}\n", f"+++ {tofile}\n"]
+        out.append(f"@@ -{_range(group[0][1], group[-1][2])} +{_range(group[0][3], group[-1][4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [" " + _shown(show_a, real_a, show_b, real_b, i, j1 + i - i1) for i in range(i1, i2)]
+                continue
+            out += ["-" + show_a[i] for i in range(i1, i2)] + ["+" + show_b[j] for j in range(j1, j2)]
+    return "".join(out)
+
+
+def _file_change(
+    path: str, how: Literal["edit", "drop-in"], fields: Mapping[str, Any], raw: bytes | None, before: str | None,
+    after: str, *, read: bool,
+) -> FileChange:  # fmt: skip
+    """The change of one file as the plan keeps it: texts redacted, the real file's checksum kept."""
+    label = path if read else f"{path} (as the snapshot knows it)"
+    return FileChange(
+        path,
+        how,
+        dict(fields),
+        None if before is None else "".join(redact_lines(before)),
+        "".join(redact_lines(after)),
+        read,
+        hashlib.sha256(raw).hexdigest() if raw is not None and read else None,
+        _redacted_diff(before, after, label, path),
+    )
 
 
 @dataclass(frozen=True)
@@ -151,16 +204,6 @@ class RolloutPlan:
         ]
         rows += [{"node": e.node, "gate": "excluded", "why": e.reason} for e in self.excluded]
         return rows
-
-
-def validate_change_id(change_id: str) -> str:
-    """Change ids name files and lock files: DNS-1123 keeps them safe everywhere."""
-    if not isinstance(change_id, str) or len(change_id) > 63 or not _DNS1123.match(change_id):
-        raise InputError(
-            f"expected a DNS-1123 name (lower-case letters, digits, '-', '.'; at most 63), got {change_id!r}",
-            where="change_id",
-        )
-    return change_id
 
 
 def _yaml(doc: Mapping[str, Any]) -> str:
@@ -254,20 +297,16 @@ def overridden_by(node: Node, target: Mapping[str, Any], how: str, written: str 
     return reasons
 
 
-def state_files_for(plan: NodePlan) -> list[str]:
-    """State files that hold the old settings' assignments after this change (``NodePlan.spoiled_checkpoints``)."""
-    return [f"{KUBELET_ROOT}/{name}" for name in plan.spoiled_checkpoints()]
-
-
 def _files(node: Node, fields: Mapping[str, Any], how: Literal["edit", "drop-in"], read: Reader | None) -> FileChange:
     if how == "drop-in":
         path = f"{(node.kubelet.config_dir or '').rstrip('/')}/{DROPIN_NAME}"
         raw = read(node.name, path) if read else None
-        return FileChange(path, how, dict(fields), _decode(raw, path), dropin_text(fields), read is not None)
+        return _file_change(path, how, fields, raw, _decode(raw, path), dropin_text(fields), read=read is not None)
     path = node.kubelet.config_file or ""
     raw = read(node.name, path) if read else None
     before = _decode(raw, path) if read else _config_file_view(node)
-    return FileChange(path, how, dict(fields), before, edit_config(before, fields, source=path), read is not None)
+    after = edit_config(before, fields, source=path)
+    return _file_change(path, how, fields, raw, before, after, read=read is not None)
 
 
 def _decode(raw: bytes | None, path: str) -> str | None:
@@ -279,31 +318,15 @@ def _decode(raw: bytes | None, path: str) -> str | None:
         raise InputError("the kubelet config is not UTF-8 text", source=path) from None
 
 
-def _drain(
-    plan: NodePlan, states: Sequence[str], restart_risks: Sequence[str], policy: DrainPolicy
-) -> tuple[bool, str]:
+def _drain(node: str, steps: DrainSteps, policy: DrainPolicy) -> tuple[bool, str]:
+    """The drain of ``steps`` (the decision readiness shows, ``replay.drain``) under the user's drain policy."""
     if policy == "always":
         return True, "drain requested for every node (drain='always')"
-    if states:
-        why = (
-            f"moving {', '.join(states)} aside makes the kubelet forget exclusive assignments: running pods "
-            "must leave the node first"
-        )
-        if policy == "never":
-            raise InputError(f"node {plan.node.name}: drain='never' but {why}", where="drain")
-        return True, why
-    if restart_risks:
-        from tmnb.report.tables import some
-
-        why = "at restart the kubelet re-admits the running pods (what-if, restart mode): " + some(
-            restart_risks, 3, "; "
-        )
-        if policy == "never":
-            raise InputError(f"node {plan.node.name}: drain='never' but {why}", where="drain")
-        return True, why
+    if steps.drain and policy == "never":
+        raise InputError(f"node {node}: drain='never' but {steps.why}", where="drain")
     if policy == "never":
         return False, "drain='never'"
-    return False, "the kubelet re-admits every running pod at restart (what-if, restart mode)"
+    return steps.drain, steps.why
 
 
 def select(snapshot: Snapshot, nodes: Iterable[str] | None, node_selector: str | None) -> list[Node]:
@@ -338,7 +361,11 @@ def _gates(canary: str, rest: Sequence[str], waves: int | Sequence[Sequence[str]
     return gate
 
 
-def _pick_canary(canary: str, included: Sequence[str], recommended: Sequence[str]) -> str:
+def _pick_canary(
+    canary: str, included: Sequence[str], recommended: Sequence[str], not_canary: Mapping[str, str]
+) -> str:
+    """The named canary, or for ``recommended`` readiness's choice: its pick of a pool among the planned
+    nodes, else the first planned node that can be a canary (``Readiness.not_canary``), else none."""
     if not included:
         raise InputError("no node is left to change: every selected node is excluded (see the plan's exclusions)")
     if canary != "recommended":
@@ -347,34 +374,16 @@ def _pick_canary(canary: str, included: Sequence[str], recommended: Sequence[str
                 f"canary {canary!r} is not a planned node (excluded, unchanged or unknown)", where="canary"
             )
         return canary
-    return next((n for n in recommended if n in included), included[0])
+    eligible = [n for n in recommended if n in included] + [n for n in included if n not in not_canary]
+    if not eligible:
+        from tmnb.report.tables import some
 
-
-def _restart_risks(node: Node, snapshot: Snapshot, target: Mapping[str, Any], plan: NodePlan) -> list[str]:
-    """Running pods the kubelet would reject, or pin to other CPUs, when it re-admits them at restart
-    over today's state files (what-if, restart mode), each named with the kubelet's reason."""
-    from tmnb.analysis.whatif import replay_node
-
-    running = [p for p in snapshot.pods_on(node.name) if p.phase == "Running"]
-    try:
-        replay = replay_node(node, snapshot.pods_on(node.name), target, mode="restart", plan=plan)
-    except InputError as err:
-        return [f"the restart is not predictable here ({err.message}): {len(running)} running pod(s) at stake"]
-    if replay.refused or replay.unmodelled:  # it would not start (a state file it cannot restore), or unknown
-        return [f"the kubelet would not start over today's state: {replay.refused or replay.unmodelled}"]
-    held = {(a.pod_uid, a.container): a.cpuset for a in node.allocations if a.exclusive}
-    risks = []
-    for r in replay.results:
-        if not r.admitted:
-            risks.append(f"{r.namespace}/{r.name}: {r.reason}: {r.message}")
-            continue
-        for c in r.containers:
-            before = held.get((r.uid, c.name))
-            if before is not None and str(c.cpuset or "") != str(before):
-                risks.append(
-                    f"{r.namespace}/{r.name}: {c.name} re-pinned from CPUs {before} to {c.cpuset or 'the shared pool'}"
-                )
-    return risks
+        why = some([f"{n}: {not_canary[n]}" for n in included], 3, "; ")
+        raise InputError(
+            f"no planned node can be the canary ({why}); fix what blocks one, or name the canary to start with",
+            where="canary",
+        )
+    return eligible[0]
 
 
 def _drained_prediction(
@@ -434,10 +443,10 @@ def build_plan(
         if not changes:
             excluded.append(Excluded(node.name, "already at the target: nothing to change"))
             continue
-        refusal = refusals.get(node.name, {})
+        steps = readiness.steps[node.name]
         verdict = verdicts.get(node.name, {})
-        if refusal and not refusal.get("kubelet starts", True) and node.name not in override:
-            excluded.append(Excluded(node.name, f"the kubelet would refuse the target: {refusal.get('refusal')}"))
+        if steps.refused and node.name not in override:
+            excluded.append(Excluded(node.name, f"the kubelet would refuse the target: {steps.refused}"))
             continue
         if verdict.get("rejected pods") and node.name not in override:
             excluded.append(
@@ -461,9 +470,8 @@ def build_plan(
                 "`kubeadm upgrade node`: put the same fields in that ConfigMap (or a kubeadm "
                 "kubeletconfiguration patch) so the change survives."
             )
-        states = state_files_for(plan)
-        risks = [] if states else _restart_risks(node, snapshot, target, plan)
-        needs_drain, why = _drain(plan, states, risks, drain)
+        states = steps.state_files
+        needs_drain, why = _drain(node.name, steps, drain)
         prediction = _drained_prediction(node, snapshot, readiness, refusals.get(node.name))
         change = NodeChange(
             node.name, "", pool_of(node), changes, files, states, needs_drain, why, warnings, prediction
@@ -474,7 +482,7 @@ def build_plan(
     if not planned:
         reasons = "; ".join(f"{e.node}: {e.reason}" for e in excluded) or "no node matches the selection"
         raise InputError(f"nothing to roll out: {reasons}", where="plan")
-    first = _pick_canary(canary, included, recommended)
+    first = _pick_canary(canary, included, recommended, readiness.not_canary)
     gates = _gates(first, [n for n in included if n != first], waves)
     by_name = {c.node: c for _, c in planned}
     ordered = sorted(

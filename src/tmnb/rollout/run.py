@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from tmnb.errors import InputError, RolloutError
 from tmnb.parse.jsonable import JsonDict
 from tmnb.rollout.cluster import ClusterOps
+from tmnb.rollout.journal import NODE_STEP, account, resumed_node
 from tmnb.rollout.plan import RolloutPlan
 from tmnb.rollout.soak import Soak, check
 from tmnb.rollout.steps import NodeResult, NodeRun, Options
@@ -30,9 +31,6 @@ if TYPE_CHECKING:
 Mode = Literal["plan", "execute"]
 Status = Literal["planned", "completed", "awaiting approval", "held", "stopped", "rolled back"]
 #: ``tmnb run`` / ``tmnb rollout`` exit statuses (README "Exit status").
-#: The steps that change a node and are not undone when a node fails before them: what a failure
-#: message must admit to (the cordon is released on failure, and a backup only reads).
-WRITING_STEPS = ("stop", "state-files", "apply", "start")
 EXIT_CODES: dict[str, int] = {
     "planned": 0,
     "completed": 0,
@@ -41,7 +39,6 @@ EXIT_CODES: dict[str, int] = {
     "stopped": 3,
     "rolled back": 3,
 }
-NODE_STEP = "node"
 #: the approval a manual rollback needs besides naming the node
 ROLLBACK_GATE = "rollback"
 #: the approval that lifts a hold (an Abort at the notebook); the gate itself still needs its own
@@ -164,21 +161,6 @@ class Rollout:
             f"the change is resumed (approve {RESUME_GATE})"
         )
 
-    def failure(self, node: str) -> str:
-        """What the journal says of a failed node: the step that failed, in its words, and what had been
-        written on the node by then (the steps that change it, from the journal's own records)."""
-        records = [r for r in self.journal.records() if r.get("node") == node]
-        failed = [r for r in records if r.get("event") == "failed" and r.get("step") != NODE_STEP]
-        why = f"{failed[0].get('step')}: {failed[0].get('error', '')}" if failed else "failed"
-        written = [str(r.get("step")) for r in records if r.get("event") == "done" and r.get("step") in WRITING_STEPS]
-        if not written:
-            return f"{node} failed before anything was written ({why})"
-        return (
-            f"{node} failed after {', '.join(dict.fromkeys(written))} ({why}); nothing was restored, so the node "
-            f"keeps what was written: `tmnb rollout rollback --change-id {self.plan.change_id} --node {node} "
-            "--approve rollback` puts it back"
-        )
-
     def soak_failure(self) -> str:
         failed = [r for r in self.journal.records() if r.get("step") == "soak" and r.get("event") == "failed"]
         return str(failed[-1].get("error", "")) if failed else ""
@@ -204,14 +186,17 @@ class Rollout:
         else:
             status = "awaiting approval"
         if not message:
+            records = self.journal.records()
+            interrupted = [account(records, n) for n, s in nodes.items() if s == "in progress"]
+            resumed = [account(records, n) for n in nodes if resumed_node(records, n)]
             message = {
-                "rolled back": f"rolled back on {', '.join(back)}; the rollout stopped there",
-                "stopped": "stopped: " + "; ".join(self.failure(n) for n in failed)
+                "rolled back": "; ".join(account(records, n) for n in back) + "; the rollout stopped there",
+                "stopped": "; ".join(account(records, n) for n in failed)
                 if failed
                 else f"stopped after the canary's soak: {soaked}",
-                "completed": f"every planned node has the change ({len(nodes)} node(s))",
-                "planned": f"plan only: nothing was written; next gate {nxt}",
-                "awaiting approval": f"waiting at gate {nxt}: approve it to continue",
+                "completed": "; ".join([f"every planned node has the change ({len(nodes)} node(s))", *resumed]),
+                "planned": "; ".join([f"plan only: nothing was written by this run; next gate {nxt}", *interrupted]),
+                "awaiting approval": "; ".join([f"waiting at gate {nxt}: approve it to continue", *interrupted]),
                 "held": self._held_message(held) if held else "",
             }[status]
         return Outcome(status, nodes, nxt, message, self.mode, back)
@@ -247,11 +232,10 @@ class Rollout:
             result: NodeResult
             try:
                 result = run.run()
-            except RolloutError as exc:
+            except RolloutError:  # the step that failed (preflight, or the rollback) has journaled it
                 result = "failed"
-                self.journal.record(change.node, "rollback", "failed", error=str(exc))
             event: Event = "done" if result == "done" else "failed"
-            self.journal.record(change.node, NODE_STEP, event, result=result, gate=gate)
+            self._close(change.node, event, result=result, gate=gate)
             if result != "done":
                 return self.outcome()
         if gate == "canary" and self.soak is not None:
@@ -276,6 +260,12 @@ class Rollout:
                 None, "soak", "done", result=f"no regression beyond {self.soak.threshold_pct:g}%: {compared}"
             )
 
+    def _close(self, node: str, event: Event, **fields: str) -> None:
+        """The node's last record, with the journal's account of what was applied and restored."""
+        closing: JsonDict = {"node": node, "step": NODE_STEP, "event": event, **fields}
+        summary = account([*self.journal.records(), closing], node)
+        self.journal.record(node, NODE_STEP, event, summary=summary, **fields)
+
     def rollback_node(self, node: str, reason: str = "manual rollback") -> Outcome:
         """Put back what was there on ``node`` (from its backup), whatever state it is in."""
         if self.mode != "execute" or ROLLBACK_GATE not in self.approved:
@@ -290,7 +280,7 @@ class Rollout:
             if run.done("backup") is None:
                 raise RolloutError("nothing to roll back: the journal has no backup of this node", node=node)
             run.rollback(reason=reason)
-            self.journal.record(node, NODE_STEP, "failed", result="rolled back", reason=reason)
+            self._close(node, "failed", result="rolled back", reason=reason)
         return self.outcome()
 
     def run(self) -> Outcome:

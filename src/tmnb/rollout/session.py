@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from tmnb.errors import InputError
 from tmnb.report.places import anchored, change_folder
-from tmnb.rollout.plan import ApplyHow, DrainPolicy, RolloutPlan, build_plan, plan_json, validate_change_id
+from tmnb.rollout.arguments import check_arguments, notebook_options
+from tmnb.rollout.plan import ApplyHow, DrainPolicy, RolloutPlan, build_plan, plan_json
 from tmnb.rollout.run import RESUME_GATE, Mode, Outcome, Rollout
 from tmnb.rollout.soak import Soak
 from tmnb.rollout.steps import Options
-from tmnb.settings.target import check_target_fields
 from tmnb.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -206,14 +206,15 @@ def prepare(
     from tmnb.snapshot import load, save
     from tmnb.sources.resolve import open_snapshot
 
-    validate_change_id(change_id)
-    check_target_fields(target, upgrades=False)  # a rollout writes configuration, never a kubelet version
-    if mode not in ("plan", "execute"):
-        raise InputError(f"expected plan or execute, got {mode!r}", where="mode")
-    if mode == "execute" and executor == "dry-run":
-        raise InputError(
-            "mode='execute' writes through an executor: choose local, ssh, node-pod or sandbox", where="executor"
-        )
+    check_arguments(
+        target=target,
+        change_id=change_id,
+        mode=mode,
+        executor=executor,
+        waves=waves,
+        state_dir=state_dir,
+        node_selector=node_selector,
+    )
     ctx, kcfg = context or None, kubeconfig or None
     executor_for = _executor_factory(executor, ctx, kcfg, executor_options or {}) if executor else None
     folder = change_folder(change_id, state_dir)
@@ -361,47 +362,11 @@ def _check_same_change(change_id: str, folder: Path, request: Mapping[str, Any])
         )
 
 
-#: What 04-rollout's ``options`` may set, with its defaults: how the change is carried out and what
-#: it tolerates (the same knobs ``tmnb rollout`` takes as flags).
-NOTEBOOK_OPTIONS: dict[str, object] = {
-    "drain_timeout": 300.0,
-    "ready_timeout": 180.0,
-    "auto_rollback": True,
-    "allow_emptydir": False,
-    "override": [],
-    "test_namespace": "default",
-    "test_image": "busybox:1.37",
-    "node_files": "",
-    "soak": {},
-}
-
-
-def _option(name: str, value: object) -> Any:
-    """``value`` if it has the type of the option's default (timeouts: a positive number). Any: that
-    type depends on ``name``, and ``open_session`` hands each option to the knob of that type."""
-    default = NOTEBOOK_OPTIONS[name]
-    if isinstance(default, bool):
-        ok = isinstance(value, bool)
-    elif isinstance(default, float):
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
-    else:
-        ok = isinstance(value, type(default))
-    if not ok:
-        kind = "a positive number of seconds" if isinstance(default, float) else type(default).__name__
-        raise InputError(f"expected {kind}, got {value!r}", where=f"parameter options.{name}")
-    return value
-
-
 def open_session(*, options: Mapping[str, object] | None = None, **params: Any) -> Session:
     """``prepare`` from 04-rollout's parameters; ``options`` (``NOTEBOOK_OPTIONS``) checked by name
     and type, the step knobs folded into ``Options``. ``params`` are the notebook's other
     parameters, as papermill injected them (Any): ``prepare`` takes them by name and checks them."""
-    given = dict(options or {})
-    unknown = sorted(set(given) - set(NOTEBOOK_OPTIONS))
-    if unknown:
-        known = ", ".join(NOTEBOOK_OPTIONS)
-        raise InputError(f"unknown option {unknown[0]!r}: expected one of {known}", where="parameter options")
-    o = {name: _option(name, given.get(name, default)) for name, default in NOTEBOOK_OPTIONS.items()}
+    o = notebook_options(options)
     steps = Options(
         drain_timeout=float(o["drain_timeout"]),
         ready_timeout=float(o["ready_timeout"]),

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from tmnb.errors import InputError, RolloutError
 from tmnb.parse.jsonable import JsonDict
 from tmnb.parse.klog import parse_kubelet_log
+from tmnb.redact import redact_log_line
 from tmnb.replay import show_value
 from tmnb.rollout.cluster import (
     ClusterOps,
@@ -27,8 +28,14 @@ from tmnb.rollout.cluster import (
     restarts,
     uses_emptydir,
 )
-from tmnb.rollout.plan import NodeChange, RolloutPlan, dropin_text, edit_config, overridden_by
-from tmnb.rollout.verify import VerifyPodPrediction, actual_placement, predict_verify_pod, verify_pod_manifest
+from tmnb.rollout.plan import CPU_STATE, NodeChange, RolloutPlan, dropin_text, edit_config, overridden_by
+from tmnb.rollout.verify import (
+    VerifyPodPrediction,
+    actual_placement,
+    predict_verify_pod,
+    restart_drift,
+    verify_pod_manifest,
+)
 from tmnb.snapshot import Snapshot
 from tmnb.sources.node_root import FLAG_STEPS
 
@@ -41,6 +48,8 @@ NodeResult = Literal["done", "failed", "rolled back"]
 
 CONFIG_MODE = 0o644
 STATE_MODE = 0o644
+#: the suffix of the CPU checkpoint kept before a restart over it, to verify the running pods against
+BEFORE_RESTART = ".before-restart"
 
 
 @dataclass
@@ -173,10 +182,8 @@ class NodeRun:
             if show_value(configz.get(name)) != was
         ]
         for f in self.change.files:
-            if f.read:
-                raw = self.ops.read(f.path)
-                if (raw.decode("utf-8", "replace") if raw is not None else None) != f.before:
-                    drifted.append(f"{f.path} changed since the plan was made")
+            if f.read and sha256(self.ops.read(f.path)) != f.before_sha256:
+                drifted.append(f"{f.path} changed since the plan was made")
         if drifted:
             raise RolloutError("settings drifted since the plan: " + "; ".join(drifted) + " (make a new plan)")
         fresh = self.collect(self.node)
@@ -265,6 +272,12 @@ class NodeRun:
                 target.write_bytes(data)
                 absent.unlink(missing_ok=True)
             sums[path] = sha256(data)
+        if not self.change.state_files:  # the kubelet restarts over its checkpoint: keep it to verify against
+            held = self.ops.read(CPU_STATE)
+            if held is not None:
+                target = self._backup_path(CPU_STATE + BEFORE_RESTART)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(held)
         return {"result": f"{len(sums)} file(s) backed up in {self.run_dir / 'backup' / self.node}", "checksums": sums}
 
     def _backed_up(self, path: str) -> bytes | None:
@@ -273,7 +286,7 @@ class NodeRun:
 
     def kubelet(self, action: KubeletAction) -> JsonDict:
         self.ops.kubelet(action)
-        return {"result": f"kubelet {action} issued"}
+        return {"result": f"kubelet {action} issued", "action": action}
 
     def _aside(self, path: str) -> str:
         return f"{path}.tmnb-{self.plan.change_id}"
@@ -326,7 +339,7 @@ class NodeRun:
         except RolloutError:
             return ""
         errors = [lines[r.line - 1] for r in parse_kubelet_log(lines).records if r.level in ("E", "F")]
-        return (errors or lines or [""])[-1][-300:]
+        return redact_log_line((errors or lines or [""])[-1])[-300:]  # as a snapshot's journal excerpt
 
     def verify(self, since: str) -> JsonDict:
         configz = self.cluster.configz(self.node)
@@ -340,6 +353,9 @@ class NodeRun:
         result: JsonDict = {"configz": "shows the target"}
         if self.options.test_pod:
             result["test_pod"] = self._test_pod()
+        drift = self._restart_drift()
+        if drift:
+            raise RolloutError(f"running pods changed at the kubelet restart: {'; '.join(drift[:5])}")
         failures = [f for f in self.cluster.admission_failures(self.node, since) if "tmnb-verify-" not in f]
         if failures:
             raise RolloutError(f"new admission failures on the node: {', '.join(failures[:5])}")
@@ -353,6 +369,18 @@ class NodeRun:
             raise RolloutError(f"running pods restarted: {', '.join(restarted[:5])}")
         result["result"] = "configz shows the target; the test pod did what tmnb.kubelet predicted; no new rejections"
         return result
+
+    def _restart_drift(self) -> list[str]:
+        """Every pod that ran through the restart against its entry in the checkpoint kept before it
+        (none kept: the state files moved, so the kubelet started afresh)."""
+        before = self._backed_up(CPU_STATE + BEFORE_RESTART)
+        after = self.ops.read(CPU_STATE)
+        if self.change.state_files or before is None or after is None:
+            return []
+        try:
+            return restart_drift(before, after, self.cluster.pods_on(self.node))
+        except InputError as err:
+            raise RolloutError(f"{self.node}: {err}") from None
 
     def _test_pod(self) -> JsonDict:
         fresh = self.collect(self.node)
@@ -388,12 +416,13 @@ class NodeRun:
         self.cluster.set_unschedulable(self.node, False)
         return {"result": "uncordoned"}
 
-    def release(self) -> None:
-        """A failure before anything was written: only the cordon is undone."""
+    def release(self, why: str = "nothing was applied") -> None:
+        """Undo the cordon: after a failure before anything was written, or once a rollback restored
+        what was (``why`` says which, as the journal's record of the uncordon)."""
         if self.done("cordon") is not None and not (self.done("preflight") or {}).get("was_unschedulable"):
             try:
                 self.cluster.set_unschedulable(self.node, False)
-                self.journal.record(self.node, "uncordon", "done", result="uncordoned: nothing was applied")
+                self.journal.record(self.node, "uncordon", "done", result=f"uncordoned: {why}")
             except RolloutError as exc:
                 self.journal.record(self.node, "uncordon", "failed", error=str(exc))
 
@@ -433,7 +462,7 @@ class NodeRun:
             ]
             if wrong:
                 raise RolloutError("configz after rollback does not show the old settings: " + "; ".join(wrong))
-            self.release()
+            self.release(f"the rollback put back {', '.join(restored) or 'nothing'}; the old settings are in configz")
         except RolloutError as exc:
             self.journal.record(self.node, "rollback", "failed", error=str(exc))
             raise

@@ -3,7 +3,8 @@
 After the change the node is collected again and its kubelet model (restart mode: today's
 checkpointed assignments) admits one Guaranteed pod of one whole physical core. The real pod is
 then created on the node; the kubelet's decision, the cpuset it wrote into ``cpu_manager_state``
-and the NUMA nodes of that cpuset must be exactly the prediction.
+and the NUMA nodes of that cpuset must be exactly the prediction. Before that, ``restart_drift``
+holds every pod that ran through the restart to the checkpoint entry it had before it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from tmnb.kubelet.node import NodeSimulator
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.parse.jsonable import JsonDict
+from tmnb.parse.state_files import CpuManagerState, parse_cpu_manager_state
 from tmnb.replay import model_for, plan_for
 from tmnb.rollout.plan import CPU_STATE
 from tmnb.snapshot import Node, Snapshot
@@ -112,3 +114,43 @@ def actual_placement(pod: JsonDict, ops: NodeOps, node: Node) -> JsonDict:
             raise InputError("not JSON", source=f"{node.name}:{CPU_STATE}") from None
     cpuset = str(entries.get(CONTAINER) or "")
     return {"admitted": True, "reason": "", "cpuset": cpuset, "numa": numa_of(cpuset, node)}
+
+
+def _held(state: CpuManagerState, uid: str) -> dict[str, CPUSet]:
+    """A pod's exclusive CPUs in a checkpoint, per container (the pod-level set as ``pod``)."""
+    held = dict(state.entries.get(uid) or {})
+    if uid in state.pod_entries:
+        held["pod"] = state.pod_entries[uid]
+    return held
+
+
+def _listed(held: dict[str, CPUSet]) -> str:
+    return ", ".join(f"{cpus} ({'pod level' if name == 'pod' else f'container {name}'})" for name, cpus in held.items())
+
+
+def restart_drift(before: str | bytes, after: str | bytes, pods: list[JsonDict]) -> list[str]:
+    """What changed for running pods across a kubelet restart, one line per pod: a pod that held
+    exclusive CPUs in the checkpoint before the restart and was rejected when the kubelet re-admitted
+    it (its reason and message, and the CPUs it held), or whose CPUs differ in the checkpoint the
+    restarted kubelet wrote; a running pod pinned afresh is named too. ``pods``: the node's pods as
+    the API returns them after the restart. Empty: every running pod kept exactly its CPUs."""
+    old = parse_cpu_manager_state(before, source=f"{CPU_STATE} before the restart")
+    new = parse_cpu_manager_state(after, source=f"{CPU_STATE} after the restart")
+    found = []
+    for pod in pods:
+        meta, status = pod["metadata"], pod.get("status") or {}
+        name, uid = f"{meta['namespace']}/{meta['name']}", meta.get("uid", "")
+        was, now = _held(old, uid), _held(new, uid)
+        if status.get("phase") not in ("Running", "Pending"):
+            if was:
+                why = f"{status.get('reason') or status.get('phase') or 'not running'}: "
+                why += str(status.get("message") or "").removeprefix("Pod was rejected: ")
+                found.append(f"{name}: rejected at the restart ({why.rstrip(': ')}); it held CPUs {_listed(was)}")
+            continue
+        for container in sorted(set(was) | set(now)):
+            if was.get(container) != now.get(container):
+                before_cpus = str(was[container]) if container in was else "no exclusive CPUs"
+                after_cpus = str(now[container]) if container in now else "none"
+                where = "pod level" if container == "pod" else f"container {container}"
+                found.append(f"{name} {where}: {before_cpus} before the restart, {after_cpus} after")
+    return found

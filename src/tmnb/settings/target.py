@@ -45,9 +45,36 @@ def check_target_fields(
         if name in FIELD_SINCE:
             if values:
                 check_field_value(name, value, source=where)
+                check_allowed_value(name, value, where=where)
             continue
         if name in _DOCUMENT:
             raise InputError(f"{name} is part of the file, not a field to change", where=f"{where}.{name}")
         close = difflib.get_close_matches(name, list(FIELD_SINCE), n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]}?" if close else " (not a KubeletConfiguration v1beta1 field)"
         raise InputError(f"unknown KubeletConfiguration field {name!r}{hint}", where=f"{where}.{name}")
+
+
+def allowed_values(name: str) -> tuple[str, ...]:
+    """The values the kubelet accepts for a field with a fixed set (a policy or a scope); empty for any
+    other field. Taken from the kubelet model's own names, imported here only when a value is checked."""
+    from tmnb.kubelet.names import CPU_POLICIES, MEMORY_POLICIES, TOPOLOGY_SCOPES
+    from tmnb.kubelet.policy import TOPOLOGY_POLICIES
+
+    sets = {
+        "topologyManagerPolicy": TOPOLOGY_POLICIES,
+        "topologyManagerScope": TOPOLOGY_SCOPES,
+        "cpuManagerPolicy": CPU_POLICIES,
+        "memoryManagerPolicy": MEMORY_POLICIES,
+    }
+    return tuple(sets.get(name, ()))
+
+
+def check_allowed_value(name: str, value: Any, *, where: str = "target") -> None:
+    """A target value outside its field's allowed set is a typo to fix before anything runs, with
+    the closest allowed value named, not a kubelet refusal to predict on every node of the fleet."""
+    allowed = allowed_values(name)
+    if not allowed or value in allowed:
+        return
+    close = difflib.get_close_matches(str(value), list(allowed), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    raise InputError(f"{value!r} is not one of {', '.join(allowed)}{hint}", where=f"{where}.{name}")

@@ -4,8 +4,7 @@
 configuration or that the kubelet version does not know, /configz drift, drop-in files the kubelet
 skips) with the kubelet's own start-up checks (``kubelet.checks``: the model's start is their only
 implementation, so every refusal is in the kubelet's words) and tmnb's advice on each manager in
-``managers``; ``validate_checkpoints`` (in ``checkpoints``) asks whether the kubelet would restore
-its state files.
+``managers``. Whether the kubelet restores its state files is the model's start (``tmnb.kubelet.checkpoint``).
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from tmnb.kubelet.profiles import KubeletProfile, resolve
 from tmnb.kubelet.startup import Hardware
 from tmnb.parse.kubelet_fields import FIELD_SINCE
 from tmnb.parse.kubelet_flags import CONFIG_FLAGS
-from tmnb.settings.checkpoints import validate_checkpoints
 from tmnb.settings.effective import KubeletSettings, same_value
 from tmnb.settings.findings import Finding, Findings, show
 from tmnb.settings.managers.cpu import check_cpu
@@ -33,7 +31,7 @@ from tmnb.settings.managers.topology import check_topology
 from tmnb.snapshot.model import Layer, Setting
 from tmnb.versions import KubeVersion
 
-__all__ = ["Finding", "validate_checkpoints", "validate_settings"]
+__all__ = ["Finding", "validate_settings"]
 
 _DEPRECATED_FLAG = (
     "This parameter should be set via the config file specified by the Kubelet's --config flag. "

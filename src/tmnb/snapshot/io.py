@@ -23,6 +23,7 @@ from tmnb.errors import ConfigRejected, InputError, SnapshotError
 from tmnb.parse.files import MIB, read_capped
 from tmnb.parse.kubelet_config import check_field_value
 from tmnb.parse.numbers import json_int
+from tmnb.snapshot.identity import duplicate_node, duplicate_pod
 from tmnb.snapshot.model import SCHEMA_ID, Snapshot
 from tmnb.snapshot.values import find_out_of_range
 
@@ -91,6 +92,9 @@ def from_dict(data: object, *, source: str = "<snapshot>") -> Snapshot:
             f"{first['msg']}{got_text}{suffix}", source=source, where=_json_path(tuple(first["loc"]))
         ) from None
     _check_settings(snapshot, source)
+    duplicate = duplicate_node(snapshot.nodes, "$.nodes") or duplicate_pod(snapshot.pods, "$.pods")
+    if duplicate:
+        raise SnapshotError(duplicate[1], source=source, where=duplicate[0])
     return snapshot
 
 
@@ -108,8 +112,10 @@ def _check_settings(snapshot: Snapshot, source: str) -> None:
                     raise SnapshotError(err.message, source=source, where=where) from None
 
 
-def _read_snapshot_bytes(path: Path, label: str, limit: int) -> bytes:
-    """The file's bytes, refusing early what cannot be a snapshot (a device, a binary, a huge file)."""
+def sniff(path: str | Path, label: str | None = None) -> None:
+    """Refuse at once what cannot be a snapshot (a directory, a device of zeros, a binary) from its
+    first bytes, so a command answers before it loads anything."""
+    label = label or str(path)
     try:
         with open(path, "rb") as handle:
             head = handle.read(_SNIFF)
@@ -121,6 +127,11 @@ def _read_snapshot_bytes(path: Path, label: str, limit: int) -> bytes:
     if not head.startswith(_GZIP_MAGIC) and start not in (b"{", b"["):
         what = f"byte 0x{start[0]:02x}" if start else "nothing but whitespace"
         raise SnapshotError(f"not a snapshot: it starts with {what}, expected a JSON object or gzip data", source=label)
+
+
+def _read_snapshot_bytes(path: Path, label: str, limit: int) -> bytes:
+    """The file's bytes, refusing early what cannot be a snapshot (a device, a binary, a huge file)."""
+    sniff(path, label)
     try:
         raw = read_capped(path, limit=limit, what="a snapshot file", source=label)
     except InputError as exc:

@@ -160,6 +160,11 @@ class StateFile:
         default=False, description="error comes after the policy comparison (a CPU list), not from loading"
     )
     unknown: Text | None = Field(default=None, description="why tmnb cannot tell what the kubelet does with it")
+    refused_by: dict[str, Text] | None = Field(
+        default=None,
+        description="per checkpoint reader (a kubelet minor, '+PodLevelResourceManagers' where that gate changes "
+        "the formats it tries): its error loading the file, for the readers that refuse it; null: not evaluated",
+    )
 
 
 @dataclass(config=_STRICT, frozen=True)

@@ -51,7 +51,17 @@ def _requirement(text: str) -> Matcher:
     )
 
 
+#: tmnb's cap on a selector's length: a selector naming every node of a 2,000-node cluster with ``in``
+#: fits; one beyond is pasted by mistake, and splitting it character by character would take minutes.
+MAX_SELECTOR = 65_536
+
+
 def parse_selector(selector: str | None) -> Matcher:
+    if selector and len(selector) > MAX_SELECTOR:
+        raise InputError(
+            f"a label selector of {len(selector):,} characters, more than the {MAX_SELECTOR:,} tmnb accepts",
+            where="node_selector",
+        )
     requirements = [_requirement(part) for part in split_requirements(selector or "")]
     return lambda labels: all(req(labels) for req in requirements)
 

@@ -14,6 +14,7 @@ from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.pod import compute_qos
 from tmnb.parse.gojson import kind
 from tmnb.snapshot import Container, OwnerRef, Pod, PodResources
+from tmnb.snapshot.identity import duplicate_pod
 from tmnb.snapshot.values import non_negative_quantity
 
 QosClass = Literal["Guaranteed", "Burstable", "BestEffort"]
@@ -168,4 +169,8 @@ def pods_from_list(doc: object, *, source: str) -> list[Pod]:
         raise InputError(
             "expected a PodList: an object with kind PodList (or List) and an items list", source=source, where="$.kind"
         )
-    return [pod_from_api(item, source=source, where=f"$.items[{i}]") for i, item in enumerate(doc["items"])]
+    pods = [pod_from_api(item, source=source, where=f"$.items[{i}]") for i, item in enumerate(doc["items"])]
+    duplicate = duplicate_pod(pods, "$.items")
+    if duplicate:
+        raise InputError(duplicate[1], source=source, where=duplicate[0])
+    return pods

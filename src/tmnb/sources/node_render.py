@@ -15,6 +15,7 @@ import yaml
 from tmnb.cpuset import CPUSet
 from tmnb.kubelet.names import CPU_NONE, MEMORY_NONE
 from tmnb.parse.quantity import parse_quantity
+from tmnb.replay import written_state_files
 from tmnb.snapshot import Node
 
 KUBELET_CONFIG = "var/lib/kubelet/config.yaml"
@@ -130,7 +131,11 @@ def render_sysfs(node: Node, root: Path) -> None:
 
 
 def render_state(node: Node, root: Path) -> None:
+    """The checkpoint files as the node's kubelet writes them (format and checksum of its minor), and
+    the device manager's checkpoint. A file today's kubelet cannot be reconstructed for keeps a plain
+    rendering (checksum 0) of what the snapshot recorded."""
     settings = {k: s.value for k, s in node.kubelet.settings.items()}
+    written = written_state_files(node)
     entries: dict[str, dict[str, str]] = defaultdict(dict)
     for a in node.allocations:
         if a.exclusive:
@@ -138,7 +143,10 @@ def render_state(node: Node, root: Path) -> None:
     cpu_state = {"policyName": settings.get("cpuManagerPolicy", CPU_NONE), "defaultCpuSet": node.shared_pool or ""}
     if entries:
         cpu_state["entries"] = dict(entries)
-    _write(root, "var/lib/kubelet/cpu_manager_state", json.dumps({**cpu_state, "checksum": 0}, separators=(",", ":")))
+    cpu_text = written.cpu_manager_state if written is not None else None
+    if not isinstance(cpu_text, str):
+        cpu_text = json.dumps({**cpu_state, "checksum": 0}, separators=(",", ":"))
+    _write(root, "var/lib/kubelet/cpu_manager_state", cpu_text)
     blocks: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
     for a in node.allocations:
         if a.memory:
@@ -148,7 +156,10 @@ def render_state(node: Node, root: Path) -> None:
     memory_state: dict[str, Any] = {"policyName": settings.get("memoryManagerPolicy", MEMORY_NONE), "machineState": {}}
     if blocks:
         memory_state["entries"] = dict(blocks)
-    _write(root, "var/lib/kubelet/memory_manager_state", json.dumps({**memory_state, "checksum": 0}))
+    memory_text = written.memory_manager_state if written is not None else None
+    if not isinstance(memory_text, str):
+        memory_text = json.dumps({**memory_state, "checksum": 0})
+    _write(root, "var/lib/kubelet/memory_manager_state", memory_text)
     numa_of = {d.id: d.numa for d in node.devices}
     pod_entries = [
         {

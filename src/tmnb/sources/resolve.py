@@ -129,7 +129,12 @@ def check_source(source: str) -> None:
     """What the argument alone tells: a word that is no source, or a snapshot file that is not there."""
     if "\0" in source:
         raise InputError(f"{source!r} holds a NUL byte: not a file name", where="source")
-    if source_kind(source) is not SNAPSHOT_FILE or _exists(source):
+    if source_kind(source) is not SNAPSHOT_FILE:
+        return
+    if _exists(source):
+        from tmnb.snapshot.io import sniff
+
+        sniff(source)
         return
     if Path(source).suffix not in {".json", ".gz"}:
         raise InputError(f"unknown source {source!r}: expected {SOURCES_HELP}", where="source")

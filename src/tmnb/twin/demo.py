@@ -20,7 +20,8 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from tmnb.errors import InputError
 from tmnb.report.places import resolve_reports_dir
-from tmnb.report.runner import NOTEBOOKS, RunResult, run
+from tmnb.report.runner import NOTEBOOKS, RunResult, run, start_kernel
 
 if TYPE_CHECKING:
     from tmnb.twin.sandbox import Sandbox
@@ -65,11 +66,24 @@ STAGES = (
     "02-numa-occupancy",
     "03-readiness",
     "04-rollout: the change on the canary (execute, canary approved)",
-    "a wide pod deployed on the canary, then the inventory collected again",
+    "a staged failure: a pod one core wider than the canary's freest NUMA node, deployed after the change "
+    "(the kubelet is expected to refuse it, for 06-postmortem to explain); then the inventory collected again",
     "05-compare: before and after",
     "06-postmortem: from the evidence alone, the sandbox stopped",
     "the evidence bundle, packed and verified",
 )
+
+
+#: The notebooks that read only the first inventory's snapshot: they run side by side (2 cores, one each).
+READ_ONLY_AFTER_INVENTORY = ("02-numa-occupancy.ipynb", "03-readiness.ipynb")
+
+
+def _side_by_side(runs: list[tuple[str, dict[str, str], Path]]) -> list[RunResult]:
+    """Runs that do not depend on each other, each on its own thread (and so its own kernel and
+    event loop); the results in the order given, the first failure raised as a run would."""
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        futures = [pool.submit(run, _notebook(name), params=params, out=out) for name, params, out in runs]
+        return [future.result() for future in futures]
 
 
 def _stage(number: int) -> None:
@@ -84,16 +98,22 @@ def run_demo(reports_dir: str | Path | None = None) -> Demo:
     previous = os.environ.get("KUBECONFIG")
     _stage(1)
     # The kubeconfig carries the sandbox's token: it lives outside the evidence folder and goes with the run.
-    with Sandbox(load_sample(), folder / "sandbox", faults=Faults()) as box, tempfile.TemporaryDirectory() as secret:
+    with (
+        Sandbox(load_sample(), folder / "sandbox", faults=Faults()) as box,
+        tempfile.TemporaryDirectory() as secret,
+        ExitStack() as ahead,  # kernels started ahead of their run, stopped if the run never comes
+    ):
         os.environ["KUBECONFIG"] = str(box.write_kubeconfig(Path(secret) / "kubeconfig"))
         live = {"source": "live", "node_files": f"dir:{folder / 'sandbox' / 'nodes'}"}
         try:
             _stage(2)
             results = [run(_notebook("01-inventory.ipynb"), params=live, out=folder / "01-inventory")]
             baseline = results[0].results["snapshot"]
-            for number, name in ((3, "02-numa-occupancy.ipynb"), (4, "03-readiness.ipynb")):
-                _stage(number)
-                results.append(run(_notebook(name), params={"source": baseline}, out=folder / Path(name).stem))
+            _stage(3)
+            _stage(4)
+            results += _side_by_side(
+                [(name, {"source": baseline}, folder / Path(name).stem) for name in READ_ONLY_AFTER_INVENTORY]
+            )
             canary = _canary(results[-1].results.get("canary") or {})
             change = {
                 "target": DEMO_CHANGE,
@@ -106,16 +126,27 @@ def run_demo(reports_dir: str | Path | None = None) -> Demo:
                 "state_dir": str(folder / "rollout-state"),
             }
             _stage(5)
+            # the next notebook's kernel boots while the rollout mostly waits on the sandbox's kubelets
+            inventory_kernel = ahead.enter_context(start_kernel(_notebook("01-inventory.ipynb")))
             results.append(run(_notebook("04-rollout.ipynb"), params=change, out=folder / "04-rollout"))
             _stage(6)
-            _deploy_wide_pod(box, canary)
-            after = run(_notebook("01-inventory.ipynb"), params=live, out=folder / "after-change-inventory")
             journal = results[-1].results.get("journal") or ""
+            _deploy_wide_pod(box, canary)
+            compare_kernel = ahead.enter_context(start_kernel(_notebook("05-compare.ipynb")))
+            after = run(
+                _notebook("01-inventory.ipynb"),
+                params=live,
+                out=folder / "after-change-inventory",
+                kernel=inventory_kernel,
+            )
+            results.append(after)
             params = {"before": baseline, "after": after.results["snapshot"], "journal": journal}
             _stage(7)
             with _metrics(folder, baseline, after.results["snapshot"], canary) as metrics:
                 params.update(metrics)
-                results.append(run(_notebook("05-compare.ipynb"), params=params, out=folder / "05-compare"))
+                results.append(
+                    run(_notebook("05-compare.ipynb"), params=params, out=folder / "05-compare", kernel=compare_kernel)
+                )
         finally:
             if previous is None:
                 os.environ.pop("KUBECONFIG", None)
@@ -144,7 +175,12 @@ def _metrics(folder: Path, before: str, after: str, canary: str) -> Iterator[dic
     old, new = load(before), load(after)
     on_canary = [p.owner.controller_name or p.owner.name for p in new.pods if p.node == canary and p.owner]
     loads = workloads(old, new, first=on_canary, quota=(False, False))
-    at = {"change_at": f"{timeline.rollout[1]:%Y-%m-%dT%H:%M:%SZ}"}
+    at = {
+        "change_at": f"{timeline.rollout[1]:%Y-%m-%dT%H:%M:%SZ}",
+        "metrics_note": f"The application metrics are synthetic: series made up for {len(loads)} workloads (the "
+        f"sandbox runs no containers), with known shifts built in and their change placed at "
+        f"{timeline.rollout[1]:%Y-%m-%d %H:%M} UTC, before this rehearsal's rollout.",
+    }
     where = folder / "demo-metrics"
     where.mkdir(parents=True, exist_ok=True)
     csv = write_long_format(where / "demo-metrics.csv", timeline, loads)
@@ -202,7 +238,13 @@ def _deploy_wide_pod(box: Sandbox, canary: str) -> None:
     box.cluster.create_pod("batch", body)
     status = box.cluster.get("pods", "batch", "wide-batch-0")["status"]
     outcome = f"{status.get('phase')} {status.get('reason', '')}".strip()
-    print(f"demo: batch/wide-batch-0 ({cpus} exclusive CPUs) deployed on {canary} after the change: {outcome}")
+    expected = "as staged" if status.get("reason") == "TopologyAffinityError" else "not as staged"
+    print(
+        f"demo: staged failure: batch/wide-batch-0 ({cpus} exclusive CPUs) on {canary} after the change: "
+        f"{outcome} ({expected})",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _canary(by_pool: dict[str, str]) -> str:

@@ -50,7 +50,7 @@ def test_policy_change_with_stale_state_leaves_the_node_not_ready(sandbox: Sandb
         '"static", please drain this node and delete the CPU manager checkpoint file '
         '"/var/lib/kubelet/cpu_manager_state" before restarting Kubelet'
     )
-    assert error == expected
+    assert error == "start cpu manager error: " + expected  # the container manager's error, as the model's start
     journal = kubelet.journal()
     assert '"Could not initialize checkpoint manager, please drain node and remove policy state file"' in journal
     assert f'"Failed to start ContainerManager" err={json.dumps("start cpu manager error: " + expected)}' in journal

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -85,10 +85,14 @@ def verdict_block(
     evidence: str,
     journal: str = "",
     metrics: tuple[list[str], list[str], list[str]] | None = None,
+    about: Sequence[str] = (),
+    elsewhere: Sequence[str] = (),
 ) -> Verdict:
-    """The answer of 05-compare: verdict counts, the containers that got worse, the metric
+    """The answer of 05-compare: what to know about the metrics first (``about``: synthetic series,
+    a clock that is not the journal's), verdict counts, the containers that got worse, the metric
     regressions (``metrics`` = regressions, possible regressions, reasons none were compared;
-    ``None`` while they are still being read), and the next command."""
+    ``None`` while they are still being read), those of workloads on nodes the change did not
+    touch (``elsewhere``: apart, never the change's fault), and the next command."""
     counts = table["verdict"].value_counts()
     worse = table[table["verdict"].isin(_BAD + _LOOK)]
     regressed, possible, unread = metrics if metrics is not None else ([], [], [])
@@ -120,6 +124,7 @@ def verdict_block(
         ]
     else:
         shown = unread or ["No metric regression or possible regression."]
+    shown += [f"**on nodes the change did not touch** (not the change's doing; no alert): {line}" for line in elsewhere]
     change = _change_id(journal)
     if tone == "stop":
         steps = ["Explain each rejection and what would admit the pod, from the evidence alone (no cluster needed):"]
@@ -132,5 +137,10 @@ def verdict_block(
     else:
         steps = ["Keep this report with the change's evidence; the postmortem reads it all:"]
         command = f"tmnb run notebooks/06-postmortem.ipynb -p evidence {evidence}"
-    sections = [("Containers", containers), ("Application metrics", shown), ("What to do next", steps)]
+    sections = [
+        ("Read this first", [a for a in about if a]),
+        ("Containers", containers),
+        ("Application metrics", shown),
+        ("What to do next", steps),
+    ]
     return Verdict(tone, headline, sections, [command])

@@ -19,7 +19,7 @@ from tmnb.analysis import compare as cmp
 from tmnb.metrics import stats
 from tmnb.metrics.collect import Collected, collect
 from tmnb.metrics.queries import build, step_for
-from tmnb.metrics.windows import Windows, parse_duration, resolve
+from tmnb.metrics.windows import Windows, parse_duration, parse_time, read_journal, resolve
 from tmnb.report.places import anchored
 from tmnb.snapshot import Snapshot
 from tmnb.sources.resolve import SAMPLES
@@ -93,6 +93,55 @@ def gather(
     return span, got
 
 
+#: The statistics' group labels the container table can match a workload by.
+_MATCHABLE = ("namespace", "owner", "container")
+
+
+def changed_nodes(diff: pd.DataFrame) -> set[str]:
+    """The nodes whose kubelet settings the change changed (a value, not only its source)."""
+    return set(diff.loc[diff["change"] != "source only", "node"]) if len(diff) else set()
+
+
+def by_reach(
+    compared: pd.DataFrame, table: pd.DataFrame, diff: pd.DataFrame, group_by: Sequence[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The statistics split in two: workloads with a container on a node the change touched (before or
+    after it), and the others, whose shifts the change cannot explain: listed apart, never alerting.
+    A group the container table cannot place (grouped by a label it lacks, or no container found)
+    stays with the first, so an alert is never dropped for want of a match."""
+    if compared.empty or any(label not in _MATCHABLE for label in group_by):
+        return compared, compared.iloc[0:0]
+    changed = changed_nodes(diff)
+
+    def touched(row: pd.Series) -> bool:
+        match = pd.Series(True, index=table.index)
+        for label in group_by:
+            if label in row and row[label] == row[label]:  # a label the row lacks (NaN) matches any
+                match &= table[label] == row[label]
+        nodes = set(table.loc[match, "node_before"].dropna()) | set(table.loc[match, "node_after"].dropna())
+        return not nodes or bool(nodes & changed)
+
+    near = compared.apply(touched, axis=1).astype(bool)
+    return compared[near], compared[~near]
+
+
+def clock_note(change_at: str, journal: str) -> str:
+    """A word on top when ``change_at`` (which places the windows) lies outside the journal's span:
+    the metrics are then read on another clock than the change's, and the reader must know it."""
+    if not change_at or not journal:
+        return ""
+    at = parse_time(change_at, where="change_at")
+    times = read_journal(journal)["time"]
+    first, last = times.iloc[0], times.iloc[-1]
+    if first - pd.Timedelta(minutes=5) <= at <= last + pd.Timedelta(minutes=5):
+        return ""
+    return (
+        f"The metrics windows are placed at `change_at` {at:%Y-%m-%d %H:%M:%S} UTC (the parameter wins), but the "
+        f"journal says the change ran {first:%Y-%m-%d %H:%M:%S} to {last:%H:%M:%S} UTC: the metrics are compared "
+        "on another clock than the change's. Leave `change_at` empty to place them by the journal."
+    )
+
+
 def results(
     table: pd.DataFrame,
     diff: pd.DataFrame,
@@ -100,10 +149,13 @@ def results(
     got: Collected,
     compared: pd.DataFrame,
     figures: Sequence[Path],
+    elsewhere: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """What the run glues, in order: verdict counts, setting changes, confounders, the metrics'
-    source, problems and statistics, the regressions, the figures, and the run's alert."""
+    source, problems and statistics, the regressions (those of workloads the change did not touch
+    apart, never alerting), the figures, and the run's alert."""
     regressions = stats.regressions(compared)
+    apart = elsewhere if elsewhere is not None else compared.iloc[0:0]
     return {
         "verdicts": cmp.summary(table).set_index("verdict")["containers"].to_dict(),
         "settings_changes": cmp.settings_changes(diff).to_dict("records"),
@@ -113,6 +165,8 @@ def results(
         "statistics": stats.as_records(compared),
         "regressions": regressions,
         "possible_regressions": stats.possible_regressions(compared),
+        "untouched_statistics": stats.as_records(apart),
+        "untouched_regressions": stats.regressions(apart),
         "figures": [Path(f).name for f in figures],
         "alert": cmp.alert(table, regressions + got.failures()),
     }

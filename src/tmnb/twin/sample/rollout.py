@@ -142,4 +142,8 @@ def _retried(admission: Admission, since: datetime, at: datetime, seed: int) -> 
     for key, intent in sorted(failed.items()):
         if key not in running:
             retried.append(_recreated(intent, at, seed))
+    # A StatefulSet's controller deletes its failed pod before it creates the next under the same name:
+    # a namespace never holds two pods of one name.
+    reused = {(r.workload.namespace, r.name) for r in retried if r.workload.kind == "StatefulSet"}
+    outcome.pods = [p for p in outcome.pods if p.phase != "Failed" or (p.namespace, p.name) not in reused]
     return retried

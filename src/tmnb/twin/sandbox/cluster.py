@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from tmnb.errors import InputError
+from tmnb.kubelet.node import PodResult
 from tmnb.parse.kubelet_config import merge_patch
 from tmnb.snapshot import OwnerRef, Pod, Snapshot
 from tmnb.sources.kube_objects import pod_from_api
@@ -195,15 +196,15 @@ class Cluster:
 
     def _start(self, name: str, bound: list[Obj] | None = None) -> str | None:
         kubelet = self.kubelets[name]
-        try:
-            kubelet.restart()
+        pods = [p for p in (self._bound(name) if bound is None else bound) if p["status"].get("phase") in ACTIVE]
+        try:  # the bound pods come back in one batch, in creation order, each over what it held
+            results = kubelet.restart(pods)
         except KubeletDown as down:
             self._set_ready(name, down.message)
             return down.message
         self._set_ready(name, None)
-        for pod in self._bound(name) if bound is None else bound:  # re-admission keeps checkpointed resources
-            if pod["status"].get("phase") in ACTIVE:
-                self._admit(pod, name)
+        for pod, result in zip(pods, results, strict=True):
+            self._record(pod, name, result)
         return None
 
     def restart_kubelet(self, name: str) -> str | None:
@@ -267,7 +268,11 @@ class Cluster:
         kubelet = self.kubelets[node]
         if not kubelet.running:
             return
-        result = kubelet.admit(pod, new=new)
+        self._record(pod, node, kubelet.admit(pod, new=new))
+
+    def _record(self, pod: Obj, node: str, result: PodResult) -> None:
+        """The kubelet's decision in the pod's status: Running with its cpusets, or rejectPod's Failed
+        with the reason and a Warning event (a running pod rejected at a restart included)."""
         status = pod["status"]
         if result.admitted:
             if status.get("phase") != "Running":  # a re-admitted running pod keeps its start time

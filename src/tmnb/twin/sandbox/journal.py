@@ -22,6 +22,11 @@ KUBELET_VERSION = "server.go:529"
 TOPOLOGY_MANAGER = "topology_manager.go:136"
 TOPOLOGY_MANAGER_NONE = "topology_manager.go:138"
 CPU_MANAGER = "cpu_manager.go:223"
+#: per manager, where its ``Start`` logs a checkpoint it cannot restore and a policy that refuses the state
+MANAGER_START = {
+    "cpu": (CPU_MANAGER, "cpu_manager.go:253"),
+    "memory": ("memory_manager.go:199", "memory_manager.go:206"),
+}
 CONTAINER_MANAGER = "kubelet.go:1392"
 ADMISSION = "kubelet.go:2357"
 COMMAND = "run.go:74"

@@ -13,22 +13,20 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.cpu_static import CPUStaticPolicy
-from tmnb.kubelet.cpu_topology import to_cpuset
-from tmnb.kubelet.names import CPU_STATIC, SCOPE_CONTAINER, TOPOLOGY_NONE
+from tmnb.kubelet.checkpoint import StateFiles, render_state_files
+from tmnb.kubelet.names import SCOPE_CONTAINER, TOPOLOGY_NONE
 from tmnb.kubelet.node import NodeSimulator, PodResult
 from tmnb.kubelet.profiles import resolve
-from tmnb.parse.state_files import parse_cpu_manager_state, parse_memory_manager_state
-from tmnb.replay import ModelMode, model_pod, node_model
+from tmnb.replay import model_pod, node_model
 from tmnb.settings.effective import KubeletSettings
-from tmnb.settings.validate import validate_checkpoints, validate_settings
+from tmnb.settings.validate import validate_settings
 from tmnb.snapshot import Node
 from tmnb.sources.kube_objects import pod_from_api
 from tmnb.sources.node_render import DROPIN_DIR, KUBELET_CONFIG, write_node_root
@@ -68,6 +66,8 @@ class SimKubelet:
         if root is not None:
             write_node_root(node, root)
         self.sim: NodeSimulator | None = None
+        #: the checkpoint files last written, without node files
+        self._files: StateFiles | None = None
         #: the first start brings the kubelet up as the snapshot captured it, running; later ones restart
         #: it over its state files (restored and validated as the kubelet does)
         self._captured = True
@@ -147,33 +147,6 @@ class SimKubelet:
         if errors:
             err = f"failed to validate kubelet configuration, error: [{', '.join(errors)}]"
             return KubeletDown(errors[0], [self._klog("E", journal.COMMAND, "command failed", err=err)], "config")
-        if self.root is None:
-            return None
-        state = self.root / STATE_DIR
-        cpu = state / "cpu_manager_state"
-        memory = state / "memory_manager_state"
-        try:
-            cpu_state = parse_cpu_manager_state(cpu.read_bytes()) if cpu.exists() else None
-            memory_state = parse_memory_manager_state(memory.read_bytes()) if memory.exists() else None
-        except (InputError, OSError):
-            return None  # a state file the kubelet cannot restore: the model's start refuses it, in its words
-        found = validate_checkpoints(
-            settings,
-            version=self.version,
-            cpu_state=cpu_state,
-            memory_state=memory_state,
-            online_cpus=online,
-        )
-        for f in found:
-            if f.severity != "error":
-                continue
-            manager = "memory" if f.field == "memoryManagerPolicy" else "cpu"
-            err = f"start {manager} manager error: {f.message}"
-            lines = [self._klog("E", journal.CONTAINER_MANAGER, "Failed to start ContainerManager", err=err)]
-            if manager == "cpu":  # the CPU manager logs first (node-artifacts §4.1)
-                message = "Could not initialize checkpoint manager, please drain node and remove policy state file"
-                lines.insert(0, self._klog("E", journal.CPU_MANAGER, message, err=f.message))
-            return KubeletDown(f.message, lines)
         return None
 
     def _config_digest(self) -> str:
@@ -204,34 +177,31 @@ class SimKubelet:
             )  # fmt: skip
         return lines
 
-    def restart(self) -> Node:
-        """Stop, re-read the files, start; raises ``KubeletDown`` (and stays down) when it would not start."""
+    def restart(self, pods: Sequence[dict[str, Any]] = ()) -> list[PodResult]:
+        """Stop, re-read the files, start, then re-admit ``pods`` (the pods bound here, in creation order)
+        as the pod source's first batch (``NodeSimulator.restart``): the first start comes up as the
+        snapshot captured the node, every later one restores the checkpoint files on disk as the node's
+        minor restores them. Raises ``KubeletDown`` (and stays down) when it would not start; else the
+        batch's results, rejections logged as the kubelet logs them."""
         with self._lock:
             was_running, self.sim = self.sim is not None, None
             self._log([*(journal.stopped(self.name) if was_running else []), *journal.started(self.name)])
             node = self.read_node()
             started = self._started(node)
             refusal = self._refusal(node)
+            sim: NodeSimulator | None = None
             if refusal is None:
                 try:
-                    mode: ModelMode = "running" if self._captured else "restart"
-                    self._captured = False
-                    self.sim = NodeSimulator(node_model(node, {}, mode=mode))
+                    captured, self._captured = self._captured, False
+                    files = None if captured else self._state_files()
+                    sim = NodeSimulator(node_model(node, {}, mode="running" if captured else "restart", files=files))
                 except ConfigRejected as exc:
-                    err = exc.message
-                    lines = [self._klog("E", journal.CONTAINER_MANAGER, "Failed to start ContainerManager", err=err)]
-                    restore = "start cpu manager error: "
-                    if err.startswith(restore + "could not restore state from checkpoint"):
-                        message = (
-                            "Could not initialize checkpoint manager, please drain node and remove policy state file"
-                        )
-                        lines.insert(0, self._klog("E", journal.CPU_MANAGER, message, err=err[len(restore) :]))
-                    refusal = KubeletDown(err, lines)
+                    refusal = KubeletDown(exc.message, self._start_failure(exc.message))
             if refusal is None and self.never_ready and self._config_digest() != self._started_config:
                 message = "fault injected: the kubelet never posts Ready with this configuration"
                 refusal = KubeletDown(message, started, "running")
-            if refusal is not None:
-                self.sim = None
+            if refusal is not None or sim is None:
+                assert refusal is not None
                 self.error = refusal.message
                 head = [] if refusal.stage == "running" else started[:1] if refusal.stage == "config" else started
                 tail = [] if refusal.stage == "running" else journal.exited(self.name)
@@ -239,9 +209,38 @@ class SimKubelet:
                 raise refusal
             self.error = None
             self.node = node
+            self.sim = sim
             self._log(started)
-            self._write_cpu_state()
-            return node
+            results = sim.restart([model_pod(pod_from_api(pod)) for pod in pods])
+            self._write_state()
+            self._log([self._denied(r) for r in results if not r.admitted])
+            return results
+
+    def _start_failure(self, err: str) -> list[str]:
+        """What a manager that fails to start logs, then the container manager's line: a state file it
+        cannot restore, or its policy's ``Start`` (``validateState``) refusing the restored state."""
+        lines = [self._klog("E", journal.CONTAINER_MANAGER, "Failed to start ContainerManager", err=err)]
+        for manager, (restore, policy) in journal.MANAGER_START.items():
+            prefix = f"start {manager} manager error: "
+            if err.startswith(prefix):
+                inner = err[len(prefix) :]
+                if inner.startswith("could not restore state from checkpoint"):
+                    message = "Could not initialize checkpoint manager, please drain node and remove policy state file"
+                    lines.insert(0, self._klog("E", restore, message, err=inner))
+                else:
+                    lines.insert(0, self._klog("E", policy, "Policy start error", err=inner))
+        return lines
+
+    def _state_files(self) -> StateFiles | None:
+        """The checkpoint files as the kubelet finds them: the bytes on disk (a missing file is a fresh
+        state), or, without node files, what this kubelet last wrote."""
+        if self.root is None:
+            return self._files
+        state = self.root / STATE_DIR
+        cpu, memory = state / "cpu_manager_state", state / "memory_manager_state"
+        return StateFiles(
+            cpu.read_bytes() if cpu.is_file() else None, memory.read_bytes() if memory.is_file() else None
+        )
 
     def stop(self) -> None:
         """``systemctl stop kubelet``: the model is gone until the next start; running pods stay."""
@@ -261,37 +260,42 @@ class SimKubelet:
                 result = _disagreeing(pod)
             else:
                 result = self.sim.admit(model_pod(pod_from_api(pod)))
-                self._write_cpu_state()
-            if not result.admitted:  # kubelet.go's canAdmitPod, before rejectPod
-                self._log([self._klog("I", journal.ADMISSION, "Pod admission denied", podUID=result.uid,
-                                      pod=f"{result.namespace}/{result.name}", reason=result.reason,
-                                      message=result.message)])  # fmt: skip
+                self._write_state()
+            if not result.admitted:
+                self._log([self._denied(result)])
             return result
+
+    def _denied(self, result: PodResult) -> str:
+        """kubelet.go's canAdmitPod, before rejectPod: the same line for a new pod and one re-admitted at a start."""
+        return self._klog("I", journal.ADMISSION, "Pod admission denied", podUID=result.uid,
+                          pod=f"{result.namespace}/{result.name}", reason=result.reason,
+                          message=result.message)  # fmt: skip
 
     def release(self, pod: dict[str, Any]) -> None:
         """The pod is gone: free what it held, as the kubelet's managers do on removal."""
         with self._lock:
             if self.sim is not None:
                 self.sim.remove_pod(model_pod(pod_from_api(pod)))
-                self._write_cpu_state()
+                self._write_state()
 
     def free_cpus(self) -> CPUSet:
         return self.sim.free_cpus() if self.sim else CPUSet()
 
-    def _write_cpu_state(self) -> None:
-        """cpu_manager_state as the static policy checkpoints it (checksum 0: accepted by the kubelet)."""
-        cpu = self.sim.cpu if self.sim else None
-        if self.root is None or not isinstance(cpu, CPUStaticPolicy):
+    def _write_state(self) -> None:
+        """Both checkpoint files as this node's minor writes them (format, checksum) from what the
+        managers hold: what the next start restores."""
+        if self.sim is None:
             return
-        entries: dict[str, dict[str, str]] = {}
-        for (pod, container), mask in sorted(cpu.assignments.items()):
-            entries.setdefault(pod, {})[container] = str(to_cpuset(mask))
-        doc: dict[str, Any] = {"policyName": CPU_STATIC, "defaultCpuSet": str(to_cpuset(cpu.default))}
-        if entries:
-            doc["entries"] = entries
-        doc["checksum"] = 0
-        path = self.root / STATE_DIR / "cpu_manager_state"
-        path.write_text(json.dumps(doc, separators=(",", ":")))
+        settings = self.sim.node.settings
+        cpu, memory = self.sim.checkpoint_states()
+        files = render_state_files(settings.kubelet, settings.feature_gates, cpu, memory)
+        if self.root is None:
+            self._files = files
+            return
+        for manager in ("cpu", "memory"):
+            text = files.cpu_manager_state if manager == "cpu" else files.memory_manager_state
+            assert isinstance(text, str)
+            (self.root / STATE_DIR / f"{manager}_manager_state").write_text(text)
 
 
 def _disagreeing(pod: dict[str, Any]) -> PodResult:

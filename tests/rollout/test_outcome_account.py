@@ -1,0 +1,122 @@
+"""The journal and the summary say what was applied and what was restored, from the journal's own
+records, in every outcome: rolled back, left applied (automatic rollback off), killed, resumed.
+Each expected text is worked by hand from the steps the sandbox canary goes through: the edit of
+/var/lib/kubelet/config.yaml, a kubelet restart (no state file moves for a Topology Manager policy),
+then Ready, the verification and the uncordon."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rollout.test_rollout_sandbox import box_fixture, digest, kubeconfig_fixture, records, rollout
+from tmnb.rollout.journal import Journal
+from tmnb.rollout.session import prepare
+from tmnb.twin.sandbox import Faults, Sandbox
+
+__all__ = ["box_fixture", "kubeconfig_fixture"]  # the sandbox and its kubeconfig, per test
+
+CHANGE = ("--change-id", "c1", "--set", "topologyManagerPolicy=restricted", "--node", "w3", "--canary", "w3")
+CONFIG = "/var/lib/kubelet/config.yaml"
+BACK = "`tmnb rollout rollback --change-id c1 --node w3 --approve rollback`"
+
+
+def _message(capsys: pytest.CaptureFixture[str]) -> str:
+    return capsys.readouterr().err.strip().removeprefix("tmnb: rollout ")
+
+
+def test_a_rollback_is_told_with_what_was_applied_and_restored(
+    box: Sandbox, kubeconfig: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    box.api.set_faults(Faults(never_ready={"w3"}))
+    capsys.readouterr()
+    assert rollout(kubeconfig, tmp_path / "s", *CHANGE, "--approve", "canary", "--ready-timeout", "2") == 3
+    message = _message(capsys)
+    uncordon = [r["result"] for r in records(tmp_path / "s", "c1") if r["step"] == "uncordon"]
+    assert uncordon == [f"uncordoned: the rollback put back {CONFIG}; the old settings are in configz"]
+    (closed,) = [r for r in records(tmp_path / "s", "c1") if r["step"] == "node"]
+    assert message == f"rolled back: {closed['summary']}; the rollout stopped there"  # the journal says it too
+    assert message == (
+        "rolled back: w3 was rolled back (wait-ready: the node did not report Ready within 2s): it wrote "
+        f"{CONFIG} and restarted the kubelet; the rollback put back {CONFIG} byte for byte, restarted the "
+        "kubelet and saw the old settings in configz; uncordoned; the rollout stopped there"
+    )
+
+
+def test_a_node_left_applied_with_auto_rollback_off_is_told_as_such(
+    box: Sandbox, kubeconfig: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    box.api.set_faults(Faults(never_ready={"w3"}))
+    before = digest(box, "w3")
+    capsys.readouterr()
+    code = rollout(kubeconfig, tmp_path / "s", *CHANGE, "--approve", "canary", "--no-auto-rollback",
+                   "--ready-timeout", "2")  # fmt: skip
+    assert code == 3 and digest(box, "w3") != before
+    assert box.cluster.get("nodes", "", "w3")["spec"].get("unschedulable")
+    assert _message(capsys) == (
+        f"stopped: w3 failed after it wrote {CONFIG} and restarted the kubelet (wait-ready: the node did "
+        "not report Ready within 2s); automatic rollback is off, so nothing was restored: the node keeps what "
+        f"was written; it is still cordoned; {BACK} puts it back"
+    )
+
+
+def test_a_killed_run_and_its_resume_are_told_from_the_journal(
+    box: Sandbox, kubeconfig: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Killed while it waits for Ready (the API answering in 5 s from the write on, so the wait is
+    caught): the status and a plan-mode look say what was written and that the node is still cordoned,
+    not "nothing was written"; the resume finishes it and says it resumed."""
+    state = tmp_path / "s"
+    argv = [
+        sys.executable, "-m", "tmnb.cli", "rollout", "execute", "--kubeconfig", str(kubeconfig),
+        "--executor", "sandbox", "--state-dir", str(state), *CHANGE, "--approve", "canary",
+        "--ready-timeout", "120",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    journal = Journal(state / "journal.jsonl", "c1")
+    deadline = time.monotonic() + 90
+    for step, event in (("apply", "done"), ("wait-ready", "intent")):
+        while not any((r["step"], r["event"]) == (step, event) for r in journal.records()):
+            if child.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(
+                    f"the rollout ended before the kill: {child.stderr.read().decode() if child.stderr else ''}"
+                )
+            time.sleep(0.05)
+        box.api.set_faults(Faults(latency=5.0))
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    box.api.set_faults(Faults())
+    assert [r["step"] for r in journal.records()][-1] == "wait-ready"
+    interrupted = (
+        f"w3 was interrupted at wait-ready after it wrote {CONFIG} and restarted the kubelet; nothing was "
+        f"verified or restored; it is still cordoned: run again to resume, or {BACK} puts it back"
+    )
+    from tmnb.cli import main
+
+    capsys.readouterr()
+    assert main(["rollout", "status", "--change-id", "c1", "--state-dir", str(state)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == interrupted
+    looked = prepare(target={"topologyManagerPolicy": "restricted"}, change_id="c1", source="live",
+                     kubeconfig=str(kubeconfig), nodes=["w3"], canary="w3", executor="sandbox",
+                     state_dir=str(state))  # fmt: skip
+    assert (
+        looked.rollout.outcome().message
+        == f"plan only: nothing was written by this run; next gate canary; {interrupted}"
+    )
+
+    assert rollout(kubeconfig, state, *CHANGE, "--approve", "canary") == 0
+    done = (
+        f"w3 has the change: it wrote {CONFIG} and restarted the kubelet, was verified and uncordoned; resumed "
+        "after an interrupted run"
+    )
+    assert (
+        capsys.readouterr().out.splitlines()[-1] == f"completed: every planned node has the change (1 node(s)); {done}"
+    )
+    assert [r["summary"] for r in records(state, "c1") if r["step"] == "node"] == [done]
