@@ -49,7 +49,7 @@ def test_an_abort_holds_every_later_run_until_resume(tmp_path: Path) -> None:
     resumed = _rollout(tmp_path, "resume")
     assert decide(resumed, "canary", interactive=False) == "closed"  # the gate still needs its approval
     assert decide(resumed, "canary", interactive=True) == "ask"
-    assert [r.get("action") for r in Journal(tmp_path / "journal.jsonl", "h1").records()] == ["abort"]
+    assert [r.get("hold") for r in Journal(tmp_path / "journal.jsonl", "h1").records()] == ["abort"]
 
 
 def test_a_resume_is_journaled_once_before_the_gate_runs(tmp_path: Path) -> None:
@@ -58,6 +58,6 @@ def test_a_resume_is_journaled_once_before_the_gate_runs(tmp_path: Path) -> None
     resumed._run_gate = lambda gate: resumed.outcome()  # type: ignore[method-assign]  # no cluster here
     resumed.run_gate("canary")
     resumed.run_gate("canary")
-    actions = [r.get("action") for r in Journal(tmp_path / "journal.jsonl", "h1").records()]
+    actions = [r.get("hold") for r in Journal(tmp_path / "journal.jsonl", "h1").records()]
     assert actions == ["abort", "resume"]
     assert resumed.hold() is None and resumed.outcome().status == "awaiting approval"

@@ -250,7 +250,7 @@ def test_abort_is_journaled_and_holds_on_run_all(lab: Lab) -> None:
     page.screenshot(path=str(ARTIFACTS / "rollout-lab-held.png"), full_page=False)
     assert (lab.box.cluster.kubelets["w1"].root / "var/lib/kubelet/config.yaml").read_bytes() == before
     journal = _journal(lab, change)
-    assert [(r["gate"], r.get("action")) for r in journal if r["step"] == "gate"] == [("canary", "abort")]
+    assert [(r["gate"], r.get("hold")) for r in journal if r["step"] == "gate"] == [("canary", "abort")]
     assert not [r for r in journal if r["node"] is not None]  # nothing was done on the node
     assert not page.errors, page.errors
     page.close()

@@ -57,7 +57,7 @@ def test_each_printed_command_runs_from_the_repository_root(box: Sandbox, env: d
     # before running it, hold the change as the notebook's Abort button does
     session_journal = Journal(state(env, "cmd-1") / "journal.jsonl", "cmd-1")
     records = session_journal.records()
-    assert not any(r.get("action") for r in records)
+    assert not any(r.get("hold") for r in records)
     from tmnb.rollout.plan import RolloutPlan
 
     plan = RolloutPlan.from_json(json.loads((state(env, "cmd-1") / "plan.json").read_text()))
@@ -72,7 +72,7 @@ def test_each_printed_command_runs_from_the_repository_root(box: Sandbox, env: d
     assert shell(resume[0], env) == 0
     for name in NODES:
         assert config(box, name)["topologyManagerPolicy"] == "best-effort"
-    resumed = [r for r in session_journal.records() if r.get("action") == "resume"]
+    resumed = [r for r in session_journal.records() if r.get("hold") == "resume"]
     assert [r["gate"] for r in resumed] == ["wave-1"]
     # the resumed run's own report (its default run folder) says it is complete, with the compare command
     latest = sorted(Path(env["TMNB_REPORTS"]).glob("*04-rollout*"))[-1]

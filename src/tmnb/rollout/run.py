@@ -138,13 +138,13 @@ class Rollout:
         last = None
         for record in self.journal.records():
             mine = record.get("change_id") == self.plan.change_id and record.get("step") == "gate"
-            if mine and record.get("action") in ("abort", "resume"):
+            if mine and record.get("hold") in ("abort", "resume"):
                 last = record
-        return last if last is not None and last.get("action") == "abort" else None
+        return last if last is not None and last.get("hold") == "abort" else None
 
     def abort(self, gate: str, who: str = "a person at the notebook") -> None:
         """Hold the change at ``gate``: no gate runs, here or in a later run, until it is resumed."""
-        self.journal.record(None, "gate", "info", gate=gate, action="abort", result=f"aborted by {who}")
+        self.journal.record(None, "gate", "info", gate=gate, hold="abort", result=f"aborted by {who}")
 
     def _resume(self, gate: str) -> None:
         held = self.hold()
@@ -152,7 +152,7 @@ class Rollout:
             return
         if RESUME_GATE not in self.approved:
             raise RolloutError(f"gate {gate}: the change is held ({self._held_message(held)})")
-        self.journal.record(None, "gate", "info", gate=gate, action="resume", result=f"resumed (approve {RESUME_GATE})")
+        self.journal.record(None, "gate", "info", gate=gate, hold="resume", result=f"resumed (approve {RESUME_GATE})")
 
     @staticmethod
     def _held_message(held: JsonDict) -> str:
