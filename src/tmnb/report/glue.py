@@ -1,8 +1,9 @@
 """Hand named values from a notebook run to whoever scheduled it.
 
 A glued value is a display output with a tmnb MIME type (JSON-typed so nbformat accepts it,
-plus text/plain so nbconvert has something to show); the runner reads them back from the
-executed notebook into the run manifest. Cheaper than scrapbook inside the kernel.
+plus a text/plain line that names the value without dumping it, since JupyterLab shows that line
+to a person); the runner reads them back from the executed notebook into the run manifest.
+Cheaper than scrapbook inside the kernel.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ MIME = "application/vnd.tmnb.result+json"
 def glue(name: str, value: object) -> None:
     """Record ``value`` (JSON-serialisable) under ``name`` in the executed notebook."""
     payload = {"name": name, "value": json.loads(json.dumps(value, default=str))}
-    display.show({MIME: payload, "text/plain": f"{name} = {payload['value']!r}"}, raw=True)
+    display.show({MIME: payload, "text/plain": f"{name}: handed to tmnb run"}, raw=True)
 
 
 def glue_all(values: Mapping[str, Any]) -> None:

@@ -13,6 +13,7 @@ import logging
 import math
 import platform
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -73,15 +74,22 @@ def _run_folder(notebook: Path, out: Path | None, reports_dir: Path) -> Path:
     return out.resolve()
 
 
-def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float, kernel: WarmKernel) -> str | None:
-    """Run papermill on a kernel started before it (``tmnb.report.kernel``); return None on success
-    or a one-line failure description. The kernel is then asked to shut down and exits while the
-    report renders (the run's owner waits for it at the end)."""
+def _execute(
+    src: Path, dst: Path, parameters: dict[str, Any], timeout: float, kernel: Callable[[], WarmKernel]
+) -> str | None:
+    """Run papermill on a kernel started before it (``tmnb.report.kernel``: ``kernel()`` gives the one
+    started ahead, or starts one now); return None on success or a one-line failure description. The
+    kernel is then asked to shut down and exits while the report renders (the run's owner waits for
+    it at the end)."""
     without_iri_grammar()
     try:
-        return _papermill(src, dst, parameters, timeout, kernel.manager)
+        running = kernel()
+    except (RuntimeError, OSError, TimeoutError) as exc:
+        return f"the kernel could not start: {type(exc).__name__}: {exc}"
+    try:
+        return _papermill(src, dst, parameters, timeout, running.manager)
     finally:
-        kernel.request_stop()
+        running.request_stop()
 
 
 def _papermill(
@@ -222,12 +230,8 @@ def _run(
 
     executed = folder / src.name
     started, t0 = _now(), time.monotonic()
-    try:
-        kernel = kernel or kernels.enter_context(WarmKernel(src))
-    except (RuntimeError, OSError, TimeoutError) as exc:
-        failure: str | None = f"the kernel could not start: {type(exc).__name__}: {exc}"
-    else:
-        failure = _execute(src, executed, typed, timeout, kernel)
+    ahead = kernel
+    failure = _execute(src, executed, typed, timeout, lambda: ahead or kernels.enter_context(WarmKernel(src)))
     if failure:
         _mark_failed(executed, failure)
     finished, duration = _now(), time.monotonic() - t0

@@ -29,11 +29,20 @@ if TYPE_CHECKING:
     from tmnb.rollout.ops import NodeOps
 
 Mode = Literal["plan", "execute"]
-Status = Literal["planned", "completed", "awaiting approval", "stopped", "rolled back"]
+Status = Literal["planned", "completed", "awaiting approval", "held", "stopped", "rolled back"]
 #: ``tmnb run`` / ``tmnb rollout`` exit statuses (README "Exit status").
-EXIT_CODES: dict[str, int] = {"planned": 0, "completed": 0, "awaiting approval": 5, "stopped": 3, "rolled back": 3}
+EXIT_CODES: dict[str, int] = {
+    "planned": 0,
+    "completed": 0,
+    "awaiting approval": 5,
+    "held": 5,
+    "stopped": 3,
+    "rolled back": 3,
+}
 #: the approval a manual rollback needs besides naming the node
 ROLLBACK_GATE = "rollback"
+#: the approval that lifts a hold (an Abort at the notebook); the gate itself still needs its own
+RESUME_GATE = "resume"
 
 
 @dataclass
@@ -80,7 +89,7 @@ class Rollout:
         if mode not in ("plan", "execute"):
             raise InputError(f"expected plan or execute, got {mode!r}", where="mode")
         approve = list(approve)
-        unknown = [g for g in approve if g not in (*plan.gates, ROLLBACK_GATE)]
+        unknown = [g for g in approve if g not in (*plan.gates, ROLLBACK_GATE, RESUME_GATE)]
         if unknown:
             raise InputError(
                 f"unknown gate(s) {', '.join(unknown)}: this plan has {', '.join(plan.gates) or 'no gates'}",
@@ -124,6 +133,34 @@ class Rollout:
     def next_gate(self) -> str | None:
         return next((g for g in self.plan.gates if self.gate_state(g) != "done"), None)
 
+    def hold(self) -> JsonDict | None:
+        """The Abort that holds this change: its journal record, unless a resume came after it."""
+        last = None
+        for record in self.journal.records():
+            mine = record.get("change_id") == self.plan.change_id and record.get("step") == "gate"
+            if mine and record.get("hold") in ("abort", "resume"):
+                last = record
+        return last if last is not None and last.get("hold") == "abort" else None
+
+    def abort(self, gate: str, who: str = "a person at the notebook") -> None:
+        """Hold the change at ``gate``: no gate runs, here or in a later run, until it is resumed."""
+        self.journal.record(None, "gate", "info", gate=gate, hold="abort", result=f"aborted by {who}")
+
+    def _resume(self, gate: str) -> None:
+        held = self.hold()
+        if held is None:
+            return
+        if RESUME_GATE not in self.approved:
+            raise RolloutError(f"gate {gate}: the change is held ({self._held_message(held)})")
+        self.journal.record(None, "gate", "info", gate=gate, hold="resume", result=f"resumed (approve {RESUME_GATE})")
+
+    @staticmethod
+    def _held_message(held: JsonDict) -> str:
+        return (
+            f"held at gate {held.get('gate')}: {held.get('result')} at {held.get('time')}; nothing runs until "
+            f"the change is resumed (approve {RESUME_GATE})"
+        )
+
     def soak_failure(self) -> str:
         failed = [r for r in self.journal.records() if r.get("step") == "soak" and r.get("event") == "failed"]
         return str(failed[-1].get("error", "")) if failed else ""
@@ -134,6 +171,7 @@ class Rollout:
         failed = [n for n, s in nodes.items() if s == "failed"]
         nxt = self.next_gate()
         soaked = self.soak_failure()
+        held = self.hold()
         status: Status
         if back:
             status = "rolled back"
@@ -141,6 +179,8 @@ class Rollout:
             status = "stopped"
         elif nxt is None:
             status = "completed"
+        elif held is not None:
+            status = "held"
         elif self.mode == "plan":
             status = "planned"
         else:
@@ -157,6 +197,7 @@ class Rollout:
                 "completed": "; ".join([f"every planned node has the change ({len(nodes)} node(s))", *resumed]),
                 "planned": "; ".join([f"plan only: nothing was written by this run; next gate {nxt}", *interrupted]),
                 "awaiting approval": "; ".join([f"waiting at gate {nxt}: approve it to continue", *interrupted]),
+                "held": self._held_message(held) if held else "",
             }[status]
         return Outcome(status, nodes, nxt, message, self.mode, back)
 
@@ -168,6 +209,7 @@ class Rollout:
         if gate != self.next_gate():
             raise RolloutError(f"gate {gate} is not next: {self.next_gate() or 'nothing'} is")
         with self.journal.lock():
+            self._resume(gate)
             return self._run_gate(gate)
 
     def _run_gate(self, gate: str) -> Outcome:
@@ -249,7 +291,7 @@ class Rollout:
             current = self.outcome()
             if gate is None or current.status in ("rolled back", "stopped") or self.mode == "plan":
                 return current
-            if gate not in self.approved:
+            if gate not in self.approved or (current.status == "held" and RESUME_GATE not in self.approved):
                 return current
             if not first and self.pause:
                 self.journal.record(None, "pause", "info", result=f"pausing {self.pause:g}s before {gate}")

@@ -10,9 +10,10 @@ end; the state folder is what a second run with the same change id resumes from.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,8 +22,8 @@ from tmnb.report.places import anchored, change_folder
 from tmnb.rollout.executors import EXECUTORS, Reach, words
 from tmnb.rollout.kubeadm import PATCH_DIR, kubeadm_warning, patch_path, patch_text, write_patch
 from tmnb.rollout.plan import Reader, RolloutPlan, build_plan, plan_json
-from tmnb.rollout.request import RolloutRequest, from_notebook
-from tmnb.rollout.run import Outcome, Rollout
+from tmnb.rollout.request import RolloutRequest, from_notebook, stored_request
+from tmnb.rollout.run import RESUME_GATE, Outcome, Rollout
 from tmnb.rollout.soak import Soak
 from tmnb.snapshot import Snapshot
 
@@ -47,23 +48,27 @@ class Session:
     node_files: str = ""
     #: the executor kind ("sandbox", "ssh", ...), for the commands a report prints
     executor: str = ""
+    #: the parameters this change id stands for (``_request``): a printed command restates them
+    request: Mapping[str, Any] = field(default_factory=dict)
 
     def rollout_command(self, approve: list[str]) -> str:
-        """This change's notebook run in execute mode with ``approve``: the exact next command (a plan
-        made with an executor that cannot write names ssh)."""
+        """This change's notebook run in execute mode with ``approve``: the exact next command, with
+        the parameters the change id stands for (a plan made with an executor that cannot write names
+        ssh)."""
         kind = EXECUTORS.get(self.executor)
         executor = self.executor if kind is not None and kind.writes else WRITING_DEFAULT
-        target = ", ".join(
-            f"{k}: {json.dumps(v) if not isinstance(v, str) else v}" for k, v in self.plan.target.items()
-        )
-        nodes = ", ".join(n.node for n in self.plan.nodes)
-        context = f" -p context {self.context}" if self.context else ""
-        state = "" if self.state_dir == change_folder(self.plan.change_id) else f" -p state_dir {self.state_dir}"
-        return (
-            f"tmnb run notebooks/04-rollout.ipynb -p change_id {self.plan.change_id}{context} -p target '{{{target}}}' "
-            f"-p nodes '[{nodes}]' -p executor {executor}{state} -p mode execute "
-            f"-p approve '[{', '.join(approve)}]'"
-        )
+        request = self.request or {"nodes": [n.node for n in self.plan.nodes]}
+        params = [("change_id", self.plan.change_id)]
+        params += [("context", self.context)] if self.context else []
+        params += [("source", str(request["source"]))] if request.get("source", "live") != "live" else []
+        params.append(("target", json.dumps(self.plan.target)))
+        params += [("nodes", json.dumps(request["nodes"]))] if request.get("nodes") else []
+        params += [("node_selector", str(request["node_selector"]))] if request.get("node_selector") else []
+        params.append(("executor", executor))
+        if self.state_dir != change_folder(self.plan.change_id):
+            params.append(("state_dir", str(self.state_dir)))
+        params += [("mode", "execute"), ("approve", f"[{', '.join(approve)}]")]
+        return "tmnb run notebooks/04-rollout.ipynb " + " ".join(f"-p {k} {shlex.quote(v)}" for k, v in params)
 
     @property
     def journal_path(self) -> Path:
@@ -127,15 +132,16 @@ class Session:
         for e in self.plan.excluded:
             lines.append(f"- `{e.node}`: not in the rollout: {e.reason}")
         after = sorted((self.state_dir / "snapshots").glob("after-*.json.gz"))
-        lines += [
-            "",
+        paragraphs = [
             f"Journal: `{self.journal_path}`. Before snapshot: `{self.state_dir / 'snapshots' / 'before.json.gz'}`.",
             "After snapshots: " + (", ".join(f"`{p}`" for p in after) or "none yet") + ".",
             f"Compare: `{self.compare_command()}`",
         ]
         if outcome.next_gate and outcome.status in ("planned", "awaiting approval"):
-            lines.append(f"Next: `{self.rollout_command([outcome.next_gate])}`")
-        return "\n".join(lines)
+            paragraphs.append(f"Next: `{self.rollout_command([outcome.next_gate])}`")
+        elif outcome.next_gate and outcome.status == "held":
+            paragraphs.append(f"Resume and go on: `{self.rollout_command([RESUME_GATE, outcome.next_gate])}`")
+        return "\n".join(lines) + "\n\n" + "\n\n".join(paragraphs)
 
 
 def prepare(request: RolloutRequest) -> Session:
@@ -238,7 +244,10 @@ def prepare(request: RolloutRequest) -> Session:
         pause=request.pause,
         soak=Soak.from_param(request.soak),
     )
-    return Session(snapshot, readiness, plan, rollout, folder, reach.context, spec, request.executor)
+    return Session(
+        snapshot, readiness, plan, rollout, folder, reach.context, spec, request.executor,
+        stored_request(folder) or request.change(),
+    )  # fmt: skip
 
 
 def open_session(*, options: Mapping[str, object] | None = None, **params: Any) -> Session:

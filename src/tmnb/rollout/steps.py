@@ -404,7 +404,7 @@ class NodeRun:
         if actual != expected:
             raise RolloutError(
                 f"the kubelet disagrees with the prediction for test pod {namespace}/{name}: "
-                f"predicted {expected}, got {actual}"
+                f"predicted {_placement(expected)}; got {_placement(actual)}"
             )
         return {"pod": f"{namespace}/{name}", **actual}
 
@@ -494,3 +494,11 @@ class NodeRun:
             raise RolloutError(f"{path}: checksum after restore differs from {aside}")
         self.ops.remove(aside)
         return {"restored": sha256(data), "from": aside}
+
+
+def _placement(placement: JsonDict) -> str:
+    """A test pod's placement in words (a report shows it; a dict's repr is no sentence)."""
+    if not placement.get("admitted"):
+        return f"rejected ({placement.get('reason') or 'no reason given'})"
+    numa = ", ".join(str(n) for n in placement.get("numa") or []) or "none"
+    return f"admitted, exclusive CPUs {placement.get('cpuset') or 'none'}, NUMA node(s) {numa}"

@@ -1,0 +1,102 @@
+"""Every command 04-rollout prints works verbatim from the repository root, and no cell shows a raw
+dict or an exit code: the notebook is run as a user would (``tmnb run``, default state folder under
+``$TMNB_REPORTS``), each command is taken from what its executed cells show (the verdict at the top
+and the summary) and run in a shell from the repository root, against the sandbox.
+
+Walk: execute the canary; hold the change as the Abort button does, and its printed next command
+(wave-1) is held; the printed resume command carries wave-1 out; the compare command its report
+prints runs; and a rolled-back canary's printed postmortem command runs without a cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tmnb.rollout.journal import Journal
+from tmnb.rollout.run import Rollout
+from tmnb.twin.sandbox import Faults, Sandbox
+
+from .test_rollout_sandbox import NODES, config
+from .user_shell import box_fixture, env_fixture, run_04, shell, shown, state  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.notebook
+
+#: a printed command: the verdict's "Next command" block, or a summary line's backticked command
+_VERDICT = re.compile(r"\*\*Next command\*\*\n```\n(.+?)\n```", re.S)
+_SUMMARY = re.compile(r"^(Next|Compare|Resume and go on): `(.+)`$", re.M)
+
+
+def commands(text: str) -> list[str]:
+    return [*_VERDICT.findall(text), *(m[1] for m in _SUMMARY.findall(text))]
+
+
+def no_raw_values(text: str) -> None:
+    """No exit code and no dict's repr (a printed command's JSON parameter aside)."""
+    for command in commands(text):
+        text = text.replace(command, "")
+    assert "exit_code" not in text
+    found = re.search(r".*(\{'|\{\").*", text)
+    assert found is None, f"a raw dict in a cell's output: {found[0] if found else ''}"
+
+
+def test_each_printed_command_runs_from_the_repository_root(box: Sandbox, env: dict[str, str], tmp_path: Path) -> None:
+    target = json.dumps({"topologyManagerPolicy": "best-effort"})
+    code, text = run_04(env, tmp_path / "a", change_id="cmd-1", target=target, mode="execute", approve="[canary]")
+    assert code == 5
+    no_raw_values(text)
+    printed = commands(text)
+    assert len(printed) == 3  # the verdict's next command, the summary's next and compare
+    assert config(box, "w2")["topologyManagerPolicy"] == "best-effort"
+    assert config(box, "w1")["topologyManagerPolicy"] == "none"
+    # the verdict's command approves wave-1: it carries the change out on every node
+    assert "-p approve '[canary, wave-1]'" in printed[0]
+    # before running it, hold the change as the notebook's Abort button does
+    session_journal = Journal(state(env, "cmd-1") / "journal.jsonl", "cmd-1")
+    records = session_journal.records()
+    assert not any(r.get("hold") for r in records)
+    from tmnb.rollout.plan import RolloutPlan
+
+    plan = RolloutPlan.from_json(json.loads((state(env, "cmd-1") / "plan.json").read_text()))
+    Rollout(plan, journal=session_journal, run_dir=state(env, "cmd-1")).abort("wave-1")
+    assert shell(printed[0], env) == 5  # held: nothing runs without resume
+    assert config(box, "w1")["topologyManagerPolicy"] == "none"
+    code, text = run_04(env, tmp_path / "b", change_id="cmd-1", target=target, mode="execute", approve="[canary]")
+    assert code == 5 and "Held" in text
+    no_raw_values(text)
+    resume = commands(text)
+    assert len(resume) == 3 and "resume" in resume[0] and "resume" in resume[2]
+    assert shell(resume[0], env) == 0
+    for name in NODES:
+        assert config(box, name)["topologyManagerPolicy"] == "best-effort"
+    resumed = [r for r in session_journal.records() if r.get("hold") == "resume"]
+    assert [r["gate"] for r in resumed] == ["wave-1"]
+    # the resumed run's own report (its default run folder) says it is complete, with the compare command
+    latest = sorted(Path(env["TMNB_REPORTS"]).glob("*04-rollout*"))[-1]
+    text = shown(latest / "04-rollout.ipynb")
+    assert "Rollout complete" in text
+    no_raw_values(text)
+    compare = commands(text)
+    assert len(compare) == 2 and compare[0] == compare[1]  # the verdict's and the summary's
+    assert shell(compare[0], env) == 0
+    assert (state(env, "cmd-1") / "after-inventory" / "snapshot.json.gz").exists()
+
+
+def test_the_postmortem_command_of_a_rolled_back_canary_runs(box: Sandbox, env: dict[str, str], tmp_path: Path) -> None:
+    box.api.set_faults(Faults(reject_pods={"w3"}))  # verification fails: the canary is rolled back
+    try:
+        target = json.dumps({"topologyManagerPolicy": "restricted"})
+        code, text = run_04(
+            env, tmp_path / "a", change_id="cmd-2", target=target, nodes='["w3"]', canary="w3",
+            mode="execute", approve="[canary]",
+        )  # fmt: skip
+    finally:
+        box.api.set_faults(Faults())
+    assert code == 3
+    no_raw_values(text)
+    printed = commands(text)
+    assert len(printed) == 2 and printed[0].startswith("tmnb run notebooks/06-postmortem.ipynb")
+    assert shell(printed[0], env) == 0
