@@ -61,7 +61,9 @@ def add_parsers(sub: Subcommands) -> None:
         "--mode",
         choices=["drain", "restart"],
         default="drain",
-        help="drain: re-admit from empty manager state (default); restart: keep today's allocations",
+        help="drain: every pod re-admitted after a drain, with the state files the change spoils moved aside "
+        "(one the kubelet cannot restore stays; default); restart: the running pods re-admitted over "
+        "today's state files",
     )
     what.add_argument(
         "--format",
