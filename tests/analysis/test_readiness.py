@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from factories import node, pod, settings, snapshot
@@ -192,6 +194,10 @@ def test_every_node_needing_action_is_named_on_top_and_old_failures_on_their_nod
     assert "gen-icx-03" in set(acting)
     assert all(f"**{node}**" in named for node in acting), (list(acting), named)
     assert any(line.startswith("**gen-icx-03** (version-skew)") for line in sections["Manual steps"])
+    # the same kubeadm warning on every kubeadm-managed node (the sample's own flag) is said once, naming them all
+    (kubeadm,) = [line for line in sections["Manual steps"] if "(kubeadm-overwrites)" in line]
+    managed = {n.name for n in load_sample().nodes if n.kubelet.kubeadm_managed}
+    assert len(managed) == 11 and set(re.findall(r"\*\*([a-z0-9-]+)\*\*", kubeadm)) == managed
     rows = report.verdicts.set_index("node")
     assert rows.loc["gpu-h100-01", "failing today"].startswith("3 pod(s), TopologyAffinityError: ml-inference/")
     assert rows.loc["lat-icx-01", "failing today"] == ""

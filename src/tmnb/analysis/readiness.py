@@ -447,11 +447,15 @@ def verdict(report: Readiness) -> Verdict:
 
 def manual_steps(report: Readiness) -> list[str]:
     """The findings below ``fail_on`` that still need a person (why a node "needs action" without a
-    blocker), each with its step, so every node counted as needing action is named on top."""
+    blocker), each with its step, so every node counted as needing action is named on top; a finding
+    that reads the same on many nodes (kubeadm on a whole fleet) is said once, with its nodes."""
+    nodes: dict[tuple[str, str, str], list[str]] = {}
+    for f in report.findings:
+        if SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[report.fail_on] and needs_manual_action(f):
+            nodes.setdefault((f.rule, f.explanation, f.remedy), []).append(f"**{f.node}**")
     return [
-        f"**{f.node}** ({f.rule}): {f.explanation} **Step:** {f.remedy}"
-        for f in report.findings
-        if SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[report.fail_on] and needs_manual_action(f)
+        f"{', '.join(named)} ({rule}): {explanation} **Step:** {remedy}"
+        for (rule, explanation, remedy), named in nodes.items()
     ]
 
 
