@@ -354,11 +354,9 @@ def run_node_replay(inp: Mapping[str, Any]) -> dict[str, Any]:
     return {"pods": answers, "shared_pool": str(sim.shared_pool())}
 
 
-def _container_ids(raw_pods: list[Any]) -> dict[str, tuple[str, str]]:
-    """The runtime's containers, from the pods' ``status`` (``containerStatuses`` and
-    ``initContainerStatuses``; ``containerd://abc`` is container ID ``abc``): what migrates a v1 CPU
-    checkpoint."""
-    out: dict[str, tuple[str, str]] = {}
+def _statuses(raw_pods: list[Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each container status of the pods (``initContainerStatuses``, then ``containerStatuses``), with
+    its pod's uid."""
     for raw in raw_pods:
         if not isinstance(raw, Mapping):
             continue
@@ -366,32 +364,36 @@ def _container_ids(raw_pods: list[Any]) -> dict[str, tuple[str, str]]:
         status = raw.get("status") or {}
         for key in ("initContainerStatuses", "containerStatuses"):
             for item in status.get(key) or ():
-                if isinstance(item, Mapping) and isinstance(item.get("containerID"), str):
-                    out[item["containerID"].split("://", 1)[-1]] = (uid, str(item.get("name", "")))
-    return out
+                if isinstance(item, Mapping):
+                    yield uid, item
+
+
+def _runtime_id(value: object) -> str | None:
+    """``containerd://abc`` is container ID ``abc``; None when there is no ID."""
+    return value.split("://", 1)[-1] if isinstance(value, str) else None
+
+
+def _container_ids(raw_pods: list[Any]) -> dict[str, tuple[str, str]]:
+    """The runtime's containers, from the pods' container statuses: what migrates a v1 CPU checkpoint."""
+    return {
+        cid: (uid, str(item.get("name", "")))
+        for uid, item in _statuses(raw_pods)
+        if (cid := _runtime_id(item.get("containerID"))) is not None
+    }
 
 
 def _runtime_containers(raw_pods: list[Any]) -> tuple[RuntimeContainer, ...]:
-    """The runtime's containers at the start, from the pods' ``status``: each container status's
-    ``containerID`` (running when its ``state`` is ``running``) and, for a container that restarted,
-    the exited instance in ``lastState.terminated.containerID``."""
+    """The runtime's containers at the start, from the pods' container statuses: each ``containerID``
+    (running when its ``state`` is ``running``) and, for a container that restarted, the exited
+    instance in ``lastState.terminated.containerID``."""
     out: list[RuntimeContainer] = []
-    for raw in raw_pods:
-        if not isinstance(raw, Mapping):
-            continue
-        uid = str((raw.get("metadata") or {}).get("uid", ""))
-        status = raw.get("status") or {}
-        for key in ("initContainerStatuses", "containerStatuses"):
-            for item in status.get(key) or ():
-                if not isinstance(item, Mapping):
-                    continue
-                name = str(item.get("name", ""))
-                if isinstance(item.get("containerID"), str):
-                    running = "running" in (item.get("state") or {})
-                    out.append(RuntimeContainer(item["containerID"].split("://", 1)[-1], uid, name, running))
-                last = ((item.get("lastState") or {}).get("terminated") or {}).get("containerID")
-                if isinstance(last, str):
-                    out.append(RuntimeContainer(last.split("://", 1)[-1], uid, name, False))
+    for uid, item in _statuses(raw_pods):
+        name = str(item.get("name", ""))
+        if (cid := _runtime_id(item.get("containerID"))) is not None:
+            out.append(RuntimeContainer(cid, uid, name, "running" in (item.get("state") or {})))
+        last = _runtime_id(((item.get("lastState") or {}).get("terminated") or {}).get("containerID"))
+        if last is not None:
+            out.append(RuntimeContainer(last, uid, name, False))
     return tuple(out)
 
 
