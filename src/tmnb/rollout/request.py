@@ -129,16 +129,8 @@ class RolloutRequest:
     def resumed(self, stored: Mapping[str, Any]) -> RolloutRequest:
         """This request with the change's own fields taken from its stored request (a resume or a
         rollback need not restate them)."""
-        return replace(
-            self,
-            target=dict(stored["target"]),
-            nodes=tuple(stored["nodes"]),
-            node_selector=stored["node_selector"],
-            source=stored["source"],
-            executor=stored["executor"],
-            apply=stored["apply"],
-            drain=stored["drain"],
-        )
+        given = {key: stored[key] for key in CHANGE}
+        return replace(self, **{**given, "target": dict(given["target"]), "nodes": tuple(given["nodes"])})
 
     def check_same_change(self) -> None:
         """One change per change id: a run with other parameters would report the earlier change's
