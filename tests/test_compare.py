@@ -310,7 +310,7 @@ def test_notebook_with_a_metrics_file(tmp_path):
             ("before", str(tmp_path / "before.json")),
             ("after", str(tmp_path / "after.json")),
             ("metrics_file", str(csv)),
-            ("change_at", f"{timeline.rollout[1]:%Y-%m-%dT%H:%M:%SZ}"),
+            ("change", f"{timeline.rollout[1]:%Y-%m-%dT%H:%M:%SZ}"),
         ],
         out=tmp_path / "run",
     )
@@ -373,13 +373,15 @@ def test_notebook_defaults_compare_the_sample_pair_with_its_metrics(tmp_path):
 def test_auto_inputs_mean_nothing_for_other_snapshots(tmp_path):
     snap = before_fleet()
     got = inputs(
-        "a.json", "b.json", snap, snap, journal="auto", metrics_file="auto", prometheus_url="", out_dir=str(tmp_path)
+        "a.json", "b.json", snap, snap, change="auto", metrics_file="auto", prometheus_url="", out_dir=str(tmp_path)
     )
-    assert (got.journal, got.metrics_file, got.note) == ("", "", "")
+    assert (got.change, got.journal, got.metrics_file, got.note) == ("", "", "", "")
     assert list(tmp_path.iterdir()) == []
-    mine = inputs("sample", "sample-after", snap, snap, journal="j.jsonl", metrics_file="m.csv", prometheus_url="",
+    mine = inputs("sample", "sample-after", snap, snap, change="j.jsonl", metrics_file="m.csv", prometheus_url="",
                   out_dir=str(tmp_path))  # fmt: skip
     assert (mine.journal, mine.metrics_file) == ("j.jsonl", "m.csv")
+    timed = inputs("a", "b", snap, snap, change="2026-12-03T17:17:00Z", metrics_file="", prometheus_url="", out_dir="x")
+    assert (timed.change, timed.journal) == ("2026-12-03T17:17:00Z", "")  # a time names no journal
 
 
 # --- containers without an allocation -------------------------------------------------------------
@@ -407,7 +409,7 @@ def test_a_container_without_allocation_says_why():
 def test_signals_of_workloads_the_change_did_not_touch_are_apart_and_never_alert(tmp_path):
     """The change touched n1 only: vault ran there (touched), encoder only on n2 (apart), and a
     group the container table does not know stays with the touched ones (no alert is dropped)."""
-    from tmnb.analysis.compare.report import by_reach, clock_note
+    from tmnb.analysis.compare.report import by_reach
 
     table = pd.DataFrame(
         {
@@ -430,15 +432,6 @@ def test_signals_of_workloads_the_change_did_not_touch_are_apart_and_never_alert
     assert list(near["container"]) == ["vault", "x"] and list(apart["container"]) == ["encoder"]
     near, apart = by_reach(compared, table, diff, ["namespace", "app"])
     assert len(near) == 3 and apart.empty
-
-    journal = tmp_path / "journal.jsonl"
-    journal.write_text(
-        '{"time": "2026-12-03T19:46:00Z", "event": "intent"}\n{"time": "2026-12-03T19:47:30Z", "event": "done"}\n'
-    )
-    assert clock_note("2026-12-03T19:48:00Z", str(journal)) == ""
-    assert clock_note("2026-12-03T17:17:00Z", "") == ""
-    note = clock_note("2026-12-03T17:17:00Z", str(journal))
-    assert "`change_at` 2026-12-03 17:17:00 UTC" in note and "2026-12-03 19:46:00 to 19:47:30 UTC" in note
 
 
 def test_the_answer_says_first_what_the_metrics_are_and_keeps_untouched_regressions_apart():

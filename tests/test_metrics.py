@@ -37,7 +37,7 @@ def test_bad_durations_name_the_parameter(text):
 
 
 def test_windows_around_a_timestamp():
-    w = resolve(change_at="2026-12-01T10:00:00Z", length="2h", margin="5m")
+    w = resolve("2026-12-01T10:00:00Z", length="2h", margin="5m")
     assert w.before == (T0 - pd.Timedelta("2h"), T0)
     assert w.after == (T0 + pd.Timedelta("5m"), T0 + pd.Timedelta("2h5m"))
     assert list(w.markers["event"]) == ["change"]
@@ -50,7 +50,7 @@ def test_windows_around_a_journal_span_the_rollout(tmp_path):
         '{"time": "2026-12-01T10:20:00Z", "event": "uncordon", "node": "w1"}\n\n'
         '{"time": "2026-12-01T11:00:00+01:00", "event": "drain", "node": "w1"}\n'
     )
-    w = resolve(journal=str(journal), length="1h", margin="5m")
+    w = resolve(str(journal), length="1h", margin="5m")
     assert w.change == (T0, T0 + pd.Timedelta("20m"))
     assert w.before == (T0 - pd.Timedelta("1h"), T0)
     assert w.after[0] == T0 + pd.Timedelta("25m")
@@ -61,9 +61,9 @@ def test_windows_around_a_journal_span_the_rollout(tmp_path):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({}, "change_at: cannot place the change: set change_at or a journal"),
-        ({"change_at": "after lunch"}, "change_at: invalid time 'after lunch'"),
-        ({"change_at": "2026-12-01T10:00Z", "length": "2 hours"}, "window: invalid duration '2 hours'"),
+        ({"change": ""}, "change: cannot place the change: expected a rollout journal or an RFC 3339 time"),
+        ({"change": "after lunch"}, "after lunch: cannot read the journal"),
+        ({"change": "2026-12-01T10:00Z", "length": "2 hours"}, "window: invalid duration '2 hours'"),
     ],
 )
 def test_window_errors(kwargs, message):
@@ -100,7 +100,7 @@ def test_from_series_and_windows():
     assert series_key({"pod": "a", "namespace": "app", "x": ""}) == '{namespace="app",pod="a"}'
     assert list(frame.columns) == ["query", "series", "timestamp", "value", "namespace", "pod"]
     assert frame["namespace"].tolist() == ["app", "app", "app", ""]
-    windowed = assign_windows(frame, resolve(change_at="2026-12-01T10:00:00Z", length="1h", margin="5m"))
+    windowed = assign_windows(frame, resolve("2026-12-01T10:00:00Z", length="1h", margin="5m"))
     assert windowed["window"].tolist() == ["before", "change", "after", "before"]
 
 
@@ -137,7 +137,7 @@ def test_a_rate_window_column_says_which_series_are_rates(tmp_path):
     frame = files.load(path)
     assert frame["rate_window"].tolist() == [300.0, 0.0, 0.0]
     assert "rate_window" not in frame["series"].iloc[0] and list(frame.columns[:5]) == [*BASE, "rate_window"]
-    windowed = assign_windows(frame, resolve(change_at="2026-12-01T10:00:00Z", length="2h", margin="5m"))
+    windowed = assign_windows(frame, resolve("2026-12-01T10:00:00Z", length="2h", margin="5m"))
     assert windowed["rate_window"].tolist() == [300.0, 0.0, 0.0]
     path.write_text("timestamp,pod,rate_window,value\n2026-12-01T09:00:00Z,a,5m,1\n2026-12-01T09:01:00Z,a,5 min,1\n")
     with pytest.raises(InputError, match=r"mixed.csv:3: rate_window: invalid rate window '5 min': expected a duration"):
@@ -343,7 +343,7 @@ def test_url_from_the_environment(monkeypatch):
 
 
 def test_collect_from_a_file_assigns_windows_and_reports_gaps():
-    windows = resolve(change_at="2026-12-01T10:00:00Z", length="2h", margin="5m")
+    windows = resolve("2026-12-01T10:00:00Z", length="2h", margin="5m")
     got = collect(metrics_file=str(FIXTURES / "long-format.csv"), windows=windows)
     assert got.available and got.source.startswith("file ")
     assert set(got.frame["window"]) == {"before", "after"}
@@ -353,7 +353,7 @@ def test_collect_from_a_file_assigns_windows_and_reports_gaps():
 
 
 def test_collect_reports_instead_of_raising(tmp_path):
-    windows = resolve(change_at="2026-12-01T10:00:00Z")
+    windows = resolve("2026-12-01T10:00:00Z")
     bad = collect(metrics_file=str(FIXTURES / "bad-value.csv"), windows=windows)
     assert not bad.available and "bad-value.csv:4: value: invalid value 'fast'" in bad.markdown(windows)
     assert bad.failures() == [f"metrics unavailable: {bad.problems['message'][0]}"]
@@ -534,7 +534,7 @@ def test_regression_lines_and_the_top_of_the_report():
 
 
 def test_timeseries_and_distributions(tmp_path):
-    windows = resolve(change_at="2026-12-01T11:00:00Z", length="1h", margin="5m")
+    windows = resolve("2026-12-01T11:00:00Z", length="1h", margin="5m")
     frame = pd.concat([samples(NOISE_B, NOISE_A, group=g) for g in ("web", "api")], ignore_index=True)
     frame["timestamp"] = frame["timestamp"] + (frame["window"] == "after").astype(int) * pd.Timedelta("5m")
     fig = plots.timeseries(frame, "latency_p99", windows, group_by=["container"], unit="seconds")

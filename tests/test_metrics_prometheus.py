@@ -83,7 +83,7 @@ def test_backfilled_cpu_usage_per_pod(prometheus):
 
 def test_rate_series_say_their_window_and_raw_ones_do_not(prometheus):
     first, _ = prometheus.timeline.rollout
-    windows = resolve(change_at=f"{first:%Y-%m-%dT%H:%M:%SZ}", length="1h", margin="5m")
+    windows = resolve(f"{first:%Y-%m-%dT%H:%M:%SZ}", length="1h", margin="5m")
     signals = [*build(["cpu_usage"]), Signal("periods", "throttling", "periods", "container_cpu_cfs_periods_total")]
     got = collect(prometheus_url=prometheus.url, signals=signals, windows=windows, step=60)
     spans = got.frame.groupby("query")["rate_window"].unique().to_dict()
@@ -113,7 +113,7 @@ def test_notebook_against_prometheus(prometheus, tmp_path):
             ("before", str(folder / "before.json")),
             ("after", str(folder / "after.json")),
             ("prometheus_url", prometheus.url),
-            ("journal", str(prometheus.journal)),
+            ("change", str(prometheus.journal)),
             ("queries", '{"broken": "sum(rate(x[5m])", "nothing": "no_such_metric_total"}'),
         ],
         out=tmp_path / "run",
@@ -162,7 +162,7 @@ def test_notebook_when_prometheus_is_unreachable(fleet_files, tmp_path, monkeypa
             ("before", str(fleet_files[0] / "before.json")),
             ("after", str(fleet_files[0] / "after.json")),
             ("prometheus_url", "env:TMNB_TEST_PROM_URL"),
-            ("change_at", "2026-12-01T10:00:00Z"),
+            ("change", "2026-12-01T10:00:00Z"),
         ],
         out=tmp_path / "run",
     )
@@ -190,8 +190,7 @@ def test_sample_metrics_agree_through_prometheus_and_from_the_file(tmp_path):
     csv = sample.write_metrics(tmp_path, before, after, openmetrics=True)
     journal = str(sample.write_journal(tmp_path / "journal.jsonl"))
     common = {
-        "journal": journal,
-        "change_at": "",
+        "change": journal,
         "window": "2h",
         "signals": ["cpu_usage", "cpu_throttling", "latency_p99"],
         "queries": {},

@@ -124,7 +124,7 @@ def test_a_file_of_raw_samples_uses_all_of_them(tmp_path):
     path = tmp_path / "latency.csv"
     frame.drop(columns=["series", "window"]).to_csv(path, index=False)
     change = frame.loc[frame["window"] == "before", "timestamp"].max() + pd.Timedelta(seconds=1)
-    windows = resolve(change_at=change.isoformat(), length="2h", margin="5m")
+    windows = resolve(change.isoformat(), length="2h", margin="5m")
     got = collect(metrics_file=str(path), windows=windows)
     (row,) = stats.compare(got.frame, group_by=["namespace", "container"]).itertuples()
     assert (row.n_before, row.n_after) == (360, 360)

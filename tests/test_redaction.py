@@ -254,7 +254,7 @@ def pipeline(tmp: Path) -> Runs:
             _rollout(reports, "leak", "best-effort")
             after = run(ROOT / "notebooks/01-inventory.ipynb", params=live, out=reports / "after")
             journal = str(reports / "04-rollout" / "journal.jsonl")
-            compare = {"before": snap, "after": after.results["snapshot"], "journal": journal}
+            compare = {"before": snap, "after": after.results["snapshot"], "change": journal}
             run(ROOT / "notebooks/05-compare.ipynb", params=compare, out=reports / "05-compare")
             # the same canary once more, the kernels' redactor switched off
             (outside / "off").mkdir()

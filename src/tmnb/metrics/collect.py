@@ -119,7 +119,7 @@ def collect(
         note = ("", "", "info", "no metrics source: set prometheus_url or metrics_file to compare application metrics")
         return Collected(empty(), [], _problems([note]), "", available=False)
     if windows is None:
-        raise InputError("metrics need the before and after windows", where="change_at")
+        raise InputError("metrics need the before and after windows", where="change")
     if prometheus_url:
         return _from_prometheus(prometheus_url, signals, windows, step, timeout)
     return _from_file(metrics_file, windows)

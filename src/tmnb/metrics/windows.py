@@ -1,7 +1,8 @@
 """The before and after windows of a comparison, and the change markers between them.
 
-The change is either a rollout journal (JSONL, one record per line with ``time`` and ``event``;
-the change runs from the first record to the last) or a single ``change_at`` timestamp. Each
+The change is one parameter, so that the windows have one clock: a rollout journal (JSONL, one
+record per line with ``time`` and ``event``; the change runs from the first record to the last) or
+a single RFC 3339 time (metrics recorded on another clock, as a rehearsal's are). Each
 window is ``length`` long; the after window starts ``margin`` after the change so that no
 ``rate()`` in it reaches back to samples taken before the change.
 """
@@ -74,17 +75,28 @@ class Windows:
         return f"before {span(*self.before)}; after {span(*self.after)}"
 
 
-def resolve(*, change_at: str = "", journal: str = "", length: str = "2h", margin: str = "5m") -> Windows:
-    """The window before the journal's first record (or ``change_at``) and the one after its last."""
-    if journal:
-        markers = read_journal(journal)
-        change = (markers["time"].iloc[0], markers["time"].iloc[-1])
-    elif change_at:
-        at = parse_time(change_at, where="change_at")
+def is_time(text: str) -> bool:
+    """Whether ``change`` is a time (else it names a journal)."""
+    try:
+        check_time(text, where="change")
+    except InputError:
+        return False
+    return True
+
+
+def resolve(change: str, *, length: str = "2h", margin: str = "5m") -> Windows:
+    """The window before the change (the journal's first record, or the time given) and the one after
+    it (the journal's last record)."""
+    if not change:
+        raise InputError("cannot place the change: expected a rollout journal or an RFC 3339 time", where="change")
+    if is_time(change):
+        at = parse_time(change, where="change")
         markers = pd.DataFrame([{"time": at, "event": "change", "detail": ""}], columns=MARKER_COLUMNS)
-        change = (at, at)
+        span_of_change = (at, at)
     else:
-        raise InputError("cannot place the change: set change_at or a journal", where="change_at")
+        markers = read_journal(change)
+        span_of_change = (markers["time"].iloc[0], markers["time"].iloc[-1])
     span = pd.Timedelta(seconds=parse_duration(length, where="window"))
     settle = pd.Timedelta(seconds=parse_duration(margin, where="rate_window"))
-    return Windows((change[0] - span, change[0]), (change[1] + settle, change[1] + settle + span), change, markers)
+    first, last = span_of_change
+    return Windows((first - span, first), (last + settle, last + settle + span), span_of_change, markers)

@@ -156,16 +156,18 @@ def rollout(params: Params) -> None:
 
 def compare(params: Params) -> None:
     """The two snapshots, the windows (05's own checks: ``metrics.durations``) and the files named."""
-    from tmnb.metrics.durations import check_time, parse_duration
+    from tmnb.metrics.durations import parse_duration
+    from tmnb.metrics.windows import is_time
 
     for name in ("before", "after"):
         _source(params, name)
     _selector(params)
     _named("window", lambda: parse_duration(str(params.get("window")), where="window"))
     _named("rate_window", lambda: parse_duration(str(params.get("rate_window")), where="rate_window"))
-    if params.get("change_at"):
-        _named("change_at", lambda: check_time(str(params["change_at"]), where="change_at"))
-    _file(params, "journal", "a rollout journal (JSONL)", unless=("", "auto"))
+    change = params.get("change")
+    if not (isinstance(change, str) and is_time(change)):
+        _file(params, "change", "a rollout journal (JSONL) or an RFC 3339 time, e.g. 2026-12-01T10:00:00Z",
+              unless=("", "auto"))  # fmt: skip
     _file(params, "metrics_file", "a metrics CSV or Parquet file", unless=("", "auto"))
 
 

@@ -64,7 +64,7 @@ def check(soak: Soak, journal: str | Path, *, sleep: Callable[[float], None] = t
 
     rate = parse_duration(soak.rate_window, where="soak.rate_window")
     sleep(soak.wait if soak.wait is not None else soak.minutes * 60 + rate)
-    windows = resolve(journal=str(journal), length=soak.window, margin=soak.rate_window)
+    windows = resolve(str(journal), length=soak.window, margin=soak.rate_window)
     wanted = build(list(soak.signals), {}, selector=soak.selector, group_by=list(soak.group_by), rate=soak.rate_window)
     got = collect(
         prometheus_url=soak.prometheus_url,

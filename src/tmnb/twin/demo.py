@@ -6,8 +6,8 @@ cluster's), and writes the baseline snapshot; occupancy and readiness then read 
 readiness report's canary then gets the change through the guided rollout (04-rollout in execute
 mode, the canary gate approved by parameter, the sandbox executor: preflight, backup, apply,
 restart, verify against the prediction, journal), a second collection captures the result, and the
-comparison report puts the two side by side with the rollout journal marking the change, and
-compares application metrics (synthetic series for the snapshots' workloads, backfilled into a real
+comparison report puts the two side by side and compares application metrics (synthetic series
+for the snapshots' workloads around a change two and a half hours ago, backfilled into a real
 Prometheus on 127.0.0.1 when one is installed, else read from their file; the demo says which). With the
 sandbox stopped, 06-postmortem reads the demo folder alone (including why the wide pod that the
 demo deploys on the canary after the change is refused, and what would admit it), and every run
@@ -130,7 +130,6 @@ def run_demo(reports_dir: str | Path | None = None) -> Demo:
             inventory_kernel = ahead.enter_context(start_kernel(_notebook("01-inventory.ipynb")))
             results.append(run(_notebook("04-rollout.ipynb"), params=change, out=folder / "04-rollout"))
             _stage(6)
-            journal = results[-1].results.get("journal") or ""
             _deploy_wide_pod(box, canary)
             compare_kernel = ahead.enter_context(start_kernel(_notebook("05-compare.ipynb")))
             after = run(
@@ -140,7 +139,7 @@ def run_demo(reports_dir: str | Path | None = None) -> Demo:
                 kernel=inventory_kernel,
             )
             results.append(after)
-            params = {"before": baseline, "after": after.results["snapshot"], "journal": journal}
+            params = {"before": baseline, "after": after.results["snapshot"]}
             _stage(7)
             with _metrics(folder, baseline, after.results["snapshot"], canary) as metrics:
                 params.update(metrics)
@@ -176,15 +175,16 @@ def _metrics(folder: Path, before: str, after: str, canary: str) -> Iterator[dic
     on_canary = [p.owner.controller_name or p.owner.name for p in new.pods if p.node == canary and p.owner]
     loads = workloads(old, new, first=on_canary, quota=(False, False))
     at = {
-        "change_at": f"{timeline.rollout[1]:%Y-%m-%dT%H:%M:%SZ}",
+        "change": f"{timeline.rollout[1]:%Y-%m-%dT%H:%M:%SZ}",
         "metrics_note": f"The application metrics are synthetic: series made up for {len(loads)} workloads (the "
-        f"sandbox runs no containers), with known shifts built in and their change placed at "
-        f"{timeline.rollout[1]:%Y-%m-%d %H:%M} UTC, before this rehearsal's rollout.",
+        f"sandbox runs no containers), with known shifts built in around a change at "
+        f"{timeline.rollout[1]:%Y-%m-%d %H:%M} UTC, where the windows are placed: their after window had to end "
+        "before this report, so they do not follow the rehearsal's rollout journal (in 04-rollout).",
     }
     where = folder / "demo-metrics"
     where.mkdir(parents=True, exist_ok=True)
     csv = write_long_format(where / "demo-metrics.csv", timeline, loads)
-    clock = f"synthetic series for {len(loads)} workloads, their change placed at {at['change_at']}"
+    clock = f"synthetic series for {len(loads)} workloads, their change placed at {at['change']}"
     if not backfill.available():
         print(f"demo: metrics from {csv} ({clock}); no Prometheus installed", file=sys.stderr, flush=True)
         yield {**at, "metrics_file": str(csv)}

@@ -1,4 +1,4 @@
-"""05-compare's report stage: its inputs beyond the snapshots (the rollout journal and the
+"""05-compare's report stage: its inputs beyond the snapshots (when the change ran and the
 application metrics, gathered in one call) and the results it hands over at the end.
 
 ``auto`` (the default of both) means the embedded sample's own journal and metrics when the
@@ -19,7 +19,7 @@ from tmnb.analysis import compare as cmp
 from tmnb.metrics import stats
 from tmnb.metrics.collect import Collected, collect
 from tmnb.metrics.queries import build, step_for
-from tmnb.metrics.windows import Windows, parse_duration, parse_time, read_journal, resolve
+from tmnb.metrics.windows import Windows, is_time, parse_duration, resolve
 from tmnb.report.places import anchored
 from tmnb.snapshot import Snapshot
 from tmnb.sources.resolve import SAMPLES
@@ -29,11 +29,17 @@ AUTO = "auto"
 
 @dataclass(frozen=True)
 class Inputs:
-    """The journal and metrics file to use ('' for none), and what ``auto`` chose, for the report."""
+    """When the change ran (a journal or a time, '' for unknown), the metrics file ('' for none), and
+    what ``auto`` chose, for the report."""
 
-    journal: str
+    change: str
     metrics_file: str
     note: str
+
+    @property
+    def journal(self) -> str:
+        """The rollout journal, when the change is placed by one (it also names the change)."""
+        return "" if not self.change or is_time(self.change) else self.change
 
 
 def inputs(
@@ -42,21 +48,21 @@ def inputs(
     old: Snapshot,
     new: Snapshot,
     *,
-    journal: str,
+    change: str,
     metrics_file: str,
     prometheus_url: str,
     out_dir: str,
 ) -> Inputs:
     """Resolve ``auto``: the sample pair's files, written into ``out_dir``, or nothing."""
     if (before, after) != SAMPLES:
-        return Inputs("" if journal == AUTO else journal, "" if metrics_file == AUTO else metrics_file, "")
+        return Inputs("" if change == AUTO else change, "" if metrics_file == AUTO else metrics_file, "")
     from tmnb.twin.sample import metrics as sample_metrics
 
     folder = anchored(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     notes = []
-    if journal == AUTO:
-        journal = str(sample_metrics.write_journal(folder / sample_metrics.JOURNAL))
+    if change == AUTO:
+        change = str(sample_metrics.write_journal(folder / sample_metrics.JOURNAL))
         notes.append("the sample rollout's journal")
     if metrics_file == AUTO:
         if prometheus_url:
@@ -65,15 +71,14 @@ def inputs(
             metrics_file = str(sample_metrics.write_metrics(folder, old, new))
             notes.append("the sample's application metrics (synthetic, with a known regression)")
     note = f"Comparing the embedded sample pair with {' and '.join(notes)}, written to the run folder." if notes else ""
-    return Inputs(journal, metrics_file, note)
+    return Inputs(change, metrics_file, note)
 
 
 def gather(
     *,
     prometheus_url: str,
     metrics_file: str,
-    journal: str,
-    change_at: str,
+    change: str,
     window: str,
     signals: Sequence[str],
     queries: Mapping[str, Any],
@@ -81,12 +86,12 @@ def gather(
     group_by: Sequence[str],
     rate_window: str,
 ) -> tuple[Windows | None, Collected]:
-    """The windows (None without a metrics source) and the samples of both, problems included.
-    ``change_at`` wins over the journal's times: metrics recorded on another clock (a rehearsal's)."""
+    """The windows around ``change`` (None without a metrics source) and the samples of both,
+    problems included."""
     rate = parse_duration(rate_window, where="rate_window")
     span = None
     if prometheus_url or metrics_file:
-        span = resolve(change_at=change_at, journal="" if change_at else journal, length=window, margin=rate_window)
+        span = resolve(change, length=window, margin=rate_window)
     wanted = build(signals, queries, selector=selector, group_by=group_by, rate=rate_window)
     got = collect(prometheus_url=prometheus_url, metrics_file=metrics_file, signals=wanted, windows=span,
                   step=step_for(rate))  # fmt: skip
@@ -123,23 +128,6 @@ def by_reach(
 
     near = compared.apply(touched, axis=1).astype(bool)
     return compared[near], compared[~near]
-
-
-def clock_note(change_at: str, journal: str) -> str:
-    """A word on top when ``change_at`` (which places the windows) lies outside the journal's span:
-    the metrics are then read on another clock than the change's, and the reader must know it."""
-    if not change_at or not journal:
-        return ""
-    at = parse_time(change_at, where="change_at")
-    times = read_journal(journal)["time"]
-    first, last = times.iloc[0], times.iloc[-1]
-    if first - pd.Timedelta(minutes=5) <= at <= last + pd.Timedelta(minutes=5):
-        return ""
-    return (
-        f"The metrics windows are placed at `change_at` {at:%Y-%m-%d %H:%M:%S} UTC (the parameter wins), but the "
-        f"journal says the change ran {first:%Y-%m-%d %H:%M:%S} to {last:%H:%M:%S} UTC: the metrics are compared "
-        "on another clock than the change's. Leave `change_at` empty to place them by the journal."
-    )
 
 
 def results(
