@@ -96,12 +96,26 @@ copy() {
 	mkdir -p "$OUT${1%/*}" && cat "$src" >"$OUT$1" 2>/dev/null || { note "$1" "unreadable"; rm -f "$OUT$1"; return 1; }
 }
 
-# copy_glob PATTERN...: every existing match (node paths).
-copy_glob() {
+# copy_sys PATTERN...: every existing match of sysfs attributes (full paths). An attribute is a
+# page of text at most, so copy's size check is left out, and the batch costs one mkdir and one awk
+# instead of three processes per file (thousands of CPU files on a large node). A name xargs would
+# split goes through copy; so does the whole batch when awk fails, to name the file it could not read.
+copy_sys() {
+	: >"$WORK/sys.files"
+	: >"$WORK/sys.dirs"
 	for f in "$@"; do
-		[ -e "$f" ] && copy "${f#"$ROOT"}"
+		[ -e "$f" ] || continue
+		p=${f#"$ROOT"}
+		case $p in
+		*[[:space:]\'\"\\]*) copy "$p" ;;
+		*) allowed "$p" && printf '%s\n' "${p#/}" >>"$WORK/sys.files" && printf '.%s\n' "${p%/*}" >>"$WORK/sys.dirs" ;;
+		esac
 	done
-	return 0
+	[ -s "$WORK/sys.files" ] || return 0
+	sort -u "$WORK/sys.dirs" | (cd "$OUT" && xargs mkdir -p) &&
+		(cd "${ROOT:-/}" && xargs awk -v out="$OUT/" 'FNR == 1 { close(dst); dst = out FILENAME } { print > dst }' \
+			<"$WORK/sys.files") 2>/dev/null && return 0
+	while IFS= read -r p; do copy "/$p"; done <"$WORK/sys.files"
 }
 
 tool() { if [ "$CHROOT" = 1 ]; then chroot "${ROOT:-/}" "$@"; else "$@"; fi; }
@@ -119,14 +133,14 @@ flag_values() { tr -s ' \t"\047=' '\n\n\n\n\n' | awk -v f="--$1" '$0 == f && (ge
 
 # --- NUMA and CPU topology (sysfs) ---------------------------------------------------------
 S=$ROOT/sys/devices/system
-copy_glob "$S"/node/online "$S"/node/possible "$S"/node/has_cpu "$S"/node/has_memory
-copy_glob "$S"/node/node*/cpulist "$S"/node/node*/meminfo "$S"/node/node*/distance
-copy_glob "$S"/node/node*/hugepages/hugepages-*/nr_hugepages "$S"/node/node*/hugepages/hugepages-*/free_hugepages \
+copy_sys "$S"/node/online "$S"/node/possible "$S"/node/has_cpu "$S"/node/has_memory
+copy_sys "$S"/node/node*/cpulist "$S"/node/node*/meminfo "$S"/node/node*/distance
+copy_sys "$S"/node/node*/hugepages/hugepages-*/nr_hugepages "$S"/node/node*/hugepages/hugepages-*/free_hugepages \
 	"$S"/node/node*/hugepages/hugepages-*/surplus_hugepages
-copy_glob "$S"/cpu/online "$S"/cpu/possible
-copy_glob "$S"/cpu/cpu*/topology/physical_package_id "$S"/cpu/cpu*/topology/core_id \
+copy_sys "$S"/cpu/online "$S"/cpu/possible
+copy_sys "$S"/cpu/cpu*/topology/physical_package_id "$S"/cpu/cpu*/topology/core_id \
 	"$S"/cpu/cpu*/topology/thread_siblings_list
-copy_glob "$ROOT"/sys/bus/pci/devices/*/numa_node
+copy_sys "$ROOT"/sys/bus/pci/devices/*/numa_node
 [ -d "$S/node" ] || note /sys/devices/system/node "missing: no NUMA information in sysfs"
 
 # --- the kubelet: running command line, systemd unit, config file, drop-ins -----------------
