@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, require_tool
-from tmnb.report.runner import run
 
 pytestmark = [pytest.mark.browser, pytest.mark.notebook]
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -34,25 +33,12 @@ def browser():
         browser.close()
 
 
-def _params(name: str, tmp_path) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    """The embedded sample for every report: 04 plans from it (writes nothing), 06 reads a run
-    folder holding its snapshot."""
-    if name == "04-rollout":
-        return {"source": "sample", "change_id": "browser", "state_dir": str(tmp_path / "state")}
-    if name == "06-postmortem":
-        from tmnb.snapshot import save
-        from tmnb.sources.resolve import open_snapshot
-
-        save(open_snapshot("sample"), tmp_path / "evidence" / "01-inventory" / "snapshot.json.gz")
-        return {"evidence": str(tmp_path / "evidence")}
-    return {}
-
-
 @pytest.mark.parametrize("name", REPORTS)
-def test_report_in_a_real_browser(name, browser, tmp_path):
-    result = run(ROOT / "notebooks" / f"{name}.ipynb", params=_params(name, tmp_path), out=tmp_path / name)
-    assert result.html is not None, result.message
-    html = result.html
+def test_report_in_a_real_browser(name, browser, demo):  # type: ignore[no-untyped-def]
+    """Each of the demo's reports, 04 in execute mode (the sample's own runs are checked elsewhere:
+    test_notebooks.py, test_compare.py, rollout/test_rollout_notebook.py, postmortem/)."""
+    html = next(r.html for r in demo.runs if r.folder.name == name)
+    assert html is not None, name
     page = browser.new_page(viewport=VIEWPORT)
     errors: list[str] = []
     fetched: list[str] = []
@@ -207,7 +193,9 @@ def test_01_a_live_clusters_checklist_is_complete(demo_pages):  # type: ignore[n
 def test_05_says_what_its_metrics_are_on_top(demo_pages):  # type: ignore[no-untyped-def]
     top = demo_pages("05-compare").locator(".tmnb-verdict").inner_text()
     assert "Read this first" in top and "synthetic" in top
-    assert "journal says the change ran" in top  # the demo's metrics clock is not the rollout's
+    # one clock: the synthetic series' change time places the windows, and the report says why it is
+    # not the rehearsal's journal (whose times the windows cannot follow: their after window is ahead)
+    assert "where the windows are placed" in top and "do not follow the rehearsal's rollout journal" in top
 
 
 def test_06_leads_with_what_the_change_did(demo_pages):  # type: ignore[no-untyped-def]

@@ -160,10 +160,11 @@ def find_notebook(notebook: str | Path) -> Path:
     raise InputError(f"notebook not found: expected a .ipynb file or one of the notebooks ({names})", source=str(src))
 
 
-def start_kernel(notebook: str | Path) -> WarmKernel:
-    """A kernel for ``notebook`` started now, its modules importing, for a ``run`` to come (the
-    demo starts the next notebook's kernel while the current one runs)."""
-    return WarmKernel(find_notebook(notebook))
+def start_kernel(notebook: str | Path, *, live: bool = False) -> WarmKernel:
+    """A kernel for ``notebook`` started now, its modules importing (the official client's too when
+    the run will read a ``live`` cluster), for a ``run`` to come (the demo starts the next
+    notebook's kernel while the current one runs)."""
+    return WarmKernel(find_notebook(notebook), live=live)
 
 
 def run(
@@ -231,7 +232,13 @@ def _run(
     executed = folder / src.name
     started, t0 = _now(), time.monotonic()
     ahead = kernel
-    failure = _execute(src, executed, typed, timeout, lambda: ahead or kernels.enter_context(WarmKernel(src)))
+    failure = _execute(
+        src,
+        executed,
+        typed,
+        timeout,
+        lambda: ahead or kernels.enter_context(WarmKernel(src, live=typed.get("source") == "live")),
+    )
     if failure:
         _mark_failed(executed, failure)
     finished, duration = _now(), time.monotonic() - t0

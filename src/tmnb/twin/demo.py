@@ -127,7 +127,7 @@ def run_demo(reports_dir: str | Path | None = None) -> Demo:
             }
             _stage(5)
             # the next notebook's kernel boots while the rollout mostly waits on the sandbox's kubelets
-            inventory_kernel = ahead.enter_context(start_kernel(_notebook("01-inventory.ipynb")))
+            inventory_kernel = ahead.enter_context(start_kernel(_notebook("01-inventory.ipynb"), live=True))
             results.append(run(_notebook("04-rollout.ipynb"), params=change, out=folder / "04-rollout"))
             _stage(6)
             _deploy_wide_pod(box, canary)
