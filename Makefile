@@ -25,8 +25,9 @@ demo: $(STAMP)
 	if [ $$status -eq 3 ]; then echo "make demo: done; exit 3 is the alerts above, as the rehearsal intends"; \
 	else exit $$status; fi
 
+# loadgroup: a module marked xdist_group runs on one worker, so its module fixtures are set up once.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 # The fuzz suite with the nightly example budget (the default run has it with a small one).
 fuzz-nightly: $(STAMP)
