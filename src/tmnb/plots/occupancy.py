@@ -234,7 +234,7 @@ def cpu_map(node: Node) -> Figure:
     cmap = ListedColormap(colours).with_extremes(bad="#ffffff")
     ax.imshow(grid, cmap=cmap, vmin=-0.5, vmax=len(names) - 0.5, aspect="auto", interpolation="nearest")
     for (row, col), label in text.items():
-        ax.text(col, row, label, ha="center", va="center", fontsize=MIN_FONT)
+        ax.text(col, row, label, ha="center", va="center", fontsize=MIN_FONT, in_layout=False)
     for boundary in range(threads, len(grid), threads):
         zone_edge = boundary % (bands * threads) == 0
         ax.axhline(boundary - 0.5, color="black", linewidth=1.4 if zone_edge else 0.4)
