@@ -7,7 +7,9 @@ folder and an unpacked bundle all read the same way. Nothing here needs the clus
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +38,12 @@ class Evidence:
     parsed: dict[int, KubeletLog] = field(default_factory=dict, repr=False, compare=False)
     #: each rejected pod's diagnosis (tmnb.postmortem.rejections.diagnoses): a replay, done once
     explained: list[tuple[str, Diagnosis, list[str]]] | None = field(default=None, repr=False, compare=False)
+    #: every file under ``root``, listed once (a demo folder holds thousands of sandbox node files)
+    files: list[Path] = field(default_factory=list, repr=False, compare=False)
+
+    def named(self, pattern: str) -> list[Path]:
+        """The files whose name matches ``pattern`` (a shell pattern), sorted by path."""
+        return sorted(p for p in self.files if fnmatch.fnmatchcase(p.name, pattern))
 
     @property
     def before(self) -> Snapshot:
@@ -75,19 +83,19 @@ def open_evidence(path: str | Path) -> Evidence:
         root = target
     if not root.is_dir():
         raise InputError("expected a run folder, a folder of run folders or an evidence bundle", source=str(root))
-    found = Evidence(root)
-    for snap_path in sorted(p for name in FULL_SNAPSHOTS for p in root.rglob(name)):
+    found = Evidence(root, files=[Path(top, name) for top, _, names in os.walk(root) for name in names])
+    for snap_path in sorted(p for name in FULL_SNAPSHOTS for p in found.named(name)):
         found.snapshots.append((snap_path, load(snap_path)))
-    for snap_path in sorted(root.rglob("after-*.json.gz")):
+    for snap_path in found.named("after-*.json.gz"):
         found.node_snapshots.append((snap_path, load(snap_path)))
     if not found.snapshots:
         raise InputError("no snapshot in the evidence (snapshot.json.gz or snapshots/before.json.gz)", source=str(root))
     found.snapshots.sort(key=lambda item: item[1].captured_at)
-    journals = sorted(root.rglob("journal.jsonl"), key=lambda p: (p.stat().st_size, str(p)))
+    journals = sorted(found.named("journal.jsonl"), key=lambda p: (p.stat().st_size, str(p)))
     if journals:
         found.journal_path = journals[-1]  # the rollout state's journal is the fullest copy
         found.journal = _journal(found.journal_path)
-    for manifest in sorted(root.rglob("manifest.json")):
+    for manifest in found.named("manifest.json"):
         try:
             doc = json.loads(manifest.read_text())
         except ValueError:

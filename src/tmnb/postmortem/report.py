@@ -8,6 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from tmnb import plots
+from tmnb.plots.timeline import swimlane
 from tmnb.postmortem import kubelet_log, rejections, timeline
 from tmnb.postmortem.evidence import Evidence, open_evidence
 from tmnb.report import display
@@ -18,7 +20,7 @@ from tmnb.report.verdict import Tone, Verdict
 
 def _target(found: Evidence) -> dict[str, Any] | None:
     """The change's target settings, from the rollout plan kept in the evidence."""
-    for plan in sorted(found.root.rglob("plan.json")):
+    for plan in found.named("plan.json"):
         try:
             target = json.loads(plan.read_text()).get("target")
         except (ValueError, AttributeError):
@@ -112,9 +114,6 @@ def headline(evidence: str) -> Evidence:
 
 
 def what_happened(found: Evidence, out_dir: str) -> None:
-    from tmnb import plots
-    from tmnb.plots.timeline import swimlane
-
     frame = timeline.build(found)
     plots.show(swimlane(frame, timeline.change_window(found)), out_dir, "timeline")
     show(
@@ -172,7 +171,7 @@ def compare_regressions(found: Evidence) -> dict[str, list[str]]:
     """The metric regressions a 05-compare run in the evidence found (its manifest's results): those
     of the workloads the change touched, and those elsewhere, which never alert."""
     out: dict[str, list[str]] = {"regressions": [], "untouched_regressions": []}
-    for manifest in sorted(found.root.rglob("manifest.json")):
+    for manifest in found.named("manifest.json"):
         try:
             doc = json.loads(manifest.read_text())
         except (ValueError, OSError):
