@@ -259,3 +259,14 @@ def test_the_account_of_a_node_says_what_was_applied_and_restored(
     from tmnb.rollout.journal import account
 
     assert account(records, "w1") == expected
+
+
+def test_the_rollback_command_names_a_state_folder_that_is_not_the_default(tmp_path: Path) -> None:
+    """A change kept under --state-dir is found again only with it; the default folder needs none."""
+    from tmnb.report.places import change_folder
+    from tmnb.rollout.journal import rollback_command
+
+    plain = "`tmnb rollout rollback --change-id c1 --node w1 --approve rollback`"
+    assert rollback_command("c1", "w1", None) == plain
+    assert rollback_command("c1", "w1", change_folder("c1")) == plain
+    assert rollback_command("c1", "w1", tmp_path / "state") == f"{plain[:-1]} --state-dir {tmp_path / 'state'}`"

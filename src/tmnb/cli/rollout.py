@@ -224,7 +224,7 @@ def _status(args: argparse.Namespace) -> int:
         result = record.get("result") or record.get("error") or record.get("intent") or ""
         print(f"{record['time']}  {record.get('node') or '-':<16} {record['step']:<15} {record['event']:<8} {result}")
     for node in dict.fromkeys(str(r["node"]) for r in records if r.get("node")):
-        print(account(records, node))
+        print(account(records, node, folder))
     return 0
 
 

@@ -334,9 +334,21 @@ def _cordoned(mine: list[JsonDict]) -> bool:
     return state
 
 
-def account(records: list[JsonDict], node: str) -> str:
-    """What the journal's ``records`` (of one change) say was applied on ``node`` and what was
-    restored, in every outcome: done, rolled back, failed and left as it is, interrupted, resumed."""
+def rollback_command(change_id: object, node: str, folder: Path | None) -> str:
+    """The CLI's rollback of ``node``, with ``--state-dir`` when the change's state ``folder`` is not
+    the default one (``tmnb rollout`` would otherwise look for another journal)."""
+    from tmnb.report.places import change_folder
+
+    command = f"tmnb rollout rollback --change-id {change_id} --node {node} --approve rollback"
+    if folder is not None and folder.resolve() != change_folder(str(change_id)).resolve():
+        command += f" --state-dir {folder.resolve()}"
+    return f"`{command}`"
+
+
+def account(records: list[JsonDict], node: str, folder: Path | None = None) -> str:
+    """What the journal's ``records`` (of one change, kept in state ``folder``) say was applied on
+    ``node`` and what was restored, in every outcome: done, rolled back, failed and left as it is,
+    interrupted, resumed."""
     mine = [r for r in records if r.get("node") == node]
     if not mine:
         return f"{node}: nothing done yet"
@@ -347,7 +359,7 @@ def account(records: list[JsonDict], node: str) -> str:
     reason = closed[-1].get("reason") if closed else None  # a manual rollback's
     why = f"{failed[0].get('step')}: {failed[0].get('error', '')}" if failed else str(reason or "failed")
     cordon = "; it is still cordoned" if _cordoned(mine) else ""
-    back = f"`tmnb rollout rollback --change-id {mine[0].get('change_id')} --node {node} --approve rollback`"
+    back = rollback_command(mine[0].get("change_id"), node, folder)
     tried = [i for i, r in enumerate(mine) if r.get("step") == "rollback" and r.get("event") == "intent"]
     rollback = [r for r in mine[tried[0] if tried else len(mine) :] if r.get("step") == "rollback"]
     off = any(r.get("step") == "rollback" and r.get("event") == "info" for r in mine)

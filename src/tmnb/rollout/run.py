@@ -186,12 +186,12 @@ class Rollout:
         else:
             status = "awaiting approval"
         if not message:
-            records = self.journal.records()
-            interrupted = [account(records, n) for n, s in nodes.items() if s == "in progress"]
-            resumed = [account(records, n) for n in nodes if resumed_node(records, n)]
+            records, here = self.journal.records(), self.journal.path.parent
+            interrupted = [account(records, n, here) for n, s in nodes.items() if s == "in progress"]
+            resumed = [account(records, n, here) for n in nodes if resumed_node(records, n)]
             message = {
-                "rolled back": "; ".join(account(records, n) for n in back) + "; the rollout stopped there",
-                "stopped": "; ".join(account(records, n) for n in failed)
+                "rolled back": "; ".join(account(records, n, here) for n in back) + "; the rollout stopped there",
+                "stopped": "; ".join(account(records, n, here) for n in failed)
                 if failed
                 else f"stopped after the canary's soak: {soaked}",
                 "completed": "; ".join([f"every planned node has the change ({len(nodes)} node(s))", *resumed]),
@@ -263,7 +263,7 @@ class Rollout:
     def _close(self, node: str, event: Event, **fields: str) -> None:
         """The node's last record, with the journal's account of what was applied and restored."""
         closing: JsonDict = {"node": node, "step": NODE_STEP, "event": event, **fields}
-        summary = account([*self.journal.records(), closing], node)
+        summary = account([*self.journal.records(), closing], node, self.journal.path.parent)
         self.journal.record(node, NODE_STEP, event, summary=summary, **fields)
 
     def rollback_node(self, node: str, reason: str = "manual rollback") -> Outcome:
