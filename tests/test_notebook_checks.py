@@ -82,6 +82,7 @@ CASES = [
     ("01", ["-p", "source", "/dev/zero"], "/dev/zero: parameter source: not a snapshot: it starts with byte 0x00"),
     ("01", ["-p", "node_files", "carrier-pigeon"], "parameter node_files: node_files applies to source='live' only"),
     ("02", ["-p", "node_selector", "x in (a"], "parameter node_selector: invalid label selector requirement"),
+    ("02", ["-p", "nodes", "[nosuch]"], "parameter nodes: no node named 'nosuch' in this snapshot"),
     ("06", ["-p", "evidence", "/no/such/evidence"], "/no/such/evidence: parameter evidence: no such file or folder"),
 ]
 

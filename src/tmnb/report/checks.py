@@ -112,8 +112,10 @@ def inventory(params: Params) -> None:
 
 
 def occupancy(params: Params) -> None:
+    """The source, the selection, and the nodes named for the detail figures."""
     _source(params, "source")
     _selector(params)
+    _selected(params, names=True)
 
 
 def readiness(params: Params) -> None:
