@@ -59,6 +59,7 @@ def no_kubeconfig(monkeypatch, tmp_path):
 SAMPLE = ["-p", "source", "sample"]
 CASES = [
     ("04", [*SAMPLE, "-p", "nodes", "[nosuch]"], "parameter nodes: no node named 'nosuch' in this snapshot"),
+    ("04", [*SAMPLE, "-p", "canary", "nosuch"], "parameter canary: no node named 'nosuch' in this snapshot"),
     ("04", [*SAMPLE, "-p", "target", "{topologyManagerPolcy: x}"], "parameter target.topologyManagerPolcy: unknown"),
     ("04", [*SAMPLE, "-p", "options", "{bogus: 1}"], "parameter options: unknown option 'bogus'"),
     ("04", [*SAMPLE, "-p", "options", "{drain_timeout: fast}"], "parameter options.drain_timeout: expected a positive"),

@@ -68,13 +68,20 @@ def _file(params: Params, name: str, what: str, *, unless: tuple[str, ...] = (""
 
 
 def _selected(params: Params, *, names: bool) -> None:
-    """With a snapshot file or the sample, the nodes named (``nodes``) or selected must be in it."""
+    """With a snapshot file or the sample, the nodes named (``nodes``, a ``canary`` other than
+    ``recommended``) or selected must be in it."""
     from tmnb.sources.resolve import LIVE, open_snapshot
 
     source = params.get("source")
     if not isinstance(source, str) or source == LIVE:
         return
     snapshot = open_snapshot(source, progress=False)
+    canary = params.get("canary")
+    if names and isinstance(canary, str) and canary not in ("", "recommended"):
+        try:
+            snapshot.node(canary)
+        except InputError as exc:
+            raise InputError(exc.message, where="parameter canary") from None
     listed = [n for n in params.get("nodes") or [] if isinstance(n, str)] if names else []
     if listed:
         _named("nodes", lambda: [snapshot.node(n) for n in listed])
