@@ -328,7 +328,7 @@ def _pick_canary(
     if canary != "recommended":
         if canary not in included:
             raise InputError(
-                f"canary {canary!r} is not a planned node (excluded, unchanged or unknown)", where="canary"
+                f"{canary!r} is not a planned node (excluded, unchanged or unknown)", where="canary"
             )
         return canary
     eligible = [n for n in recommended if n in included] + [n for n in included if n not in not_canary]
