@@ -73,6 +73,10 @@ def test_whatif_refused_config(snap_file, capsys):
         ),
         (["whatif", "--snapshot", "sample", "--set", "noequals"], "tmnb: error: --set: expected FIELD=VALUE"),
         (
+            ["whatif", "--snapshot", "/nope", "--set", "topologyManagerPolicy=none"],
+            "tmnb: error: --snapshot: unknown source '/nope'",
+        ),
+        (
             ["whatif", "--node-root", ".", "--set", "topologyManagerPolicy=restricted"],
             "tmnb: error: --node-root needs --pods",
         ),

@@ -178,7 +178,10 @@ def check_inputs(snapshot: str | None, node_root: str | None, pods: str | None, 
                 "node: filter it, e.g. with --format json and jq)",
                 where="--node-name",
             )
-        check_source(snapshot)
+        try:
+            check_source(snapshot)
+        except InputError as exc:  # check_source says "source": here the argument has its own name
+            raise InputError(exc.message, source=exc.source, where="--snapshot") from None
         return
     if not pods:
         raise InputError("--node-root needs --pods (a PodList JSON, e.g. kubectl get pods -o json)")
