@@ -69,7 +69,7 @@ def test_whatif_refused_config(snap_file, capsys):
     [
         (
             ["whatif", "--snapshot", "nope.json", "--set", "topologyManagerPolicy=restricted"],
-            "tmnb: error: nope.json: cannot read snapshot",
+            "tmnb: error: nope.json: --snapshot: cannot read snapshot",
         ),
         (["whatif", "--snapshot", "sample", "--set", "noequals"], "tmnb: error: --set: expected FIELD=VALUE"),
         (
