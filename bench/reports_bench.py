@@ -93,14 +93,21 @@ def assess_steps(snap: Snapshot, workers: int) -> None:
     """``readiness.assess`` one step at a time (the same calls, in its order)."""
     from tmnb.analysis.lint import lint, to_frame
     from tmnb.analysis.upgrade import admission_changes
-    from tmnb.analysis.whatif import whatif
+    from tmnb.analysis.whatif import common_sizes, frames, node_rows, pooled
     from tmnb.replay import drain_steps, plans_for
 
     nodes = snap.nodes
-    plans = timed("  plans_for", lambda: plans_for(snap.nodes, TARGET))
-    steps = timed("  drain_steps", lambda: {n.name: drain_steps(plans[n.name], snap.pods_on(n.name)) for n in nodes})
+    plans = timed("  plans_for", lambda: plans_for(nodes, TARGET))
+    sizes = timed("  common_sizes", lambda: common_sizes(snap))
+
+    def replays(i: int) -> Any:
+        name = nodes[i].name
+        return drain_steps(plans[name], snap.pods_on(name)), node_rows(snap, i, TARGET, "drain", sizes, plans)
+
+    done = timed("  drain steps + what-if, pooled", lambda: list(pooled(len(nodes), replays, workers)))
+    steps = {n.name: s for n, (s, _) in zip(nodes, done, strict=True)}
     findings = timed("  lint", lambda: lint(snap, TARGET, plans=plans, steps=steps))
-    pods, _ = timed("  whatif", lambda: whatif(snap, TARGET, plans=plans, workers=workers))
+    pods, _ = timed("  frames", lambda: frames(rows for _, rows in done))
     table = timed("  verdicts", lambda: readiness.verdicts(snap, findings, pods))
     excluded = timed("  not_canary", lambda: readiness.not_canary(snap, table, findings, steps))
     timed("  to_frame (lint)", lambda: to_frame(findings))
