@@ -1,11 +1,13 @@
 """Readiness answers byte for byte: every answer ``assess`` gives (its frames, findings, drain steps,
-canary exclusions, results, summary and verdict) and every CSV the 03 notebook writes from them, on the
-curated sample and on a generated fleet, under several targets and both modes, serial and pooled.
+canary exclusions, results, summary and verdict), every CSV the 03 notebook writes from them and every
+cell its tables show, on the curated sample, on a fleet of pods two minors pin differently and on a
+generated fleet, under several targets and both modes, serial and pooled.
 
 The expected digests were taken from the code before the fleet-scale cuts (memoized validation, the
-pooled restart replay, grouped admission changes); any change to an answer fails here, naming the
-case and the table. After an intended change of an answer (or of the sample generator), regenerate
-them with ``PYTHONPATH=src:tests python tests/analysis/test_readiness_answers.py`` and say why in the commit.
+pooled restart replay, grouped admission changes, the tables' fast paths); any change to an answer
+fails here, naming the case and the table. After an intended change of an answer (or of the sample
+generator), regenerate them with ``PYTHONPATH=src:tests python tests/analysis/test_readiness_answers.py``
+and say why in the commit.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import pytest
 from factories import node, pod, settings, snapshot
 from tmnb.analysis import readiness
 from tmnb.analysis import whatif as whatif_module
-from tmnb.report.tables import csv_rows
+from tmnb.report.tables import csv_rows, humanize
 from tmnb.snapshot import KubeletInfo, PodResources, Snapshot
 from tmnb.twin.sample import generate_fleet
 
@@ -86,7 +88,8 @@ def _text(value: Any) -> str:
 
 def answers(report: readiness.Readiness) -> dict[str, str]:
     """Each answer as text: the frames as CSV (their cells' own repr), the rest as JSON, and the CSV
-    files the 03 notebook writes (``show`` writes ``csv_rows`` of each table it shows)."""
+    files the 03 notebook writes and the cells its HTML shows (``show`` writes ``csv_rows`` of each
+    table it shows, and displays ``humanize`` of it)."""
     shown = {
         "verdicts": report.verdicts,
         "plan": report.plan,
@@ -100,6 +103,7 @@ def answers(report: readiness.Readiness) -> dict[str, str]:
         "canary": report.canary,
     }
     out = {f"csv/{name}": csv_rows(frame).to_csv(index=False) for name, frame in shown.items() if not frame.empty}
+    out |= {f"cells/{name}": humanize(frame).to_csv(index=False) for name, frame in shown.items() if not frame.empty}
     out |= {
         f"frame/{name}": _text(getattr(report, name))
         for name in ("lint", "pods", "nodes", "verdicts", "plan", "canary", "drains", "upgrade")
