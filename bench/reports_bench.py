@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import dataclasses
+import gc
 import io
 import json
 import os
@@ -120,7 +121,8 @@ def assess_steps(snap: Snapshot, workers: int) -> None:
 def notebook_cells(path: Path, folder: Path) -> None:
     """The 03 notebook's code cells run in this process, each timed (its parameters: the snapshot
     ``path``; outside a kernel ``display`` prints a repr, so the HTML a table renders is built but
-    not shown, and no papermill, nbconvert or kernel start is counted)."""
+    not shown, and no papermill, nbconvert or kernel start is counted; "collector": the time in
+    Python's cyclic garbage collector, which walks every object the kernel holds)."""
     import contextlib
 
     source = json.loads((NOTEBOOKS / "03-readiness.ipynb").read_text())
@@ -128,13 +130,25 @@ def notebook_cells(path: Path, folder: Path) -> None:
     scope: dict[str, Any] = {}
     exec(cells[0], scope)  # the parameters cell's defaults
     scope.update(source=str(path), out_dir=str(folder / "cells"))
-    for i, cell in enumerate(cells[1:], start=2):
-        label = f"  cell {i}: " + cell.strip().splitlines()[-1][:40]
-        with contextlib.redirect_stdout(io.StringIO()):
-            start, cpu = time.perf_counter(), _cpu()
-            exec(cell, scope)
-            wall, me = time.perf_counter() - start, _cpu()[0] - cpu[0]
-        print(f"{label:<60} {wall:6.1f} s  user {me:6.1f} s")
+    collecting = [0.0, 0.0]  # when the running collection started; seconds in the collector so far
+
+    def collector(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collecting[0] = time.perf_counter()
+        else:
+            collecting[1] += time.perf_counter() - collecting[0]
+
+    gc.callbacks.append(collector)
+    try:
+        for i, cell in enumerate(cells[1:], start=2):
+            label = f"  cell {i}: " + cell.strip().splitlines()[-1][:40]
+            with contextlib.redirect_stdout(io.StringIO()):
+                start, cpu, before = time.perf_counter(), _cpu(), collecting[1]
+                exec(cell, scope)
+                wall, me = time.perf_counter() - start, _cpu()[0] - cpu[0]
+            print(f"{label:<60} {wall:6.1f} s  user {me:6.1f} s  collector {collecting[1] - before:5.1f} s")
+    finally:
+        gc.callbacks.remove(collector)
 
 
 def profiled(label: str, out: Path, step: Callable[[], Any]) -> None:
