@@ -175,11 +175,12 @@ def recommend_canary(snapshot: Snapshot, excluded: Mapping[str, str], pool_label
     by_pool: dict[str, list[Node]] = {}
     for node in snapshot.nodes:
         by_pool.setdefault(pool_of(node, pool_label), []).append(node)
+    shape = {node.name: shape_of(node).label for node in snapshot.nodes}
     rows = []
     for pool, nodes in sorted(by_pool.items()):
-        shapes = Counter(shape_of(n).label for n in nodes)
+        shapes = Counter(shape[n.name] for n in nodes)
         common = shapes.most_common(1)[0][0]
-        candidates = [n for n in nodes if shape_of(n).label == common and n.name not in excluded]
+        candidates = [n for n in nodes if shape[n.name] == common and n.name not in excluded]
         row = {"pool": pool, "canary": "", "guaranteed pods": None, "shape": common, "nodes in pool": len(nodes)}
         if all(excluded.get(n.name) == "the change does not change it" for n in nodes):
             rows.append({**row, "why": "the change does not change any node of this pool"})
