@@ -39,6 +39,7 @@ from tmnb.kubelet.profiles import CHECKPOINT_POLICIES, KUBELET_VERSION, STAGE_GA
 from tmnb.parse.quantity import parse_quantity
 from tmnb.replay import DEFAULTS, DrainSteps, NodePlan, plans_for, show_value
 from tmnb.settings.effective import KubeletSettings, snapshot_settings
+from tmnb.settings.findings import Finding as ValidatorFinding
 from tmnb.settings.findings import Severity as ValidatorSeverity
 from tmnb.settings.validate import validate_settings
 from tmnb.snapshot import Setting, Snapshot
@@ -329,20 +330,54 @@ def planned_settings(p: NodePlan) -> KubeletSettings:
     return snapshot_settings(fields, config_file=p.node.kubelet.config_file, config_dir=p.node.kubelet.config_dir)
 
 
-def _kubelet_config(c: LintContext) -> Iterator[Hit]:
-    """The planned configuration through the version-aware validator: what this kubelet would refuse."""
-    p, hw = c.plan, c.node
+#: While ``lint`` runs: the validator's findings by everything it reads (``_validated``), so the nodes
+#: of one shape and configuration, thousands on a fleet, share them. None outside a run.
+_VALIDATED: dict[tuple[object, ...], tuple[ValidatorFinding, ...]] | None = None
+
+
+def _validated(p: NodePlan) -> tuple[ValidatorFinding, ...]:
+    """``validate_settings`` of the planned configuration on the node's hardware, remembered by its
+    inputs: the node's settings in their order (``repr`` of frozen records, values included), its files'
+    places, the target, the version and the hardware facts the validator takes."""
+    hw = p.node
     version = p.planned_kubelet.version if p.upgrades else p.version
     memory = hw.capacity.get("memory")
-    found = validate_settings(
-        planned_settings(p),
-        version=version,
-        numa_nodes=[z.id for z in hw.numa] or None,
-        sockets=len({cpu.socket for cpu in hw.cpus}) or None,
-        memory_capacity=int(parse_quantity(memory)) if memory else None,
-        online_cpus=CPUSet(cpu.cpu for cpu in hw.cpus if cpu.online) or None,
+    numa = tuple(z.id for z in hw.numa)
+    sockets = len({cpu.socket for cpu in hw.cpus})
+    online = tuple(cpu.cpu for cpu in hw.cpus if cpu.online)
+    settings = hw.kubelet
+    key = (
+        repr(list(settings.settings.items())),
+        settings.config_file,
+        settings.config_dir,
+        repr(list(p.target.items())),
+        version,
+        numa,
+        sockets,
+        memory,
+        online,
     )
-    for f in found:
+    found = _VALIDATED.get(key) if _VALIDATED is not None else None
+    if found is None:
+        found = tuple(
+            validate_settings(
+                planned_settings(p),
+                version=version,
+                numa_nodes=list(numa) or None,
+                sockets=sockets or None,
+                memory_capacity=int(parse_quantity(memory)) if memory else None,
+                online_cpus=CPUSet(online) or None,
+            )
+        )
+        if _VALIDATED is not None:
+            _VALIDATED[key] = found
+    return found
+
+
+def _kubelet_config(c: LintContext) -> Iterator[Hit]:
+    """The planned configuration through the version-aware validator: what this kubelet would refuse."""
+    p = c.plan
+    for f in _validated(p):
         code = validator_code(f.code)
         if code.covered is not None and code.covered(c):
             continue
@@ -555,11 +590,16 @@ def lint(
         server = KubeVersion.parse(snapshot.cluster.server_version, source="cluster.server_version")
     fleet = FleetContext(snapshot, pool_label)
     findings: list[Finding] = [f for rule in FLEET_RULES for f in rule.run(fleet)]
-    for node in snapshot.nodes:
-        decided = steps.get(node.name) if steps is not None else None
-        context = LintContext(plans[node.name], tuple(snapshot.pods_on(node.name)), server, decided)
-        for node_rule in RULES:
-            findings.extend(node_rule.run(context))
+    global _VALIDATED
+    _VALIDATED = {}
+    try:
+        for node in snapshot.nodes:
+            decided = steps.get(node.name) if steps is not None else None
+            context = LintContext(plans[node.name], tuple(snapshot.pods_on(node.name)), server, decided)
+            for node_rule in RULES:
+                findings.extend(node_rule.run(context))
+    finally:
+        _VALIDATED = None
     return findings
 
 

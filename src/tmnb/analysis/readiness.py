@@ -30,7 +30,7 @@ from tmnb.analysis.lint import (
 from tmnb.analysis.minors import differences
 from tmnb.analysis.occupancy import pool_of
 from tmnb.analysis.upgrade import admission_changes
-from tmnb.analysis.whatif import whatif
+from tmnb.analysis.whatif import NodeRows, common_sizes, frames, node_rows, pooled
 from tmnb.errors import InputError
 from tmnb.kubelet.profiles import KUBELET_VERSION
 from tmnb.replay import DrainSteps, Mode, NodePlan, drain_steps, plans_for, show_value
@@ -175,11 +175,12 @@ def recommend_canary(snapshot: Snapshot, excluded: Mapping[str, str], pool_label
     by_pool: dict[str, list[Node]] = {}
     for node in snapshot.nodes:
         by_pool.setdefault(pool_of(node, pool_label), []).append(node)
+    shape = {node.name: shape_of(node).label for node in snapshot.nodes}
     rows = []
     for pool, nodes in sorted(by_pool.items()):
-        shapes = Counter(shape_of(n).label for n in nodes)
+        shapes = Counter(shape[n.name] for n in nodes)
         common = shapes.most_common(1)[0][0]
-        candidates = [n for n in nodes if shape_of(n).label == common and n.name not in excluded]
+        candidates = [n for n in nodes if shape[n.name] == common and n.name not in excluded]
         row = {"pool": pool, "canary": "", "guaranteed pods": None, "shape": common, "nodes in pool": len(nodes)}
         if all(excluded.get(n.name) == "the change does not change it" for n in nodes):
             rows.append({**row, "why": "the change does not change any node of this pool"})
@@ -257,8 +258,9 @@ def assess(
     pool_label: str | None = None,
     workers: int | None = None,
 ) -> Readiness:
-    """``workers``: processes for the what-if replay (``whatif``; default: this machine's cores), which is
-    most of the time on a fleet; the report is the same with any number."""
+    """``workers``: processes for each node's replays (``whatif.pooled``; default: this machine's cores),
+    the restart behind the drain steps and the what-if, which are most of the time on a fleet; the report
+    is the same with any number."""
     if not isinstance(target, Mapping) or not target:
         raise InputError("expected a non-empty mapping of KubeletConfiguration fields to set", where="target")
     check_target_fields(target)
@@ -268,9 +270,18 @@ def assess(
     if mode not in ("drain", "restart"):
         raise InputError(f"expected drain or restart, got {mode!r}", where="mode")
     plans = plans_for(snapshot.nodes, target)
-    steps = {n.name: drain_steps(plans[n.name], snapshot.pods_on(n.name)) for n in snapshot.nodes}
+    sizes = common_sizes(snapshot)
+
+    def replays(i: int) -> tuple[DrainSteps, NodeRows]:
+        """A node's restart (its drain steps) and its what-if: the two replays, in one pooled pass."""
+        node = snapshot.nodes[i]
+        steps = drain_steps(plans[node.name], snapshot.pods_on(node.name))
+        return steps, node_rows(snapshot, i, target, mode, sizes, plans)
+
+    replayed = list(pooled(len(snapshot.nodes), replays, workers or os.cpu_count() or 1))
+    steps = {n.name: s for n, (s, _) in zip(snapshot.nodes, replayed, strict=True)}
     findings = lint(snapshot, target, pool_label=pool_label, plans=plans, steps=steps)
-    pods, nodes = whatif(snapshot, target, mode=mode, plans=plans, workers=workers or os.cpu_count() or 1)
+    pods, nodes = frames(rows for _, rows in replayed)
     table = verdicts(snapshot, findings, pods, fail_on)
     refused = set(nodes.loc[~nodes["kubelet starts"], "node"]) if not nodes.empty else set()
     refused |= {n for n, s in steps.items() if s.refused}

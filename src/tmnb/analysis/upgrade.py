@@ -638,10 +638,13 @@ def admission_changes(
     pod table for the same plans (the planned minor's replay); today's minor is replayed here. Nodes whose
     kubelet would not start, or that have no topology, have no per-pod answer (the node table says why)."""
     rows = []
-    for node in snapshot.nodes:
+    moving = [node for node in snapshot.nodes if plans[node.name].upgrades]
+    # The planned rows grouped by node once: a mask over every pod row per node was quadratic on a fleet.
+    by_node = dict(iter(planned.groupby("node", sort=False))) if moving and len(planned) else {}
+    for node in moving:
         plan = plans[node.name]
-        mine = planned[planned["node"] == node.name] if len(planned) else planned
-        if not plan.upgrades or mine.empty:
+        mine = by_node.get(node.name)
+        if mine is None:
             continue
         pods = snapshot.pods_on(node.name)
         replay = replay_node(

@@ -13,13 +13,14 @@ rest of the batch; one clean-up pass follows.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import pandas as pd
 
@@ -58,6 +59,7 @@ POOL_MIN_NODES = 128
 
 #: The node collector's steps that read the CPU and NUMA topology.
 TOPOLOGY_STEPS = ("cpu topology", "numa")
+T = TypeVar("T")
 
 
 @dataclass
@@ -200,7 +202,7 @@ class Fleet(Protocol):
 NodeRows = tuple[list[dict[str, Any]], dict[str, Any]]
 
 
-def _node_rows(
+def node_rows(
     fleet: Fleet,
     index: int,
     target: Mapping[str, Any],
@@ -208,6 +210,7 @@ def _node_rows(
     sizes: list[tuple[str, str]] | None,
     plans: Mapping[str, NodePlan] | None,
 ) -> NodeRows:
+    """The rows of the fleet's ``index``-th node: its pods' and its own."""
     node = fleet.nodes[index]
     plan = plans[node.name] if plans is not None else plan_for(node, target)
     replay = replay_node(node, fleet.pods_on(node.name), target, mode=mode, sizes=sizes, plan=plan)
@@ -232,17 +235,44 @@ def _node_rows(
     }
 
 
-#: What the pool's forked workers replay: set in the parent just before the pool forks them, so the
-#: fleet reaches them as the parent's memory (copy on write), never through a pipe.
-_FORKED: tuple[Fleet, Mapping[str, Any], Mode, list[tuple[str, str]] | None, Mapping[str, NodePlan] | None] | None = (
-    None
-)
+#: What the pool's forked workers run for a node's index: set in the parent just before the pool forks
+#: them, so the fleet reaches them as the parent's memory (copy on write), never through a pipe.
+_FORKED: Callable[[int], Any] | None = None
 
 
-def _replay_chunk(span: tuple[int, int]) -> list[NodeRows]:
-    assert _FORKED is not None, "a what-if worker runs in a process forked by whatif_rows"
-    fleet, target, mode, sizes, plans = _FORKED
-    return [_node_rows(fleet, i, target, mode, sizes, plans) for i in range(*span)]
+def _run_span(span: tuple[int, int]) -> list[Any]:
+    assert _FORKED is not None, "a pooled worker runs in a process forked by pooled"
+    return [_FORKED(i) for i in range(*span)]
+
+
+def pooled(count: int, work: Callable[[int], T], workers: int) -> Iterator[T]:
+    """``work(i)`` for each of ``count`` nodes, in order. With ``workers`` > 1 and at least
+    ``POOL_MIN_NODES`` nodes, runs of up to ``CHUNK`` nodes go to forked processes; at most two runs per
+    worker are in flight and each is handed on as it comes back, in order, so memory holds those runs,
+    not the fleet's results. ``work`` reads one node and returns what pickles; nodes are independent,
+    so the results are the serial ones."""
+    if workers <= 1 or count < POOL_MIN_NODES:
+        for i in range(count):
+            yield work(i)
+        return
+    chunk = max(1, min(CHUNK, count // (workers * 4)))
+    global _FORKED
+    _FORKED = work
+    # The fleet's millions of objects frozen out of the collector's sight: a worker's collections would
+    # walk them all (a quarter of a worker's time on a fleet) and copy every page they touch.
+    gc.freeze()
+    try:
+        spans = iter([(lo, min(lo + chunk, count)) for lo in range(0, count, chunk)])
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            flight = deque(pool.submit(_run_span, span) for span in islice(spans, 2 * workers))
+            while flight:
+                done: list[T] = flight.popleft().result()
+                for span in islice(spans, 1):
+                    flight.append(pool.submit(_run_span, span))
+                yield from done
+    finally:
+        _FORKED = None
+        gc.unfreeze()
 
 
 def whatif_rows(
@@ -254,30 +284,21 @@ def whatif_rows(
     plans: Mapping[str, NodePlan] | None = None,
     workers: int = 1,
 ) -> Iterator[NodeRows]:
-    """Each node's rows, in fleet order. With ``workers`` > 1 and at least ``POOL_MIN_NODES`` nodes,
-    runs of up to ``CHUNK`` nodes replay in forked processes; at most two runs per worker are in
-    flight and each is handed on as it comes back, in order, so memory holds those runs, not the
-    fleet's results. Nodes are independent, so the rows are the serial replay's. ``plans``: each
+    """Each node's rows, in fleet order, replayed by ``workers`` processes (``pooled``). ``plans``: each
     node's plan by name (made per node when None)."""
-    count = len(fleet.nodes)
-    if workers <= 1 or count < POOL_MIN_NODES:
-        for i in range(count):
-            yield _node_rows(fleet, i, target, mode, sizes, plans)
-        return
-    chunk = max(1, min(CHUNK, count // (workers * 4)))
-    global _FORKED
-    _FORKED = (fleet, target, mode, sizes, plans)
-    try:
-        spans = iter([(lo, min(lo + chunk, count)) for lo in range(0, count, chunk)])
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            flight = deque(pool.submit(_replay_chunk, span) for span in islice(spans, 2 * workers))
-            while flight:
-                done = flight.popleft().result()
-                for span in islice(spans, 1):
-                    flight.append(pool.submit(_replay_chunk, span))
-                yield from done
-    finally:
-        _FORKED = None
+    return pooled(len(fleet.nodes), lambda i: node_rows(fleet, i, target, mode, sizes, plans), workers)
+
+
+def frames(replays: Iterable[NodeRows]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The (per pod, per node) frames of the nodes' rows."""
+    pod_rows, per_node = [], []
+    for rows, node_row in replays:
+        pod_rows += rows
+        per_node.append(node_row)
+    nodes = pd.DataFrame(per_node)
+    for column in (c for c in nodes.columns if c.startswith("headroom ") and c != "headroom note"):
+        nodes[column] = nodes[column].astype("Int64")  # whole pods; <NA> where not computed
+    return pd.DataFrame(pod_rows, columns=POD_COLUMNS), nodes
 
 
 def whatif(
@@ -297,13 +318,6 @@ def whatif(
 
     sizes = common_sizes(snapshot) if with_headroom else None
     plans = plans if plans is not None else plans_for(snapshot.nodes, target)
-    pod_rows, node_rows = [], []
     replays = whatif_rows(snapshot, target, mode=mode, sizes=sizes, plans=plans, workers=workers)
     bar = tqdm(replays, total=len(snapshot.nodes), desc="what-if", unit="node", delay=2, disable=disabled(progress))
-    for rows, node_row in bar:
-        pod_rows += rows
-        node_rows.append(node_row)
-    nodes = pd.DataFrame(node_rows)
-    for column in (c for c in nodes.columns if c.startswith("headroom ") and c != "headroom note"):
-        nodes[column] = nodes[column].astype("Int64")  # whole pods; <NA> where not computed
-    return pd.DataFrame(pod_rows, columns=POD_COLUMNS), nodes
+    return frames(bar)

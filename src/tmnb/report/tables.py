@@ -91,8 +91,14 @@ def _is_cpu_column(column: str) -> bool:
     return bool(re.search(r"cpuset|cpus?\b|cpu list", column, re.IGNORECASE))
 
 
+#: Texts that mean "no value" when a cell holds them.
+_EMPTY_TEXTS = frozenset({"None", "<NA>", "nan", "NaN", "{}", "[]"})
+
+
 def cell(value: object, column: str = "") -> str:
     """One value as text: lists ``0,1`` (cpu-lists for CPU columns), mappings ``key: value``."""
+    if type(value) is str:  # most cells, and a fleet's tables have millions: the text itself, at once
+        return ABSENT_WORDS.get(column, "") if value in _EMPTY_TEXTS else value
     if _absent(value):
         return ABSENT_WORDS.get(column, "")
     if isinstance(value, bool):
@@ -118,7 +124,7 @@ def cell(value: object, column: str = "") -> str:
             return str(CPUSet(items)) if _is_cpu_column(column) else ",".join(str(i) for i in sorted(items))
         return ", ".join(cell(i, column) for i in items)
     text = str(value)
-    return ABSENT_WORDS.get(column, "") if text in {"None", "<NA>", "nan", "NaN", "{}", "[]"} else text
+    return ABSENT_WORDS.get(column, "") if text in _EMPTY_TEXTS else text
 
 
 def humanize(frame: pd.DataFrame, units: Mapping[str, str] | None = None) -> pd.DataFrame:
@@ -168,7 +174,7 @@ def csv_rows(frame: pd.DataFrame, units: Mapping[str, str] | None = None) -> pd.
     for column in out.columns:
         unit = units.get(column)
         if unit is None or unit == "unit":
-            out[column] = [v if _is_number(v) else cell(v, column) for v in out[column]]
+            out[column] = [cell(v, column) if type(v) is str or not _is_number(v) else v for v in out[column]]
             continue
         scale = 100.0 if unit == "share" else 1.0
         out[column] = [round(float(v) * scale, 6) if _is_number(v) else cell(v, column) for v in out[column]]
@@ -230,8 +236,11 @@ def _header(column: str) -> str:
     return _CAMEL.sub("\u200b", str(column))
 
 
+_SPACE = re.compile(r"\s")  # the characters str.isspace calls whitespace, no other
+
+
 def _is_name_column(cells: pd.Series) -> bool:
-    return bool(cells.map(lambda c: len(c) <= NAME and not any(ch.isspace() for ch in c)).all())
+    return all(len(c) <= NAME and not _SPACE.search(c) for c in cells)
 
 
 def show(

@@ -60,10 +60,9 @@ RELIABLE_DEFAULTS = frozenset(
 
 def defaults_for(version: KubeVersion | None) -> dict[str, Any]:
     """Defaults of the fields that exist in ``version`` (all of them when the version is unknown)."""
+    kubelet = None if version is None else resolve(version).profile  # once: a profile is built per call
     return {
-        name: copy.deepcopy(value)
-        for name, value in _DEFAULTS.items()
-        if version is None or resolve(version).profile.knows_field(name)
+        name: copy.deepcopy(value) for name, value in _DEFAULTS.items() if kubelet is None or kubelet.knows_field(name)
     }
 
 
