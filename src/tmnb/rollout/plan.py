@@ -327,9 +327,7 @@ def _pick_canary(
         raise InputError("no node is left to change: every selected node is excluded (see the plan's exclusions)")
     if canary != "recommended":
         if canary not in included:
-            raise InputError(
-                f"{canary!r} is not a planned node (excluded, unchanged or unknown)", where="canary"
-            )
+            raise InputError(f"{canary!r} is not a planned node (excluded, unchanged or unknown)", where="canary")
         return canary
     eligible = [n for n in recommended if n in included] + [n for n in included if n not in not_canary]
     if not eligible:
