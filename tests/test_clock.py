@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 import runpy
 import subprocess
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -33,6 +34,7 @@ CLOCK_FILES = (
     "tests/twin/sandbox/test_kubelet_stop.py",
     "tests/sources/test_node_journal.py",
 )
+SYNTHETIC = "test_written_this_year"
 #: the shape of the old test_klog_lines_since: dates of the year it was written, the year read from the clock
 HARD_CODED = """
 from datetime import UTC, datetime
@@ -68,18 +70,39 @@ def ahead_env() -> dict[str, str]:
     return env
 
 
-def pytest_ahead(*args: str) -> subprocess.CompletedProcess[str]:
-    """The ``clock`` tests of ``args`` in a pytest subprocess with the clock ``AHEAD``."""
+@dataclass
+class Ahead:
+    """One pytest run with the clock ``AHEAD``: its process and each test's outcome by name."""
+
+    run: subprocess.CompletedProcess[str]
+    outcomes: dict[str, str]  #: "test_x[param]" -> passed, failed, error or skipped
+    failures: dict[str, str]  #: the failure report of each test that did not pass
+
+
+def outcomes(junit: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Each test case's outcome and failure text from pytest's JUnit XML."""
+    got, texts = {}, {}
+    for case in ElementTree.parse(junit).iter("testcase"):
+        name = f"{case.get('classname')}::{case.get('name')}"
+        bad = [child for child in case if child.tag in ("failure", "error", "skipped")]
+        got[name] = {"failure": "failed"}.get(bad[0].tag, bad[0].tag) if bad else "passed"
+        if bad:
+            texts[name] = f"{bad[0].get('message', '')}\n{bad[0].text or ''}"
+    return got, texts
+
+
+def run_ahead(tmp: Path) -> Ahead:
+    """The ``clock`` tests of ``CLOCK_FILES`` and the synthetic hard-coded-year test, in one pytest
+    subprocess (one interpreter start and one collection) with the clock ``AHEAD``."""
+    synthetic = tmp / "test_hard_coded_year.py"
+    synthetic.write_text(HARD_CODED.format(next_year=datetime.now(UTC).year + 1))
+    runpy.run_path(str(synthetic))[SYNTHETIC]()  # passes today: the clock is this year's
+    junit = tmp / "junit.xml"
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", str(ROOT / "pyproject.toml")]
-    return subprocess.run(
-        [*argv, "-m", "clock", *args], cwd=ROOT, env=ahead_env(), capture_output=True, text=True, timeout=300
-    )
-
-
-def outcomes(run: subprocess.CompletedProcess[str]) -> dict[str, int]:
-    """pytest's closing counts: {"passed": 11, "deselected": 30}."""
-    last = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
-    return {word: int(n) for n, word in re.findall(r"(\d+) (\w+)", last)}
+    argv += ["-m", "clock", f"--junitxml={junit}", *CLOCK_FILES, str(synthetic)]
+    run = subprocess.run(argv, cwd=ROOT, env=ahead_env(), capture_output=True, text=True, timeout=300)
+    assert junit.exists(), run.stdout[-4000:] + run.stderr[-2000:]
+    return Ahead(run, *outcomes(junit))
 
 
 def test_the_run_names_every_file_with_a_clock_test() -> None:
@@ -103,17 +126,20 @@ def test_the_fake_clock_is_years_ahead() -> None:
     assert int(year) >= datetime.now(UTC).year + 4 and int(shell) == int(year)
 
 
-def test_clock_tests_pass_with_the_clock_years_ahead() -> None:
-    run = pytest_ahead(*CLOCK_FILES)
-    counts = outcomes(run)
-    assert run.returncode == 0 and counts.get("passed", 0) > 0, run.stdout[-4000:] + run.stderr[-2000:]
-    assert set(counts) <= {"passed", "deselected"}, run.stdout[-4000:]
+def test_clock_tests_pass_and_a_hard_coded_year_fails_with_the_clock_years_ahead(tmp_path: Path) -> None:
+    """One test, so that the run is one child on one xdist worker."""
+    run = run_ahead(tmp_path)
+    clock_tests_pass(run)
+    a_test_that_hard_codes_this_year_fails(run)
 
 
-def test_a_test_that_hard_codes_this_year_fails_with_the_clock_years_ahead(tmp_path: Path) -> None:
-    synthetic = tmp_path / "test_hard_coded_year.py"
-    synthetic.write_text(HARD_CODED.format(next_year=datetime.now(UTC).year + 1))
-    runpy.run_path(str(synthetic))["test_written_this_year"]()  # passes today: the clock is this year's
-    run = pytest_ahead(str(synthetic))
-    assert run.returncode == 1 and outcomes(run) == {"failed": 1}, run.stdout[-4000:] + run.stderr[-2000:]
-    assert "I1231 23:59:59" in run.stdout  # Dec 31 is now after since, and kept
+def clock_tests_pass(ahead: Ahead) -> None:
+    ours = {name: outcome for name, outcome in ahead.outcomes.items() if SYNTHETIC not in name}
+    assert ours and set(ours.values()) == {"passed"}, ahead.failures or ahead.run.stdout[-4000:]
+    assert {name.split("::")[0].rsplit(".", 1)[-1] for name in ours} == {Path(f).stem for f in CLOCK_FILES}
+
+
+def a_test_that_hard_codes_this_year_fails(ahead: Ahead) -> None:
+    (name,) = [name for name in ahead.outcomes if name.endswith(f"::{SYNTHETIC}")]
+    assert ahead.outcomes[name] == "failed" and ahead.run.returncode == 1, ahead.run.stdout[-4000:]
+    assert "I1231 23:59:59" in ahead.run.stdout  # Dec 31 is now after since, and kept
