@@ -77,8 +77,9 @@ def test_a_killed_run_and_its_resume_are_told_from_the_journal(
     """Killed while it waits for Ready (the API answering in 5 s from the cordon on, so the wait is
     caught: the next Kubernetes request after the cordon is the wait's own, as a Topology Manager
     policy needs no drain and the backup, the write and the restart do not go through that API; a
-    latency set at the write came too late once the rollout was quick): the status and a plan-mode look say what was written and that the node is still cordoned,
-    not "nothing was written"; the resume finishes it and says it resumed."""
+    latency set at the write came too late once the rollout was quick): the status and a plan-mode
+    look say what was written and that the node is still cordoned, not "nothing was written"; the
+    resume finishes it and says it resumed."""
     state = tmp_path / "s"
     argv = [
         sys.executable, "-m", "tmnb.cli", "rollout", "execute", "--kubeconfig", str(kubeconfig),

@@ -146,9 +146,7 @@ class Sandbox:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(self.cert, key)
         try:
-            httpd = _Server(
-                (LOOPBACK, self._port), _handler(self.api, self._token, self.run_dir / "access.log")
-            )
+            httpd = _Server((LOOPBACK, self._port), _handler(self.api, self._token, self.run_dir / "access.log"))
         except OSError as exc:
             raise TmnbError(f"cannot listen on {LOOPBACK}:{self._port}: {exc.strerror}") from None
         httpd.daemon_threads = True
