@@ -3,9 +3,14 @@ dict or an exit code: the notebook is run as a user would (``tmnb run``, default
 ``$TMNB_REPORTS``), each command is taken from what its executed cells show (the verdict at the top
 and the summary) and run in a shell from the repository root, against the sandbox.
 
-Walk: execute the canary; hold the change as the Abort button does, and its printed next command
-(wave-1) is held; the printed resume command carries wave-1 out; the compare command its report
-prints runs; and a rolled-back canary's printed postmortem command runs without a cluster.
+Walk: execute the canary (its run folder's manifest: pending at wave-1, the journal kept); hold the
+change as the Abort button does, and its printed next command (wave-1) is held; the held run's
+printed resume command carries wave-1 out; the compare command its report prints runs; and a
+rolled-back canary's evidence packs into a bundle that verifies and reads as its folders do, and its
+printed postmortem command runs without a cluster and explains the rollback.
+
+These are also the module's end-to-end 04 runs in execute mode: test_rollout_notebook runs its plan
+mode and an unapproved execute, test_rollout_kill a killed kernel, test_rollout_browser a person.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tmnb.cli import main
+from tmnb.postmortem.evidence import open_evidence
 from tmnb.rollout.journal import Journal
 from tmnb.rollout.run import Rollout
 from tmnb.twin.sandbox import Faults, Sandbox
@@ -43,10 +50,22 @@ def no_raw_values(text: str) -> None:
     assert found is None, f"a raw dict in a cell's output: {found[0] if found else ''}"
 
 
+def latest(env: dict[str, str], notebook: str) -> Path:
+    """The newest run folder of ``notebook`` in the default reports folder (a printed command's run)."""
+    return sorted(Path(env["TMNB_REPORTS"]).glob(f"*{notebook}*"))[-1]
+
+
+def manifest(folder: Path) -> dict:  # type: ignore[type-arg]
+    return json.loads((folder / "manifest.json").read_text())
+
+
 def test_each_printed_command_runs_from_the_repository_root(box: Sandbox, env: dict[str, str], tmp_path: Path) -> None:
     target = json.dumps({"topologyManagerPolicy": "best-effort"})
     code, text = run_04(env, tmp_path / "a", change_id="cmd-1", target=target, mode="execute", approve="[canary]")
-    assert code == 5
+    assert code == 5 and manifest(tmp_path / "a")["status"] == "pending"
+    outcome = manifest(tmp_path / "a")["results"]["rollout"]
+    assert outcome["nodes"] == {"w2": "done", "w1": "pending", "w3": "pending"} and outcome["next_gate"] == "wave-1"
+    assert (tmp_path / "a" / "journal.jsonl").exists()  # the evidence travels with the run folder
     no_raw_values(text)
     printed = commands(text)
     assert len(printed) == 3  # the verdict's next command, the summary's next and compare
@@ -64,8 +83,9 @@ def test_each_printed_command_runs_from_the_repository_root(box: Sandbox, env: d
     Rollout(plan, journal=session_journal, run_dir=state(env, "cmd-1")).abort("wave-1")
     assert shell(printed[0], env) == 5  # held: nothing runs without resume
     assert config(box, "w1")["topologyManagerPolicy"] == "none"
-    code, text = run_04(env, tmp_path / "b", change_id="cmd-1", target=target, mode="execute", approve="[canary]")
-    assert code == 5 and "Held" in text
+    held = latest(env, "04-rollout")  # the held run's own report (its default run folder)
+    text = shown(held / "04-rollout.ipynb")
+    assert "Held" in text and manifest(held)["results"]["rollout"]["status"] == "held"
     no_raw_values(text)
     resume = commands(text)
     assert len(resume) == 3 and "resume" in resume[0] and "resume" in resume[2]
@@ -75,9 +95,10 @@ def test_each_printed_command_runs_from_the_repository_root(box: Sandbox, env: d
     resumed = [r for r in session_journal.records() if r.get("hold") == "resume"]
     assert [r["gate"] for r in resumed] == ["wave-1"]
     # the resumed run's own report (its default run folder) says it is complete, with the compare command
-    latest = sorted(Path(env["TMNB_REPORTS"]).glob("*04-rollout*"))[-1]
-    text = shown(latest / "04-rollout.ipynb")
-    assert "Rollout complete" in text
+    done = latest(env, "04-rollout")
+    assert done != held and manifest(done)["results"]["rollout"]["status"] == "completed"
+    text = shown(done / "04-rollout.ipynb")
+    assert "Rollout complete" in text and "wave-1: w1: done" in text
     no_raw_values(text)
     compare = commands(text)
     assert len(compare) == 2 and compare[0] == compare[1]  # the verdict's and the summary's
@@ -85,7 +106,9 @@ def test_each_printed_command_runs_from_the_repository_root(box: Sandbox, env: d
     assert (state(env, "cmd-1") / "after-inventory" / "snapshot.json.gz").exists()
 
 
-def test_the_postmortem_command_of_a_rolled_back_canary_runs(box: Sandbox, env: dict[str, str], tmp_path: Path) -> None:
+def test_the_postmortem_command_of_a_rolled_back_canary_runs_without_a_cluster(
+    box: Sandbox, env: dict[str, str], tmp_path: Path
+) -> None:
     box.api.set_faults(Faults(reject_pods={"w3"}))  # verification fails: the canary is rolled back
     try:
         target = json.dumps({"topologyManagerPolicy": "restricted"})
@@ -99,4 +122,20 @@ def test_the_postmortem_command_of_a_rolled_back_canary_runs(box: Sandbox, env: 
     no_raw_values(text)
     printed = commands(text)
     assert len(printed) == 2 and printed[0].startswith("tmnb run notebooks/06-postmortem.ipynb")
-    assert shell(printed[0], env) == 0
+    # the run folder and the change's state folder pack into a bundle that verifies, and reads as they do
+    bundle, kept = tmp_path / "evidence.tar.gz", state(env, "cmd-2")
+    assert main(["evidence", "pack", str(tmp_path / "a"), str(kept), "--out", str(bundle)]) == 0
+    assert main(["evidence", "verify", str(bundle)]) == 0
+    packed, folder = open_evidence(bundle), open_evidence(kept)
+    assert packed.journal == folder.journal and packed.before == folder.before
+    assert [r["run"] for r in packed.runs] == ["a"]  # the 04 run folder, with its manifest
+    # the printed command, with no cluster to reach
+    assert shell(printed[0], {**env, "KUBECONFIG": str(tmp_path / "no-cluster")}) == 0
+    report = latest(env, "06-postmortem")
+    assert manifest(report)["results"]["journal_records"] > 10
+    html = (report / "06-postmortem.html").read_text()
+    assert "verify failed" in html and "rollback done" in html and "disagrees with the prediction" in html
+    assert (report / "timeline.png").exists()
+    # the kubelet's own start of each node, from the journal excerpts in the before snapshot
+    assert manifest(report)["results"]["kubelet_records"] >= 3 * len(NODES)
+    assert "Creating topology manager with none policy" in html and "kubelet_version" in html

@@ -1,6 +1,10 @@
 """The kernel of a scheduled 04-rollout run killed in the middle of a node's change, then the same
 command run again: it resumes from the journal to a consistent end (the node at the target in its
-file and in configz, uncordoned, one backup, one done record, the lock released)."""
+file and in configz, uncordoned, one backup, one done record, the lock released).
+
+One change of two nodes takes both kills: the first run is killed at the canary's apply (w1); the
+same command resumes w1, carries it out and goes on to wave-1, where it is killed in w3's
+verification; the third run resumes w3 and completes the change."""
 
 from __future__ import annotations
 
@@ -69,24 +73,9 @@ def _kill_at(env: dict[str, str], command: str, journal: Path, node: str, step: 
         assert child.wait(timeout=300) != 0  # the runner reports the dead kernel
 
 
-@pytest.mark.parametrize(("node", "step"), [("w1", "apply"), ("w3", "verify")])
-def test_kernel_killed_mid_change_then_resumed_to_a_consistent_end(
-    box: Sandbox, env: dict[str, str], tmp_path: Path, node: str, step: str
-) -> None:
-    change = f"kill-{step}"
-    params = {
-        "change_id": change, "target": json.dumps({"topologyManagerPolicy": "best-effort"}),
-        "nodes": json.dumps([node]), "canary": node, "mode": "execute", "approve": "[canary]",
-    }  # fmt: skip
-    journal = state(env, change) / "journal.jsonl"
-    seen = _kill_at(env, command_04(tmp_path / "killed", **params), journal, node, step)
-    assert not any(r.get("step") == "node" for r in seen)  # killed before the node was done
-    after = [(r["step"], r["event"]) for r in Journal(journal, change).records() if r.get("node") == node]
-    following = {"apply": "start", "verify": "uncordon"}[step]
-    assert (following, "intent") not in after  # the kill came before the next step began
-    if step == "verify":  # seconds long: the kill lands inside it
-        assert after[-1] == ("verify", "intent")
-    assert start(command_04(tmp_path / "resumed", **params), env).wait() == 0
+def _resumed_to_a_consistent_end(box: Sandbox, journal: Path, change: str, node: str, step: str) -> None:
+    """``node``, killed at ``step`` by an earlier run, done by a later one: at the target, uncordoned,
+    one backup, ``step`` and the node done once."""
     assert config(box, node)["topologyManagerPolicy"] == "best-effort"
     assert box.cluster.configz(node)["kubeletconfig"]["topologyManagerPolicy"] == "best-effort"
     assert not box.cluster.get("nodes", "", node)["spec"].get("unschedulable")
@@ -94,6 +83,35 @@ def test_kernel_killed_mid_change_then_resumed_to_a_consistent_end(
     done = [r["step"] for r in records if r["event"] == "done"]
     assert done.count("backup") == 1 and done.count("node") == 1 and done.count(step) == 1
     assert [r["result"] for r in records if r["step"] == "node"] == ["done"]
+
+
+def _killed_before_the_next_step(
+    journal: Path, change: str, seen: list[dict[str, object]], node: str, step: str
+) -> None:
+    assert not any(r.get("step") == "node" for r in seen)  # killed before the node was done
+    after = [(r["step"], r["event"]) for r in Journal(journal, change).records() if r.get("node") == node]
+    following = {"apply": "start", "verify": "uncordon"}[step]
+    assert (following, "intent") not in after  # the kill came before the next step began
+    if step == "verify":  # seconds long: the kill lands inside it
+        assert after[-1] == ("verify", "intent")
+
+
+def test_kernel_killed_mid_change_then_resumed_to_a_consistent_end(
+    box: Sandbox, env: dict[str, str], tmp_path: Path
+) -> None:
+    change = "kill"
+    params = {
+        "change_id": change, "target": json.dumps({"topologyManagerPolicy": "best-effort"}),
+        "nodes": json.dumps(["w1", "w3"]), "canary": "w1", "mode": "execute", "approve": "[canary, wave-1]",
+    }  # fmt: skip
+    journal = state(env, change) / "journal.jsonl"
+    seen = _kill_at(env, command_04(tmp_path / "killed-1", **params), journal, "w1", "apply")
+    _killed_before_the_next_step(journal, change, seen, "w1", "apply")
+    seen = _kill_at(env, command_04(tmp_path / "killed-2", **params), journal, "w3", "verify")
+    _killed_before_the_next_step(journal, change, seen, "w3", "verify")
+    _resumed_to_a_consistent_end(box, journal, change, "w1", "apply")
+    assert start(command_04(tmp_path / "resumed", **params), env).wait() == 0
+    _resumed_to_a_consistent_end(box, journal, change, "w3", "verify")
     assert not journal.with_suffix(".lock").exists()
     assert not [p for p in box.cluster.items("pods") if p["metadata"]["name"].startswith("tmnb-verify-")]
     manifest = json.loads((tmp_path / "resumed" / "manifest.json").read_text())

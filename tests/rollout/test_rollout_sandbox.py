@@ -188,7 +188,7 @@ def test_node_that_never_comes_back_is_rolled_back(box: Sandbox, kubeconfig: Pat
     before = digest(box, "w3")
     code = rollout(
         kubeconfig, tmp_path / "s", "--change-id", "c1", "--set", "topologyManagerPolicy=restricted",
-        "--canary", "w3", "--approve", "canary",
+        "--canary", "w3", "--approve", "canary", "--ready-timeout", "2",
     )  # fmt: skip
     assert code == 3
     assert digest(box, "w3") == before
@@ -259,7 +259,10 @@ def test_flag_override_is_refused_with_the_flag_named(tmp_path: Path, capsys: py
 
 
 def test_api_faults_slow_the_rollout_but_never_half_apply(box: Sandbox, kubeconfig: Path, tmp_path: Path) -> None:
-    box.api.set_faults(Faults(throttle_rate=0.2, error_rates={"/api/v1/nodes": 0.1}, seed=5))
+    """One request in five throttled, one node read in ten failing: retried (429s with Retry-After: 0,
+    so the test waits for no second per throttle; the wait itself is tests/sources/test_retry.py's),
+    never leaving a node half-applied."""
+    box.api.set_faults(Faults(throttle_rate=0.2, error_rates={"/api/v1/nodes": 0.1}, seed=5, retry_after=0))
     state = tmp_path / "s"
     code = rollout(
         kubeconfig, state, "--change-id", "c1", "--set", "topologyManagerPolicy=best-effort",

@@ -121,7 +121,7 @@ class Session:
         return (
             f"tmnb run notebooks/01-inventory.ipynb -p source live{context}{files} --out {collected} && "
             f"tmnb run notebooks/05-compare.ipynb -p before {before} -p after {after} "
-            f"-p journal {self.journal_path} -p node_selector 'kubernetes.io/hostname in ({nodes})'"
+            f"-p change {self.journal_path} -p node_selector 'kubernetes.io/hostname in ({nodes})'"
         )
 
     def summary(self, outcome: Outcome) -> str:

@@ -391,7 +391,7 @@ class NodeRun:
         name = created["metadata"]["name"]
         try:
             deadline = time.monotonic() + self.options.test_pod_timeout
-            pod = created
+            pod = self.cluster.pod(namespace, name, self.node) or created  # look first: a kubelet may have decided
             while (pod.get("status") or {}).get("phase") not in ("Running", "Failed"):
                 if time.monotonic() > deadline:
                     raise RolloutError(f"test pod {namespace}/{name} was neither admitted nor rejected in time")

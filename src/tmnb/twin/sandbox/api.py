@@ -95,7 +95,7 @@ class Api:
             return self._kube(req)
         except ApiError as exc:
             retry = (exc.details or {}).get("retryAfterSeconds")
-            headers = {"Retry-After": str(retry)} if retry else {}
+            headers = {"Retry-After": str(retry)} if retry is not None else {}
             return Response(exc.code, exc.status(), headers=headers)
         except TmnbError as exc:
             return Response(422, ApiError(422, "Invalid", str(exc)).status())

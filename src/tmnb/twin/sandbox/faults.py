@@ -1,9 +1,10 @@
 """Fault injection: the misbehaviour a rollout must survive, switchable while the sandbox runs.
 
 Latency on every API request; per-path-prefix error rates (HTTP 500); a rate of API-priority
-throttling answers (HTTP 429 with Retry-After, which client-go retries); nodes whose kubelet never
-comes back Ready after a restart that changed its kubelet configuration; nodes whose kubelet
-rejects every new pod (a kubelet that disagrees with the model, for rollout verification).
+throttling answers (HTTP 429 with Retry-After, which client-go retries: 1 s as the API server's
+in-flight limit says, or what a test sets); nodes whose kubelet never comes back Ready after a
+restart that changed its kubelet configuration; nodes whose kubelet rejects every new pod (a
+kubelet that disagrees with the model, for rollout verification).
 Seeded, so a test sees the same sequence every time.
 """
 
@@ -28,6 +29,8 @@ class Faults:
     #: nodes whose kubelet rejects every newly created pod, disagreeing with tmnb.kubelet
     reject_pods: set[str] = field(default_factory=set)
     seed: int = 0
+    #: the Retry-After seconds of a throttling answer (the API server's 1; 0 asks for an immediate retry)
+    retry_after: int = 1
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
@@ -37,6 +40,8 @@ class Faults:
                 raise InputError(f"a fault rate must be between 0 and 1, got {rate}")
         if self.latency < 0:
             raise InputError(f"latency must be >= 0 seconds, got {self.latency}")
+        if self.retry_after < 0:
+            raise InputError(f"retry_after must be >= 0 seconds, got {self.retry_after}")
 
     def apply(self, path: str) -> None:
         """Sleep the latency, then maybe raise the injected failure for ``path``."""
@@ -48,7 +53,10 @@ class Faults:
             fail = self._rng.random() < rate
         if throttle:
             raise ApiError(
-                429, "TooManyRequests", "Too many requests, please try again later.", {"retryAfterSeconds": 1}
+                429,
+                "TooManyRequests",
+                "Too many requests, please try again later.",
+                {"retryAfterSeconds": self.retry_after},
             )
         if fail:
             raise ApiError(500, "InternalError", f"Internal error occurred: injected fault on {path}")
@@ -58,6 +66,7 @@ class Faults:
             "latency": self.latency,
             "errorRates": dict(self.error_rates),
             "throttleRate": self.throttle_rate,
+            "retryAfter": self.retry_after,
             "neverReady": sorted(self.never_ready),
             "rejectPods": sorted(self.reject_pods),
         }
@@ -69,6 +78,7 @@ class Faults:
                 latency=float(doc.get("latency", 0.0)),
                 error_rates={str(k): float(v) for k, v in (doc.get("errorRates") or {}).items()},
                 throttle_rate=float(doc.get("throttleRate", 0.0)),
+                retry_after=int(doc.get("retryAfter", 1)),
                 never_ready=set(doc.get("neverReady") or ()),
                 reject_pods=set(doc.get("rejectPods") or ()),
                 seed=seed,

@@ -14,6 +14,7 @@ import hmac
 import os
 import secrets
 import shutil
+import socket
 import ssl
 import subprocess
 import threading
@@ -95,6 +96,14 @@ def _handler(api: Api, token: str, access_log: Path) -> type[BaseHTTPRequestHand
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    """The listen backlog of a real API server (Go's listeners take the kernel's maximum): with
+    socketserver's 5, a collector opening a dozen connections at once overflowed it, and the
+    kernel dropped the SYNs of the rest, which a client sends again only a second later."""
+
+    request_queue_size = socket.SOMAXCONN
+
+
 class Sandbox:
     """A simulated cluster served on 127.0.0.1; use as a context manager or ``start()``/``stop()``."""
 
@@ -137,9 +146,7 @@ class Sandbox:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(self.cert, key)
         try:
-            httpd = ThreadingHTTPServer(
-                (LOOPBACK, self._port), _handler(self.api, self._token, self.run_dir / "access.log")
-            )
+            httpd = _Server((LOOPBACK, self._port), _handler(self.api, self._token, self.run_dir / "access.log"))
         except OSError as exc:
             raise TmnbError(f"cannot listen on {LOOPBACK}:{self._port}: {exc.strerror}") from None
         httpd.daemon_threads = True
