@@ -2,8 +2,8 @@
 cells import, so that work happens while the parent process is still starting papermill, not in
 the notebook's first cell. It binds no names: the notebook's namespace is what its cells make it.
 
-It also leaves jsonschema's IRI checker out (``without_iri_grammar``), as the runner's own process
-does: the official client imports jsonschema when kubernetes-validate is installed.
+It also leaves jsonschema's IRI checker out (``without_iri_grammar``), as the runner and every tmnb
+command do: the official client imports jsonschema when kubernetes-validate is installed.
 
 The modules come from the kernel's environment (``PRELOAD_ENV``, comma-separated), written by
 ``tmnb.report.kernel``. A module that fails to import is left for the notebook's own import,
