@@ -224,7 +224,7 @@ def test_unknown_nodes_and_canaries_are_named() -> None:
     snap = _fleet()
     with pytest.raises(InputError, match="ghost"):
         _plan(snap, {"topologyManagerPolicy": "restricted"}, nodes=["w1", "ghost"])
-    with pytest.raises(InputError, match="canary 'w9'"):
+    with pytest.raises(InputError, match="canary: 'w9' is not a planned node"):
         _plan(snap, {"topologyManagerPolicy": "restricted"}, canary="w9")
 
 

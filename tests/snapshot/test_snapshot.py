@@ -152,7 +152,7 @@ def test_cli_whatif_on_dev_zero_exits_with_an_error():
         memory=1 << 30,
     )
     assert result.returncode == 2, result.stderr[-2000:]
-    assert "tmnb: error: /dev/zero: not a snapshot" in result.stderr
+    assert "tmnb: error: /dev/zero: --snapshot: not a snapshot" in result.stderr
 
 
 def test_oversized_file_is_refused_with_the_cap(tmp_path):
