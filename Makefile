@@ -30,10 +30,11 @@ demo: $(STAMP)
 	if [ $$status -eq 3 ]; then echo "make demo: done; exit 3 is the alerts above, as the rehearsal intends"; \
 	else exit $$status; fi
 
-# loadgroup: a module marked xdist_group runs on one worker, so its module fixtures are set up once.
+# loadfile: each test file runs on one worker, so its module fixtures (the demo behind the browser
+# checks, a sandbox, Prometheus, an 8 GiB bundle) are set up once, not once per worker.
 test: $(STAMP)
 	@$(BIN)/python -m compileall -q src >/dev/null  # tmnb's own bytecode, for every kernel the tests start
-	$(BIN)/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
 # The fuzz suite with the nightly example budget (the default run has it with a small one).
 fuzz-nightly: $(STAMP)

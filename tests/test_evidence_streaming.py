@@ -16,9 +16,6 @@ from pathlib import Path
 
 import pytest
 
-#: one worker runs the module, so its module fixtures are built once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("huge-bundle")
-
 MIB = 1 << 20
 MEMBER = 8 << 30
 #: the child's peak resident set, with the interpreter and tmnb's imports

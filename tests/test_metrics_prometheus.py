@@ -27,9 +27,6 @@ from tmnb.report.runner import run
 from tmnb.snapshot import load, save
 from tmnb.twin.metrics import Timeline, Workload, workloads, write_openmetrics
 
-#: one worker runs the module, so its module fixtures are built once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("prometheus")
-
 
 @dataclass(frozen=True)
 class Backfilled:

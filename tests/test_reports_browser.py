@@ -14,8 +14,7 @@ import pytest
 
 from conftest import ROOT, require_tool
 
-#: one worker runs the module, so its demo (a module fixture, the suite's longest setup) runs once
-pytestmark = [pytest.mark.browser, pytest.mark.notebook, pytest.mark.xdist_group("demo")]
+pytestmark = [pytest.mark.browser, pytest.mark.notebook]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 VIEWPORT = {"width": 1400, "height": 900}
 REPORTS = ["01-inventory", "02-numa-occupancy", "03-readiness", "04-rollout", "05-compare", "06-postmortem"]

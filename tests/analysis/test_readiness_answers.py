@@ -29,9 +29,6 @@ from tmnb.report.tables import csv_rows, humanize
 from tmnb.snapshot import KubeletInfo, PodResources, Snapshot
 from tmnb.twin.sample import generate_fleet
 
-#: one worker runs the module, so its module fixtures are built once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("readiness-answers")
-
 EXPECTED = Path(__file__).parents[1] / "fixtures" / "readiness" / "answers.json"
 
 #: name: (fleet, target, mode)

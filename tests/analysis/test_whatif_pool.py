@@ -12,9 +12,6 @@ from tmnb.cli import main
 from tmnb.snapshot import Snapshot, save
 from tmnb.twin.sample import generate_fleet
 
-#: one worker runs the module, so its module fixtures are built once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("whatif-pool")
-
 TARGET = {"topologyManagerPolicy": "single-numa-node"}
 
 

@@ -18,9 +18,6 @@ from tmnb.postmortem.evidence import open_evidence
 from tmnb.postmortem.report import verdict
 from tmnb.snapshot import Allocation, KubeletInfo, save
 
-#: one worker runs the module, so its module fixtures are built once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("restart-rejections")
-
 WORDS = "SMT Alignment Error: requested 1 cpus not multiple cpus per core = 2"
 
 

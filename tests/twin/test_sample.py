@@ -31,9 +31,6 @@ from tmnb.twin.sample import POOL_LABEL, generate_after, generate_fleet
 from tmnb.twin.sample.specs import apportion
 from tmnb.versions import KubeVersion
 
-#: one worker runs the module, so its module fixtures are built once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("sample-fleets")
-
 TAE = "TopologyAffinityError"
 TAE_MESSAGE = "Resources cannot be allocated with Topology locality"
 EVENT_TTL = timedelta(hours=1)
