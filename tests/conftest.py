@@ -13,6 +13,13 @@ ROOT = Path(__file__).resolve().parents[1]
 REQUIRE_ALL = os.environ.get("TMNB_REQUIRE_ALL") == "1"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The browser files (the demo behind the report checks, JupyterLab driving 04) are the longest
+    on one worker under ``--dist loadfile``: they start first, so they do not finish last while the
+    other worker idles. Every worker sorts the same way, as xdist requires."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is None)  # stable: order kept otherwise
+
+
 def require_tool(name: str) -> str:
     """Path of a real tool the test needs; skip (or fail under TMNB_REQUIRE_ALL) when absent."""
     path = shutil.which(name)
