@@ -14,13 +14,10 @@ REQUIRE_ALL = os.environ.get("TMNB_REQUIRE_ALL") == "1"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Slow files first under ``--dist loadfile``: the browser files (the demo behind the report
-    checks, JupyterLab driving 04), then those running notebooks, so that the many quick files fill
-    the end instead of one long file finishing while the other worker idles. Every worker sorts
-    the same way, as xdist requires; the sort is stable, so the order is kept otherwise."""
-    items.sort(
-        key=lambda item: (item.get_closest_marker("browser") is None, item.get_closest_marker("notebook") is None)
-    )
+    """The browser files (the demo behind the report checks, JupyterLab driving 04) are the longest
+    on one worker under ``--dist loadfile``: they start first, so they do not finish last while the
+    other worker idles. Every worker sorts the same way, as xdist requires."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is None)  # stable: order kept otherwise
 
 
 def require_tool(name: str) -> str:
