@@ -330,15 +330,11 @@ def planned_settings(p: NodePlan) -> KubeletSettings:
     return snapshot_settings(fields, config_file=p.node.kubelet.config_file, config_dir=p.node.kubelet.config_dir)
 
 
-#: While ``lint`` runs: the validator's findings by everything it reads (``_validated``), so the nodes
-#: of one shape and configuration, thousands on a fleet, share them. None outside a run.
-_VALIDATED: dict[tuple[object, ...], tuple[ValidatorFinding, ...]] | None = None
-
-
-def _validated(p: NodePlan) -> tuple[ValidatorFinding, ...]:
-    """``validate_settings`` of the planned configuration on the node's hardware, remembered by its
-    inputs: the node's settings in their order (``repr`` of frozen records, values included), its files'
-    places, the target, the version and the hardware facts the validator takes."""
+def _validated(c: LintContext) -> tuple[ValidatorFinding, ...]:
+    """``validate_settings`` of the planned configuration on the node's hardware, remembered in the lint
+    run's ``c.validated`` by its inputs: the node's settings in their order (``repr`` of frozen records,
+    values included), its files' places, the target, the version and the hardware facts it takes."""
+    p = c.plan
     hw = p.node
     version = p.planned_kubelet.version if p.upgrades else p.version
     memory = hw.capacity.get("memory")
@@ -357,7 +353,7 @@ def _validated(p: NodePlan) -> tuple[ValidatorFinding, ...]:
         memory,
         online,
     )
-    found = _VALIDATED.get(key) if _VALIDATED is not None else None
+    found = c.validated.get(key)
     if found is None:
         found = tuple(
             validate_settings(
@@ -369,15 +365,14 @@ def _validated(p: NodePlan) -> tuple[ValidatorFinding, ...]:
                 online_cpus=CPUSet(online) or None,
             )
         )
-        if _VALIDATED is not None:
-            _VALIDATED[key] = found
+        c.validated[key] = found
     return found
 
 
 def _kubelet_config(c: LintContext) -> Iterator[Hit]:
     """The planned configuration through the version-aware validator: what this kubelet would refuse."""
     p = c.plan
-    for f in _validated(p):
+    for f in _validated(c):
         code = validator_code(f.code)
         if code.covered is not None and code.covered(c):
             continue
@@ -590,16 +585,12 @@ def lint(
         server = KubeVersion.parse(snapshot.cluster.server_version, source="cluster.server_version")
     fleet = FleetContext(snapshot, pool_label)
     findings: list[Finding] = [f for rule in FLEET_RULES for f in rule.run(fleet)]
-    global _VALIDATED
-    _VALIDATED = {}
-    try:
-        for node in snapshot.nodes:
-            decided = steps.get(node.name) if steps is not None else None
-            context = LintContext(plans[node.name], tuple(snapshot.pods_on(node.name)), server, decided)
-            for node_rule in RULES:
-                findings.extend(node_rule.run(context))
-    finally:
-        _VALIDATED = None
+    validated: dict[tuple[object, ...], tuple[ValidatorFinding, ...]] = {}  # one run's, so a patched validator is seen
+    for node in snapshot.nodes:
+        decided = steps.get(node.name) if steps is not None else None
+        context = LintContext(plans[node.name], tuple(snapshot.pods_on(node.name)), server, decided, validated)
+        for node_rule in RULES:
+            findings.extend(node_rule.run(context))
     return findings
 
 

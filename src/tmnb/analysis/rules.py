@@ -19,6 +19,7 @@ from typing import Generic, Literal, Protocol, TypeVar
 
 from tmnb.kubelet.profiles import KubeletProfile
 from tmnb.replay import DrainSteps, NodePlan, drain_steps
+from tmnb.settings.findings import Finding as ValidatorFinding
 from tmnb.snapshot import Node, Pod, Snapshot
 from tmnb.versions import KubeVersion
 
@@ -78,6 +79,9 @@ class LintContext:
     server: KubeVersion | None = None
     #: the node's drain and checkpoint steps when the caller decided them already (readiness does)
     decided: DrainSteps | None = None
+    #: the settings validator's findings by everything it reads, shared by the nodes of one lint run
+    #: (thousands of nodes of one shape and configuration on a fleet)
+    validated: dict[tuple[object, ...], tuple[ValidatorFinding, ...]] = field(default_factory=dict, compare=False)
 
     @property
     def where(self) -> str:

@@ -88,8 +88,8 @@ def verdict_block(
     about: Sequence[str] = (),
     elsewhere: Sequence[str] = (),
 ) -> Verdict:
-    """The answer of 05-compare: what to know about the metrics first (``about``: synthetic series,
-    say), verdict counts, the containers that got worse, the metric
+    """The answer of 05-compare: what to know about the metrics first (``about``: that the series are
+    synthetic, for one), verdict counts, the containers that got worse, the metric
     regressions (``metrics`` = regressions, possible regressions, reasons none were compared;
     ``None`` while they are still being read), those of workloads on nodes the change did not
     touch (``elsewhere``: apart, never the change's fault), and the next command."""
