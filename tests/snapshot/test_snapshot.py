@@ -45,6 +45,43 @@ def test_tampered_file_fails_manifest_check(tmp_path):
         load(path)
 
 
+def test_a_reindented_file_still_verifies_by_its_canonical_digest(tmp_path):
+    path = tmp_path / "s.json"
+    save(snapshot([node("a")], [pod("p1", "a")]), path)
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=4))  # other bytes, same content
+    assert load(path).nodes[0].name == "a"
+
+
+@pytest.mark.parametrize("name", ["snap.json", "snap.json.gz"])
+def test_saving_a_loaded_snapshot_keeps_the_files_bytes(tmp_path, name):
+    """The run folder's copy of an unnarrowed input is the input file itself, and its manifest names
+    the digest a fresh encoding gives."""
+    original = snapshot([node("a"), node("b")], [pod("p1", "a"), pod("p2", "b")])
+    save(original, tmp_path / name)
+    path = tmp_path / name
+    body = path.read_bytes()  # made other bytes of the same content, so the manifest vouches by content
+    path.write_bytes(gzip.compress(gzip.decompress(body), 1) if name.endswith(".gz") else body.replace(b"\n", b"\n  "))
+    loaded = load(path)
+    manifest = save(loaded, tmp_path / "copy" / name)
+    assert (tmp_path / "copy" / name).read_bytes() == path.read_bytes()
+    assert manifest["sha256"] == digest(original)
+    assert load(tmp_path / "copy" / name) == original
+
+
+def test_a_narrowed_or_changed_snapshot_is_encoded_afresh(tmp_path):
+    from tmnb.snapshot.select import select_nodes
+
+    path = tmp_path / "s.json.gz"
+    save(snapshot([node("a", labels={"pool": "x"}), node("b")], [pod("p1", "a"), pod("p2", "b")]), path)
+    loaded = load(path)
+    narrowed = select_nodes(loaded, "pool=x")
+    assert save(narrowed, tmp_path / "narrowed.json.gz")["sha256"] == digest(narrowed)
+    assert [n.name for n in load(tmp_path / "narrowed.json.gz").nodes] == ["a"]
+    save(snapshot([node("c")]), path)  # the input file is replaced after it was read
+    assert save(loaded, tmp_path / "later.json.gz")["sha256"] == digest(loaded)
+    assert load(tmp_path / "later.json.gz") == loaded
+
+
 def test_truncated_json_names_file_and_line(tmp_path):
     path = tmp_path / "cut.json"
     text = json.dumps(sample_doc(), indent=1)

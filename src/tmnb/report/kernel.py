@@ -12,13 +12,18 @@ from __future__ import annotations
 import ast
 import json
 import os
+import subprocess
+import sys
+import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tmnb.report.preload import PRELOAD_ENV
+from tmnb.report.standby import LAUNCHER, READ_AHEAD_ENV
 
 if TYPE_CHECKING:
     from jupyter_client.manager import AsyncKernelManager
+    from jupyter_client.provisioning.local_provisioner import LocalProvisioner
     from traitlets.config import Config
 
 KERNEL_NAME = "python3"
@@ -87,15 +92,98 @@ def _kernel_manager() -> type[AsyncKernelManager]:
     return ShutdownWithoutInterrupt
 
 
+class Standby:
+    """The process a run's kernel will be (``tmnb.report.standby``), started before the parameters
+    are checked so that its imports and the snapshot file's read overlap the checks. It becomes the
+    kernel when the kernel manager launches one (``become``); otherwise leaving the ``with`` block
+    ends it, and no kernel ever ran."""
+
+    def __init__(self, read_ahead: str = "") -> None:
+        self.handed = False
+        self.options = _interpreter_options()
+        self.process = subprocess.Popen(
+            [sys.executable, *self.options, "-m", "tmnb.report.standby"],
+            stdin=subprocess.PIPE,
+            env={**os.environ, READ_AHEAD_ENV: read_ahead},
+            start_new_session=True,  # as jupyter_client starts kernels: signals go to its group
+        )
+
+    def __enter__(self) -> Standby:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Not a kernel (or one whose start failed half-way): end it; a kernel has ended by now."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdin and not self.handed:
+            self.process.stdin.close()
+
+    def become(self, cmd: list[str], env: dict[str, str], cwd: str | None) -> subprocess.Popen[bytes] | None:
+        """Hand the kernel's command line to the waiting process; None when it cannot take it (another
+        interpreter's kernel, or the process is gone), and the kernel is then launched as usual."""
+        head = [*self.options, *LAUNCHER]
+        if self.handed or cmd[1 : len(head) + 1] != head or not _same_file(cmd[0], sys.executable):
+            return None
+        order = {"argv": cmd[len(head) + 1 :], "env": env, "cwd": cwd or ""}
+        try:
+            assert self.process.stdin is not None
+            self.process.stdin.write(json.dumps(order).encode() + b"\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return None
+        self.handed = True
+        return self.process
+
+
+def _interpreter_options() -> list[str]:
+    """The interpreter's options on the kernel's command line (ipykernel 7 turns frozen modules
+    off for its debugger): the process that becomes the kernel starts with the same."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        argv = KernelSpecManager().get_kernel_spec(KERNEL_NAME).argv
+    except NoSuchKernel:
+        return []
+    return argv[1 : argv.index(LAUNCHER[0])] if LAUNCHER[0] in argv else []
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _standby_provisioner(standby: Standby, manager: AsyncKernelManager) -> LocalProvisioner:
+    """jupyter_client's local provisioner, launching into ``standby`` instead of a new process."""
+    from jupyter_client.provisioning.local_provisioner import LocalProvisioner
+
+    class StandbyProvisioner(LocalProvisioner):
+        async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> Any:
+            process = standby.become(cmd, kwargs.get("env") or dict(os.environ), kwargs.get("cwd"))
+            if process is None:
+                return await super().launch_kernel(cmd, **kwargs)
+            self.process, self.pid, self.cwd = process, process.pid, kwargs.get("cwd", Path.cwd())
+            self.pgid = os.getpgid(process.pid)
+            return self.connection_info
+
+    return StandbyProvisioner(kernel_id=manager.kernel_id, kernel_spec=manager.kernel_spec, parent=manager)
+
+
 class WarmKernel:
     """A started kernel with the notebook's modules importing; ``manager`` goes to papermill, which
-    leaves a kernel it did not start running: ``stop`` ends it."""
+    leaves a kernel it did not start running: ``stop`` ends it. With a ``standby`` process, that
+    process becomes the kernel."""
 
-    def __init__(self, notebook: Path, *, live: bool = False) -> None:
+    def __init__(self, notebook: Path, *, live: bool = False, standby: Standby | None = None) -> None:
         from jupyter_core.utils import run_sync
 
         self._stopped = self._stop_requested = False
         self.manager = _kernel_manager()(kernel_name=KERNEL_NAME, config=kernel_config())
+        if standby is not None:
+            self.manager.kernel_id = str(uuid.uuid4())
+            self.manager.provisioner = _standby_provisioner(standby, self.manager)
         modules = imported_modules(notebook) + (LIVE_MODULES if live else [])
         env = {**os.environ, PRELOAD_ENV: ",".join(modules)}
         run_sync(self.manager.start_kernel)(extra_arguments=KERNEL_ARGUMENTS, env=env)

@@ -27,7 +27,7 @@ from tmnb.redact import secret_in
 from tmnb.report import ipynb
 from tmnb.report.checks import check_parameters
 from tmnb.report.glue import read_glued
-from tmnb.report.kernel import KERNEL_NAME, WarmKernel, kernel_config
+from tmnb.report.kernel import KERNEL_NAME, Standby, WarmKernel, kernel_config
 from tmnb.report.params import check_choice, declared_parameters, default_value, typed_parameters
 from tmnb.report.places import resolve_reports_dir
 from tmnb.report.preload import without_iri_grammar
@@ -216,7 +216,10 @@ def _run(
                 "pass secrets through the environment (e.g. env:VAR) instead",
                 where=f"parameter {name}",
             )
-    check_parameters(src, {**{name: default_value(d) for name, d in declared.items()}, **typed})
+    given = {**{name: default_value(d) for name, d in declared.items()}, **typed}
+    source = given.get("source")
+    standby = None if kernel else kernels.enter_context(Standby(source if isinstance(source, str) else ""))
+    check_parameters(src, given)
     if "out_dir" in typed:  # what the notebook writes there is evidence: that folder is the run folder
         asked = Path(typed["out_dir"])
         if out is not None and Path(out).resolve() != asked.resolve():
@@ -231,13 +234,14 @@ def _run(
 
     executed = folder / src.name
     started, t0 = _now(), time.monotonic()
+    live = typed.get("source") == "live"
     ahead = kernel
     failure = _execute(
         src,
         executed,
         typed,
         timeout,
-        lambda: ahead or kernels.enter_context(WarmKernel(src, live=typed.get("source") == "live")),
+        lambda: ahead or kernels.enter_context(WarmKernel(src, live=live, standby=standby)),
     )
     if failure:
         _mark_failed(executed, failure)

@@ -15,6 +15,7 @@ import io
 import json
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +27,11 @@ from tmnb.parse.files import MIB, read_capped
 from tmnb.parse.kubelet_config import check_field_value
 from tmnb.parse.numbers import json_int
 from tmnb.snapshot.identity import duplicate_node, duplicate_pod
-from tmnb.snapshot.model import SCHEMA_ID, Snapshot
+from tmnb.snapshot.model import SCHEMA_ID, Snapshot, SnapshotSource
 from tmnb.snapshot.values import find_out_of_range
 
 _ADAPTER: TypeAdapter[Snapshot] = TypeAdapter(Snapshot)
+_SOURCE_ADAPTER: TypeAdapter[SnapshotSource] = TypeAdapter(SnapshotSource)
 _GZIP_MAGIC = b"\x1f\x8b"
 #: Largest snapshot read, compressed or not: a fleet of thousands of nodes with their pods stays far
 #: below it, and ``/dev/zero`` or a disk image given by mistake stops here instead of at the OOM killer.
@@ -145,34 +147,57 @@ def sniff(path: str | Path, label: str | None = None) -> None:
         raise SnapshotError(f"not a snapshot: it starts with {what}, expected a JSON object or gzip data", source=label)
 
 
-def _read_snapshot_bytes(path: Path, label: str, limit: int) -> bytes:
-    """The file's bytes, refusing early what cannot be a snapshot (a device, a binary, a huge file)."""
+def _read_snapshot_bytes(path: Path, label: str, limit: int) -> tuple[bytes, bytes]:
+    """The file's bytes and its JSON text (the same bytes unless gzip), refusing early what cannot be
+    a snapshot (a device, a binary, a huge file)."""
     sniff(path, label)
     try:
-        raw = read_capped(path, limit=limit, what="a snapshot file", source=label)
+        body = read_capped(path, limit=limit, what="a snapshot file", source=label)
     except InputError as exc:
         raise SnapshotError(exc.message, source=label) from None
-    if raw.startswith(_GZIP_MAGIC):
-        try:
-            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
-                raw = unzipped.read(limit + 1)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise SnapshotError(f"gzip data is truncated or corrupt ({exc})", source=label) from None
-        if len(raw) > limit:
-            raise SnapshotError(f"decompresses to more than {limit // MIB} MiB; expected a snapshot", source=label)
-    return raw
+    if not body.startswith(_GZIP_MAGIC):
+        return body, body
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(body)) as unzipped:
+            raw = unzipped.read(limit + 1)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise SnapshotError(f"gzip data is truncated or corrupt ({exc})", source=label) from None
+    if len(raw) > limit:
+        raise SnapshotError(f"decompresses to more than {limit // MIB} MiB; expected a snapshot", source=label)
+    return body, raw
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """The verified file a snapshot was loaded from: ``save`` of that same (unnarrowed) snapshot
+    copies the file, still holding these bytes, instead of encoding 200 MB of JSON again (10 s at
+    5,000 nodes). ``sha256`` is the canonical digest its manifest vouched for."""
+
+    path: Path
+    file_sha256: str
+    sha256: str
+    packed: bool
+
+
+_STORED = "_stored_file"
 
 
 def load(path: str | Path, *, limit: int = MAX_SNAPSHOT_BYTES) -> Snapshot:
     """Load a ``.json`` or gzip-compressed snapshot, verifying its sidecar manifest when present."""
     path = Path(path)
     label = str(path)
-    raw = _read_snapshot_bytes(path, label, limit)
+    body, raw = _read_snapshot_bytes(path, label, limit)
     with _collector_paused():
-        return _decoded(raw, path, label)
+        data = _decoded(raw, label)
+        snapshot = from_dict(data, source=label)
+        file_sha256 = hashlib.sha256(body).hexdigest()
+        vouched = _verify_manifest(path, file_sha256, data)
+    if vouched is not None:
+        snapshot.__dict__[_STORED] = StoredFile(path, file_sha256, vouched, body.startswith(_GZIP_MAGIC))
+    return snapshot
 
 
-def _decoded(raw: bytes, path: Path, label: str) -> Snapshot:
+def _decoded(raw: bytes, label: str) -> Any:
     try:
         data = json.loads(raw, parse_int=json_int)
     except UnicodeDecodeError:
@@ -182,23 +207,32 @@ def _decoded(raw: bytes, path: Path, label: str) -> Snapshot:
         raise SnapshotError(f"invalid JSON: {exc.msg}{hint}", source=label, line=exc.lineno) from None
     except (ValueError, RecursionError) as exc:
         raise SnapshotError(f"invalid JSON: {exc}", source=label) from None
-    snapshot = from_dict(data, source=label)
-    _verify_manifest(path, data)
-    return snapshot
+    return data
 
 
 def manifest_path(path: Path) -> Path:
     return path.with_name(path.name + ".manifest.json")
 
 
-def _verify_manifest(path: Path, data: dict[str, Any]) -> None:
+def _verify_manifest(path: Path, file_sha256: str, data: dict[str, Any]) -> str | None:
+    """The canonical digest the sidecar manifest names, once the file is shown to hold what it
+    describes; None without a manifest.
+
+    A file whose bytes are the ones its manifest's ``file_sha256`` names is the file written with
+    that manifest, so its canonical digest is the manifest's: the canonical JSON (4 s at 5,000 nodes)
+    is computed only for a file that was re-compressed, re-indented or edited since."""
     mpath = manifest_path(path)
     if not mpath.exists():
-        return
+        return None
     try:
-        expected = json.loads(mpath.read_text())["sha256"]
+        manifest = json.loads(mpath.read_text())
+        expected = manifest["sha256"]
+        if not isinstance(expected, str):
+            raise TypeError(expected)
     except (OSError, ValueError, KeyError, TypeError):
         raise SnapshotError("manifest is unreadable or has no sha256", source=str(mpath)) from None
+    if manifest.get("file_sha256") == file_sha256:
+        return expected
     actual = hashlib.sha256(canonical_json(data)).hexdigest()
     if actual != expected:
         raise SnapshotError(
@@ -206,6 +240,7 @@ def _verify_manifest(path: Path, data: dict[str, Any]) -> None:
             "the file was modified after it was written",
             source=str(path),
         )
+    return expected
 
 
 def save(snapshot: Snapshot, path: str | Path) -> dict[str, Any]:
@@ -221,10 +256,15 @@ def save(snapshot: Snapshot, path: str | Path) -> dict[str, Any]:
 
 
 def _saved(snapshot: Snapshot, path: Path) -> dict[str, Any]:
-    data = to_dict(snapshot)
     packed = path.suffix == ".gz"
-    text = json.dumps(data, indent=None if packed else 1, ensure_ascii=False, sort_keys=False).encode() + b"\n"
-    body = gzip.compress(text, compresslevel=6, mtime=0) if packed else text
+    copied = _stored_body(snapshot.__dict__.get(_STORED), packed)
+    if copied:
+        body, sha256 = copied
+    else:
+        data = to_dict(snapshot)
+        text = json.dumps(data, indent=None if packed else 1, ensure_ascii=False, sort_keys=False).encode() + b"\n"
+        body = gzip.compress(text, compresslevel=6, mtime=0) if packed else text
+        sha256 = hashlib.sha256(canonical_json(data)).hexdigest()
     tmp = path.with_name(path.name + ".tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -238,13 +278,25 @@ def _saved(snapshot: Snapshot, path: Path) -> dict[str, Any]:
     manifest = {
         "schema": SCHEMA_ID,
         "file": path.name,
-        "sha256": hashlib.sha256(canonical_json(data)).hexdigest(),
+        "sha256": sha256,
         "file_sha256": hashlib.sha256(body).hexdigest(),
         "captured_at": snapshot.captured_at,
-        "source": data["source"],
+        "source": _SOURCE_ADAPTER.dump_python(snapshot.source, mode="json"),
         "nodes": len(snapshot.nodes),
         "pods": len(snapshot.pods),
         "tmnb_version": __version__,
     }
     manifest_path(path).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+def _stored_body(stored: StoredFile | None, packed: bool) -> tuple[bytes, str] | None:
+    """The bytes of the file the snapshot was loaded from and its canonical digest, when it is
+    compressed as the new file will be and still holds what was verified at load."""
+    if stored is None or stored.packed != packed:
+        return None
+    try:
+        body = read_capped(stored.path, limit=MAX_SNAPSHOT_BYTES, what="a snapshot file")
+    except InputError:
+        return None
+    return (body, stored.sha256) if hashlib.sha256(body).hexdigest() == stored.file_sha256 else None

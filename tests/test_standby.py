@@ -1,0 +1,84 @@
+"""The run's kernel process starts before the parameters are checked (``tmnb.report.standby``): it
+becomes the kernel only once they pass, its read of the snapshot file is the one the notebook uses,
+and a refused parameter ends it with no kernel ever started."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from notebook_factory import write_notebook
+from tmnb.errors import InputError
+from tmnb.report import runner
+from tmnb.report.kernel import Standby
+from tmnb.snapshot import save
+from tmnb.sources import resolve
+from tmnb.sources.embedded import load_sample
+
+pytestmark = pytest.mark.notebook
+
+
+@pytest.fixture
+def standbys(monkeypatch: pytest.MonkeyPatch) -> list[Standby]:
+    """Every standby process a run starts, to look at afterwards."""
+    started: list[Standby] = []
+
+    class Recorded(Standby):
+        def __init__(self, read_ahead: str = "") -> None:
+            super().__init__(read_ahead)
+            started.append(self)
+
+    monkeypatch.setattr(runner, "Standby", Recorded)
+    return started
+
+
+@pytest.fixture
+def snapshot_file(tmp_path: Path) -> Path:
+    path = tmp_path / "fleet.json.gz"
+    save(load_sample(), path)
+    return path
+
+
+def test_the_kernel_is_the_standby_and_uses_the_file_it_read(tmp_path, snapshot_file, standbys):
+    notebook = write_notebook(
+        tmp_path / "probe.ipynb",
+        'source = "sample"\nout_dir = "."',
+        "import json, os\nfrom tmnb.sources import resolve\nahead = sorted(resolve._READ_AHEAD)",
+        "snap = resolve.open_snapshot(source)\n"
+        "print(json.dumps([os.getpid(), ahead, sorted(resolve._READ_AHEAD), len(snap.nodes)]))",
+    )
+    result = runner.run(notebook, [("source", str(snapshot_file))], out=tmp_path / "run")
+    printed = json.loads(result.notebook.read_text())["cells"][-1]["outputs"][0]["text"]
+    pid, before, after, nodes = json.loads("".join(printed))
+    assert [s.process.pid for s in standbys] == [pid]
+    assert before == [os.path.realpath(snapshot_file)] and after == []  # read ahead, then taken
+    assert nodes == len(load_sample().nodes)
+
+
+def test_a_changed_file_is_read_again(tmp_path, snapshot_file):
+    resolve.read_ahead(str(snapshot_file))
+    smaller = load_sample()
+    save(type(smaller)(captured_at=smaller.captured_at, source=smaller.source, nodes=smaller.nodes[:1]), snapshot_file)
+    assert len(resolve.open_snapshot(str(snapshot_file)).nodes) == 1
+    assert not resolve._READ_AHEAD
+
+
+def test_a_file_that_does_not_load_is_left_to_the_notebooks_own_read(tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"schema": "tmnb.snapshot/v1", "nodes": [')
+    resolve.read_ahead(str(broken))
+    assert not resolve._READ_AHEAD
+    with pytest.raises(InputError, match="invalid JSON"):
+        resolve.open_snapshot(str(broken))
+
+
+def test_a_refused_parameter_ends_the_standby_and_no_kernel_ran(tmp_path, snapshot_file, standbys):
+    with pytest.raises(InputError, match="parameter node_selector"):
+        runner.run(
+            "03-readiness", [("source", str(snapshot_file)), ("node_selector", "pool=nosuch")], out=tmp_path / "r"
+        )
+    assert len(standbys) == 1 and standbys[0].process.returncode is not None
+    assert not standbys[0].handed and not (tmp_path / "r").exists()
