@@ -104,7 +104,9 @@ class Standby:
         self.process = subprocess.Popen(
             [sys.executable, *self.options, "-m", "tmnb.report.standby"],
             stdin=subprocess.PIPE,
-            env={**os.environ, READ_AHEAD_ENV: read_ahead},
+            # ipykernel reads JPY_PARENT_PID when it is imported, to end the kernel when its parent goes;
+            # jupyter_client gives the kernel this process's pid, so the standby has it from the start
+            env={**os.environ, READ_AHEAD_ENV: read_ahead, "JPY_PARENT_PID": str(os.getpid())},
             start_new_session=True,  # as jupyter_client starts kernels: signals go to its group
         )
 

@@ -99,6 +99,7 @@ def _papermill(
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
+    from tmnb.report.engine import ENGINE_NAME
     from tmnb.report.html import prepare_in_background
 
     logging.getLogger("papermill").setLevel(logging.WARNING)
@@ -109,6 +110,7 @@ def _papermill(
             str(dst),
             parameters=parameters,
             kernel_name=KERNEL_NAME,
+            engine_name=ENGINE_NAME,
             progress_bar=False,
             execution_timeout=math.ceil(timeout),  # nbclient counts whole seconds
             request_save_on_cell_execute=True,

@@ -62,7 +62,10 @@ def defaults_for(version: KubeVersion | None) -> dict[str, Any]:
     """Defaults of the fields that exist in ``version`` (all of them when the version is unknown)."""
     kubelet = None if version is None else resolve(version).profile  # once: a profile is built per call
     return {
-        name: copy.deepcopy(value) for name, value in _DEFAULTS.items() if kubelet is None or kubelet.knows_field(name)
+        # a fresh copy of each mapping or list, for a caller that changes it; scalars are shared
+        name: copy.deepcopy(value) if isinstance(value, dict | list) else value
+        for name, value in _DEFAULTS.items()
+        if kubelet is None or kubelet.knows_field(name)
     }
 
 

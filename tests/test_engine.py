@@ -1,0 +1,58 @@
+"""The notebook in progress (``tmnb.report.engine``): a run killed mid-way leaves a notebook Jupyter
+reads, with the outputs of the cells that finished; a finished run's notebook is papermill's own."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from notebook_factory import write_notebook
+from tmnb.report.runner import run
+
+pytestmark = pytest.mark.notebook
+
+
+def test_a_run_killed_mid_way_leaves_the_finished_cells_readable(tmp_path: Path) -> None:
+    notebook = write_notebook(
+        tmp_path / "slow.ipynb",
+        'out_dir = "."',
+        "print('first cell done')",
+        "import time\ntime.sleep(60)",
+    )
+    folder = tmp_path / "run"
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "tmnb.cli", "run", str(notebook), "--out", str(folder)], start_new_session=True
+    )
+    executed = folder / "slow.ipynb"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _outputs(executed):
+        time.sleep(0.2)
+    runner.send_signal(signal.SIGKILL)
+    runner.wait()
+    nb = nbformat.read(executed, as_version=4)  # validates against the notebook schema
+    printing, sleeping = nb.cells[-2:]
+    assert printing.outputs[0]["text"] == "first cell done\n"
+    assert sleeping.metadata.papermill["status"] == "running"
+
+
+def _outputs(executed: Path) -> list[object]:
+    """The outputs of the cell before the last as saved so far (none while the file is not there)."""
+    try:
+        return list(json.loads(executed.read_text())["cells"][-2]["outputs"])
+    except (OSError, ValueError):
+        return []
+
+
+def test_a_finished_run_is_written_as_papermill_writes_it(tmp_path: Path) -> None:
+    notebook = write_notebook(tmp_path / "ok.ipynb", 'out_dir = "."', "print('a\\nb')")
+    result = run(notebook, out=tmp_path / "run")
+    text = result.notebook.read_text()
+    assert text == nbformat.writes(nbformat.reads(text, as_version=4))  # indented, lines split
+    assert json.loads(text)["cells"][-1]["outputs"][0]["text"] == ["a\n", "b\n"]
