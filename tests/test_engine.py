@@ -1,5 +1,6 @@
 """The notebook in progress (``tmnb.report.engine``): a run killed mid-way leaves a notebook Jupyter
-reads, with the outputs of the cells that finished; a finished run's notebook is papermill's own."""
+reads, with the outputs of the cells that finished, and its kernel does not outlive it; a finished
+run's notebook is papermill's own."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def test_a_run_killed_mid_way_leaves_the_finished_cells_readable(tmp_path: Path)
     notebook = write_notebook(
         tmp_path / "slow.ipynb",
         'out_dir = "."',
-        "print('first cell done')",
+        "import os\nprint('first cell done', os.getpid())",
         "import time\ntime.sleep(60)",
     )
     folder = tmp_path / "run"
@@ -38,8 +39,21 @@ def test_a_run_killed_mid_way_leaves_the_finished_cells_readable(tmp_path: Path)
     runner.wait()
     nb = nbformat.read(executed, as_version=4)  # validates against the notebook schema
     printing, sleeping = nb.cells[-2:]
-    assert printing.outputs[0]["text"] == "first cell done\n"
+    words, kernel = printing.outputs[0]["text"].rsplit(" ", 1)
+    assert words == "first cell done"
     assert sleeping.metadata.papermill["status"] == "running"
+    deadline = time.monotonic() + 30  # ipykernel looks for its parent every second
+    while time.monotonic() < deadline and _running(int(kernel)):
+        time.sleep(0.2)
+    assert not _running(int(kernel)), "the kernel outlived the run that started it"
+
+
+def _running(pid: int) -> bool:
+    """The process exists and has not exited (a zombie waits only for its reaper)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _outputs(executed: Path) -> list[object]:
