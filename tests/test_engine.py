@@ -70,3 +70,11 @@ def test_a_finished_run_is_written_as_papermill_writes_it(tmp_path: Path) -> Non
     text = result.notebook.read_text()
     assert text == nbformat.writes(nbformat.reads(text, as_version=4))  # indented, lines split
     assert json.loads(text)["cells"][-1]["outputs"][0]["text"] == ["a\n", "b\n"]
+
+
+def test_a_notebook_saved_without_kernel_metadata_runs_on_the_python_kernel(tmp_path: Path) -> None:
+    parameters = nbformat.v4.new_code_cell("factor = 6", metadata={"tags": ["parameters"]})
+    bare = nbformat.v4.new_notebook(cells=[parameters, nbformat.v4.new_code_cell("print(factor * 7)")])
+    nbformat.write(bare, tmp_path / "bare.ipynb")  # no kernelspec, no language_info
+    result = run(tmp_path / "bare.ipynb", out=tmp_path / "run")
+    assert json.loads(result.notebook.read_text())["cells"][-1]["outputs"][0]["text"] == ["42\n"]

@@ -110,6 +110,7 @@ def _papermill(
             str(dst),
             parameters=parameters,
             kernel_name=KERNEL_NAME,
+            language="python",  # the kernel's: a notebook saved without kernel metadata runs all the same
             engine_name=ENGINE_NAME,
             progress_bar=False,
             execution_timeout=math.ceil(timeout),  # nbclient counts whole seconds
