@@ -19,7 +19,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from itertools import islice
+from itertools import count, islice
 from typing import Any, Protocol, TypeVar
 
 import pandas as pd
@@ -99,15 +99,19 @@ def common_sizes(snapshot: Snapshot, count: int = 3) -> list[tuple[str, str]]:
     return picked or [("2", "4Gi"), ("4", "8Gi"), ("8", "16Gi")]
 
 
-def _probe(cpu: str, memory: str, i: int) -> ModelPod:
+def _probes(cpu: str, memory: str) -> Iterator[ModelPod]:
+    """Guaranteed pods of one size, one after another: each its own pod, all with the same (frozen)
+    container, whose requests are parsed once for a node's hundreds of probes."""
     res = {"cpu": cpu, "memory": memory}
-    return ModelPod(
-        uid=f"headroom-{cpu}-{memory}-{i}",
-        name=f"probe-{i}",
-        namespace="tmnb-headroom",
-        containers=(ModelContainer("probe", res, res),),
-        qos_class="Guaranteed",
-    )
+    containers = (ModelContainer("probe", res, res),)
+    for i in count():
+        yield ModelPod(
+            uid=f"headroom-{cpu}-{memory}-{i}",
+            name=f"probe-{i}",
+            namespace="tmnb-headroom",
+            containers=containers,
+            qos_class="Guaranteed",
+        )
 
 
 def _fits(node: Node, admitted: Iterable[Pod], cpu: str, memory: str) -> int | None:
@@ -141,7 +145,8 @@ def headroom(
         for _, p in admitted if batch is None else ():
             sim.admit(p)
         n = 0
-        while n < limit and sim.admit(_probe(cpu, memory, n)).admitted:
+        probes = _probes(cpu, memory)
+        while n < limit and sim.admits(next(probes)):
             n += 1
         out[f"{cpu} CPU / {memory}"] = None if n == HEADROOM_LIMIT else n
     return out

@@ -406,13 +406,22 @@ class NodeSimulator:
         """One pod through the Topology Manager's Admit. Once the pod sources are ready the managers'
         stale-state clean-up releases what a rejected pod was given before the next admission; while
         they are not (the first batch after a start, ``restart``) it stays taken."""
+        admitted, result = self._admitted(pod, sources_ready)
+        return self._result(admitted, result)
+
+    def admits(self, pod: Pod) -> bool:
+        """``admit`` for a caller that only counts admissions (the headroom probes): the same
+        admission, without the per-container result it would build."""
+        return self._admitted(pod, True)[1].admit
+
+    def _admitted(self, pod: Pod | Mapping[str, Any], sources_ready: bool) -> tuple[Pod, AdmitResult]:
         if not isinstance(pod, Pod):
             pod = Pod.from_pod_dict(pod)
         pod = self._with_kubelet_qos(pod)
         result = admit_pod(self.topology.policy, self.topology.scope, self.providers, pod)
         if not result.admit and sources_ready:
             self.remove_pod(pod)
-        return self._result(pod, result)
+        return pod, result
 
     def restart(self, pods: Iterable[Pod | Mapping[str, Any]]) -> list[PodResult]:
         """The pod source's first batch after the kubelet (re)starts, in the order given (the kubelet
