@@ -5,6 +5,10 @@ in the parent, then the kernel's boot, then the notebook's imports in its first 
 kubelet model, matplotlib). Started first, the kernel boots and imports the notebook's modules
 (``tmnb.report.preload``) on the other core while the parent imports papermill; papermill is then
 handed the running kernel.
+
+Earlier still, while the parameters are checked, the process that will be the kernel is already
+running (``Standby``): it imports ipykernel and reads the run's snapshot file, which the checks read
+too; it becomes the kernel only once they pass.
 """
 
 from __future__ import annotations
