@@ -16,6 +16,7 @@ folder is packed into one verified evidence bundle beside it. Every report lands
 
 from __future__ import annotations
 
+import gzip
 import os
 import sys
 import tempfile
@@ -166,8 +167,8 @@ def _metrics(folder: Path, before: str, after: str, canary: str) -> Iterator[dic
     (the sandbox runs no containers), through a real Prometheus when one is installed, else from
     the long-format file. Their change is placed 2 h 30 min ago, so both windows lie in the past;
     the canary's workloads come first for the roles, so the regression is where the change was.
-    The series served stay beside the file (``demo-metrics.om``, about 20 MB): the server ends with
-    the demo, and with them 05 can be served the same series and run again."""
+    The series served stay beside the file, compressed (``demo-metrics.om.gz``, 20 MB of text): the
+    server ends with the demo, and with them 05 can be served the same series and run again."""
     from tmnb.metrics import backfill
     from tmnb.snapshot import load
     from tmnb.twin.metrics import Timeline, workloads, write_long_format, write_openmetrics
@@ -191,11 +192,13 @@ def _metrics(folder: Path, before: str, after: str, canary: str) -> Iterator[dic
         print(f"demo: metrics from {csv} ({clock}); no Prometheus installed", file=sys.stderr, flush=True)
         yield {**at, "metrics_file": str(csv)}
         return
-    series = write_openmetrics(where / "demo-metrics.om", timeline, loads)
-    with tempfile.TemporaryDirectory() as scratch, backfill.served(series, Path(scratch) / "prometheus") as url:
-        print(f"demo: metrics through Prometheus at {url} ({clock}), backfilled with promtool",
-              file=sys.stderr, flush=True)  # fmt: skip
-        yield {**at, "prometheus_url": url, "metrics_file": ""}
+    with tempfile.TemporaryDirectory() as scratch:
+        series = write_openmetrics(Path(scratch) / "demo-metrics.om", timeline, loads)
+        (where / "demo-metrics.om.gz").write_bytes(gzip.compress(series.read_bytes(), compresslevel=1, mtime=0))
+        with backfill.served(series, Path(scratch) / "prometheus") as url:
+            print(f"demo: metrics through Prometheus at {url} ({clock}), backfilled with promtool",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            yield {**at, "prometheus_url": url, "metrics_file": ""}
 
 
 def pack_demo(folder: Path) -> Path:
