@@ -1,6 +1,7 @@
-"""The run's kernel process starts before the parameters are checked (``tmnb.report.standby``): it
-becomes the kernel only once they pass, its read of the snapshot file is the one the notebook uses,
-and a refused parameter ends it with no kernel ever started."""
+"""The run's kernel process starts before the parameters are checked (``tmnb.report.standby``): the
+checks run there, on the snapshot file it read, and the notebook uses that read; it becomes the
+kernel only once they pass; a refused parameter ends it with no kernel ever started, in the words
+the runner's own checks use; a standby that cannot check leaves the checks to the runner."""
 
 from __future__ import annotations
 
@@ -82,3 +83,27 @@ def test_a_refused_parameter_ends_the_standby_and_no_kernel_ran(tmp_path, snapsh
         )
     assert len(standbys) == 1 and standbys[0].process.returncode is not None
     assert not standbys[0].handed and not (tmp_path / "r").exists()
+
+
+def test_the_runner_leaves_the_checks_to_the_standby(tmp_path, snapshot_file, standbys, monkeypatch):
+    def not_here(*args: object) -> None:
+        raise AssertionError("the runner checked the parameters itself")
+
+    monkeypatch.setattr(runner, "check_parameters", not_here)
+    result = runner.run("02-numa-occupancy", [("source", str(snapshot_file))], out=tmp_path / "run")
+    assert result.status == "ok" and len(standbys) == 1
+
+
+def test_a_standby_that_cannot_check_leaves_the_checks_to_the_runner(tmp_path, snapshot_file, monkeypatch):
+    class Gone(Standby):
+        def __init__(self, read_ahead: str = "") -> None:
+            super().__init__(read_ahead)
+            self.process.kill()
+            self.process.wait()
+
+    monkeypatch.setattr(runner, "Standby", Gone)
+    with pytest.raises(InputError, match="parameter node_selector: matches no node"):
+        runner.run(
+            "03-readiness", [("source", str(snapshot_file)), ("node_selector", "pool=nosuch")], out=tmp_path / "r"
+        )
+    assert not (tmp_path / "r").exists()

@@ -6,9 +6,9 @@ kubelet model, matplotlib). Started first, the kernel boots and imports the note
 (``tmnb.report.preload``) on the other core while the parent imports papermill; papermill is then
 handed the running kernel.
 
-Earlier still, while the parameters are checked, the process that will be the kernel is already
-running (``Standby``): it imports ipykernel and reads the run's snapshot file, which the checks read
-too; it becomes the kernel only once they pass.
+Earlier still, the process that will be the kernel is started before the parameters are checked
+(``Standby``): it imports ipykernel, reads the run's snapshot file and runs the checks on it; it
+becomes the kernel only once they pass.
 """
 
 from __future__ import annotations
@@ -16,14 +16,16 @@ from __future__ import annotations
 import ast
 import json
 import os
+import pickle
 import subprocess
 import sys
 import uuid
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tmnb.report.preload import PRELOAD_ENV
-from tmnb.report.standby import LAUNCHER, READ_AHEAD_ENV
+from tmnb.report.standby import CHANNEL_ENV, LAUNCHER, READ_AHEAD_ENV
 
 if TYPE_CHECKING:
     from jupyter_client.manager import AsyncKernelManager
@@ -98,32 +100,58 @@ def _kernel_manager() -> type[AsyncKernelManager]:
 
 class Standby:
     """The process a run's kernel will be (``tmnb.report.standby``), started before the parameters
-    are checked so that its imports and the snapshot file's read overlap the checks. It becomes the
+    are checked: it reads the run's snapshot file, runs the checks on it (``check``) and becomes the
     kernel when the kernel manager launches one (``become``); otherwise leaving the ``with`` block
     ends it, and no kernel ever ran."""
 
     def __init__(self, read_ahead: str = "") -> None:
         self.handed = False
         self.options = _interpreter_options()
+        requests, self._requests = os.pipe()
+        self._replies, replies = os.pipe()
         self.process = subprocess.Popen(
             [sys.executable, *self.options, "-m", "tmnb.report.standby"],
             stdin=subprocess.PIPE,
+            pass_fds=(requests, replies),
             # ipykernel reads JPY_PARENT_PID when it is imported, to end the kernel when its parent goes;
             # jupyter_client gives the kernel this process's pid, so the standby has it from the start
-            env={**os.environ, READ_AHEAD_ENV: read_ahead, "JPY_PARENT_PID": str(os.getpid())},
+            env={
+                **os.environ,
+                READ_AHEAD_ENV: read_ahead,
+                CHANNEL_ENV: f"{requests},{replies}",
+                "JPY_PARENT_PID": str(os.getpid()),
+            },
             start_new_session=True,  # as jupyter_client starts kernels: signals go to its group
         )
+        os.close(requests)
+        os.close(replies)
+        self.channel = (Connection(self._requests, readable=False), Connection(self._replies, writable=False))
 
     def __enter__(self) -> Standby:
         return self
 
     def __exit__(self, *exc: object) -> None:
         """Not a kernel (or one whose start failed half-way): end it; a kernel has ended by now."""
+        for end in self.channel:
+            end.close()
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
         if self.process.stdin and not self.handed:
             self.process.stdin.close()
+
+    def check(self, notebook: Path, params: dict[str, Any]) -> bool:
+        """The parameter checks, run in the standby on the snapshot it read; what they raise is raised
+        here. False: the standby could not run them or say how they ended (it is gone, a value does
+        not pickle), and the caller checks itself."""
+        try:
+            self.channel[0].send(("check", str(notebook), params))
+            outcome = self.channel[1].recv()
+        except (OSError, EOFError, pickle.PickleError, TypeError, AttributeError):
+            return False
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome is None
 
     def become(self, cmd: list[str], env: dict[str, str], cwd: str | None) -> subprocess.Popen[bytes] | None:
         """Hand the kernel's command line to the waiting process; None when it cannot take it (another
@@ -131,12 +159,9 @@ class Standby:
         head = [*self.options, *LAUNCHER]
         if self.handed or cmd[1 : len(head) + 1] != head or not _same_file(cmd[0], sys.executable):
             return None
-        order = {"argv": cmd[len(head) + 1 :], "env": env, "cwd": cwd or ""}
         try:
-            assert self.process.stdin is not None
-            self.process.stdin.write(json.dumps(order).encode() + b"\n")
-            self.process.stdin.flush()
-        except (BrokenPipeError, OSError):
+            self.channel[0].send(("kernel", cmd[len(head) + 1 :], env, cwd or ""))
+        except OSError:
             return None
         self.handed = True
         return self.process

@@ -222,7 +222,8 @@ def _run(
     given = {**{name: default_value(d) for name, d in declared.items()}, **typed}
     source = given.get("source")
     standby = None if kernel else kernels.enter_context(Standby(source if isinstance(source, str) else ""))
-    check_parameters(src, given)
+    if standby is None or not standby.check(src, given):
+        check_parameters(src, given)
     if "out_dir" in typed:  # what the notebook writes there is evidence: that folder is the run folder
         asked = Path(typed["out_dir"])
         if out is not None and Path(out).resolve() != asked.resolve():

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,6 +114,17 @@ def _stamp(path: str) -> tuple[int, int, int, int] | None:
     except (OSError, ValueError):
         return None
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+@contextmanager
+def read_ahead_kept() -> Iterator[None]:
+    """Opens inside take nothing away from the read-ahead: the standby's parameter checks read the
+    file the kernel's first cell will read."""
+    kept = dict(_READ_AHEAD)
+    try:
+        yield
+    finally:
+        _READ_AHEAD.update(kept)
 
 
 def read_ahead(source: str) -> None:
