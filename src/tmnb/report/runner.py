@@ -99,7 +99,6 @@ def _papermill(
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
-    from tmnb.report.engine import ENGINE_NAME
     from tmnb.report.html import prepare_in_background
 
     logging.getLogger("papermill").setLevel(logging.WARNING)
@@ -111,7 +110,6 @@ def _papermill(
             parameters=parameters,
             kernel_name=KERNEL_NAME,
             language="python",  # the kernel's: a notebook saved without kernel metadata runs all the same
-            engine_name=ENGINE_NAME,
             progress_bar=False,
             execution_timeout=math.ceil(timeout),  # nbclient counts whole seconds
             request_save_on_cell_execute=True,

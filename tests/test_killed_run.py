@@ -1,6 +1,6 @@
-"""The notebook in progress (``tmnb.report.engine``): a run killed mid-way leaves a notebook Jupyter
-reads, with the outputs of the cells that finished, and its kernel does not outlive it; a finished
-run's notebook is papermill's own."""
+"""A run killed mid-way leaves a notebook Jupyter reads, with the outputs of the cells that finished
+(papermill saves it as each cell starts and ends), and its kernel does not outlive it; a notebook
+saved without kernel metadata runs on the runner's python kernel."""
 
 from __future__ import annotations
 
@@ -62,14 +62,6 @@ def _outputs(executed: Path) -> list[object]:
         return list(json.loads(executed.read_text())["cells"][-2]["outputs"])
     except (OSError, ValueError):
         return []
-
-
-def test_a_finished_run_is_written_as_papermill_writes_it(tmp_path: Path) -> None:
-    notebook = write_notebook(tmp_path / "ok.ipynb", 'out_dir = "."', "print('a\\nb')")
-    result = run(notebook, out=tmp_path / "run")
-    text = result.notebook.read_text()
-    assert text == nbformat.writes(nbformat.reads(text, as_version=4))  # indented, lines split
-    assert json.loads(text)["cells"][-1]["outputs"][0]["text"] == ["a\n", "b\n"]
 
 
 def test_a_notebook_saved_without_kernel_metadata_runs_on_the_python_kernel(tmp_path: Path) -> None:
