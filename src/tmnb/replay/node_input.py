@@ -49,7 +49,16 @@ def _bytes(text: str) -> int:
 
 
 def machine_of(node: Node) -> Machine:
-    """The node's hardware as the kubelet's cadvisor would describe it (online CPUs only)."""
+    """The node's hardware as the kubelet's cadvisor would describe it (online CPUs only). Made once
+    per node and kept on it (both are frozen): each of a node's models, the drain steps' and the
+    what-if's, reads it."""
+    made: Machine | None = node.__dict__.get("_machine")
+    if made is None:
+        made = node.__dict__["_machine"] = _machine(node)
+    return made
+
+
+def _machine(node: Node) -> Machine:
     hugepages: dict[int, dict[str, int]] = {}
     for zone in node.numa:
         hugepages[zone.id] = {f"hugepages-{h.size}": h.total * _bytes(h.size) for h in zone.hugepages}
@@ -70,8 +79,15 @@ def machine_of(node: Node) -> Machine:
 
 def settings_of(plan: NodePlan, machine: Machine) -> ModelSettings:
     """The planned settings through the kubelet's own start-up steps on the node's ``machine_of``, so a
-    configuration it would refuse raises ``ConfigRejected`` in its words before any pod is predicted."""
-    return start_settings(plan.planned, machine, kubelet=plan.planned_kubelet)
+    configuration it would refuse raises ``ConfigRejected`` in its words before any pod is predicted.
+    Made once per plan and machine and kept on the plan (both frozen): a node's models all start the
+    same kubelet (a refusal is not kept; it is raised again)."""
+    made: tuple[Machine, ModelSettings] | None = plan.__dict__.get("_settings")
+    if made is not None and made[0] is machine:
+        return made[1]
+    settings = start_settings(plan.planned, machine, kubelet=plan.planned_kubelet)
+    plan.__dict__["_settings"] = (machine, settings)
+    return settings
 
 
 #: Collection steps whose error means the kubelet cannot load its configuration and exits.
