@@ -47,16 +47,18 @@ def test_the_kernel_is_the_standby_and_uses_the_file_it_read(tmp_path, snapshot_
     notebook = write_notebook(
         tmp_path / "probe.ipynb",
         'source = "sample"\nout_dir = "."',
-        "import json, os\nfrom tmnb.sources import resolve\nahead = sorted(resolve._READ_AHEAD)",
+        "import gc, json, os\nfrom tmnb.sources import resolve\nahead = sorted(resolve._READ_AHEAD)",
         "snap = resolve.open_snapshot(source)\n"
-        "print(json.dumps([os.getpid(), ahead, sorted(resolve._READ_AHEAD), len(snap.nodes)]))",
+        "print(json.dumps([os.getpid(), ahead, sorted(resolve._READ_AHEAD), len(snap.nodes), gc.is_tracked(snap), "
+        "gc.get_freeze_count() > 0, gc.get_threshold()[0]]))",
     )
     result = runner.run(notebook, [("source", str(snapshot_file))], out=tmp_path / "run")
     printed = json.loads(result.notebook.read_text())["cells"][-1]["outputs"][0]["text"]
-    pid, before, after, nodes = json.loads("".join(printed))
+    pid, before, after, nodes, tracked, frozen, young = json.loads("".join(printed))
     assert [s.process.pid for s in standbys] == [pid]
     assert before == [os.path.realpath(snapshot_file)] and after == []  # read ahead, then taken
     assert nodes == len(load_sample().nodes)
+    assert tracked and frozen and young > 700  # held for good: out of the collector's way
 
 
 def test_a_changed_file_is_read_again(tmp_path, snapshot_file):
@@ -107,3 +109,19 @@ def test_a_standby_that_cannot_check_leaves_the_checks_to_the_runner(tmp_path, s
             "03-readiness", [("source", str(snapshot_file)), ("node_selector", "pool=nosuch")], out=tmp_path / "r"
         )
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("frozen_before", [False, True])
+def test_a_pooled_run_leaves_the_frozen_objects_as_it_found_them(frozen_before):
+    import gc
+
+    from tmnb.analysis.whatif import POOL_MIN_NODES, pooled
+
+    gc.unfreeze()
+    if frozen_before:
+        gc.freeze()
+    try:
+        assert list(pooled(POOL_MIN_NODES, lambda i: i * i, workers=2)) == [i * i for i in range(POOL_MIN_NODES)]
+        assert (gc.get_freeze_count() > 0) is frozen_before
+    finally:
+        gc.unfreeze()

@@ -264,7 +264,9 @@ def pooled(count: int, work: Callable[[int], T], workers: int) -> Iterator[T]:
     global _FORKED
     _FORKED = work
     # The fleet's millions of objects frozen out of the collector's sight: a worker's collections would
-    # walk them all (a quarter of a worker's time on a fleet) and copy every page they touch.
+    # walk them all (a quarter of a worker's time on a fleet) and copy every page they touch. A process
+    # that froze its own long-lived objects before (a report's kernel: tmnb.report.standby) keeps them so.
+    frozen_before = gc.get_freeze_count() > 0
     gc.freeze()
     try:
         spans = iter([(lo, min(lo + chunk, count)) for lo in range(0, count, chunk)])
@@ -277,7 +279,8 @@ def pooled(count: int, work: Callable[[int], T], workers: int) -> Iterator[T]:
                 yield from done
     finally:
         _FORKED = None
-        gc.unfreeze()
+        if not frozen_before:
+            gc.unfreeze()
 
 
 def whatif_rows(

@@ -19,6 +19,7 @@ descriptors come from its environment (``READ_AHEAD_ENV``, ``CHANNEL_ENV``).
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from multiprocessing.connection import Connection
@@ -48,6 +49,15 @@ def _checked(notebook: str, params: dict[str, Any]) -> BaseException | None:
     return None
 
 
+def _settle() -> None:
+    """What the kernel holds for good (its modules, a fleet's snapshot: millions of objects) frozen out
+    of the cyclic collector's sight, and a young generation of 50,000 objects instead of 700: the
+    report's cells allocate millions more, and each full collection walked the whole fleet (at 5,000
+    nodes, 3.5 s of 03's 12 s in its kernel, 0.6 s so)."""
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
+
+
 def main() -> None:
     without_iri_grammar()
     from ipykernel import kernelapp
@@ -58,6 +68,7 @@ def main() -> None:
         from tmnb.sources.resolve import read_ahead
 
         read_ahead(source)
+    _settle()
     while True:
         try:
             message = requests.recv()
