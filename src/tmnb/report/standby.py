@@ -1,5 +1,5 @@
 """A run's kernel process before it is a kernel: started before the runner checks the parameters,
-it imports ipykernel, reads the run's snapshot file, runs the parameter checks, and waits.
+it reads the run's snapshot file, runs the parameter checks, imports ipykernel, and waits.
 
 The runner's checks of a 5,000-node snapshot read the whole file (7 s and 2 GB), and so did the
 notebook's first cell once the kernel had started: the same work twice, in series. Here the file is
@@ -60,8 +60,6 @@ def _settle() -> None:
 
 def main() -> None:
     without_iri_grammar()
-    from ipykernel import kernelapp
-
     requests, replies = (Connection(int(fd)) for fd in os.environ[CHANNEL_ENV].split(","))
     source = os.environ.get(READ_AHEAD_ENV, "")
     if source:
@@ -80,6 +78,8 @@ def main() -> None:
                 replies.send(outcome)
             except Exception:
                 replies.send(UNCHECKED)
+            import ipykernel.kernelapp  # noqa: F401  # while the runner prepares the kernel's start, not before the answer
+
             continue
         _, argv, env, cwd = message
         break
@@ -89,6 +89,8 @@ def main() -> None:
     os.environ.update(env)
     if cwd:
         os.chdir(cwd)
+    from ipykernel import kernelapp
+
     sys.argv = ["ipykernel_launcher", *argv]
     kernelapp.launch_new_instance()
 
