@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from tmnb import __version__
 from tmnb.errors import ConfigRejected, InputError, SnapshotError
 from tmnb.parse.files import MIB, read_capped
 from tmnb.parse.kubelet_config import check_field_value
-from tmnb.parse.numbers import json_int
+from tmnb.parse.numbers import INT64_MAX, OversizedNumber, json_int
 from tmnb.snapshot.identity import duplicate_node, duplicate_pod
 from tmnb.snapshot.model import SCHEMA_ID, Snapshot, SnapshotSource
 from tmnb.snapshot.values import find_out_of_range
@@ -83,6 +84,12 @@ def _json_path(loc: tuple[int | str, ...]) -> str:
 
 def from_dict(data: object, *, source: str = "<snapshot>") -> Snapshot:
     """Validate a decoded document and build the model; the first problem is reported precisely."""
+    return _validated(data, source, in_range=False)
+
+
+def _validated(data: object, source: str, *, in_range: bool) -> Snapshot:
+    """``from_dict``; ``in_range``: the decoder saw every number fit (``_Numbers``), so the walk of
+    every value that finds the one that does not is skipped."""
     if not isinstance(data, dict):
         raise SnapshotError(f"expected a JSON object at the top level, got {type(data).__name__}", source=source)
     schema = data.get("schema")
@@ -95,7 +102,7 @@ def from_dict(data: object, *, source: str = "<snapshot>") -> Snapshot:
                 where="$.schema",
             )
         raise SnapshotError(f"expected {SCHEMA_ID!r}, got {schema!r}", source=source, where="$.schema")
-    bad = find_out_of_range(data)
+    bad = None if in_range else find_out_of_range(data)
     if bad:
         raise SnapshotError(bad[1], source=source, where=bad[0])
     try:
@@ -188,8 +195,8 @@ def load(path: str | Path, *, limit: int = MAX_SNAPSHOT_BYTES) -> Snapshot:
     label = str(path)
     body, raw = _read_snapshot_bytes(path, label, limit)
     with _collector_paused():
-        data = _decoded(raw, label)
-        snapshot = from_dict(data, source=label)
+        data, in_range = _decoded(raw, label)
+        snapshot = _validated(data, label, in_range=in_range)
         file_sha256 = hashlib.sha256(body).hexdigest()
         vouched = _verify_manifest(path, file_sha256, data)
     if vouched is not None:
@@ -197,9 +204,36 @@ def load(path: str | Path, *, limit: int = MAX_SNAPSHOT_BYTES) -> Snapshot:
     return snapshot
 
 
-def _decoded(raw: bytes, label: str) -> Any:
+class _Numbers:
+    """``json.loads`` hooks: integers as ``json_int`` converts them, floats and the constants as
+    ``json`` does, noting whether each fits a 64-bit field; when all do, loading skips the walk of every
+    value that looks for one that does not (a second of a 5,000-node file)."""
+
+    def __init__(self) -> None:
+        self.in_range = True
+
+    def integer(self, text: str) -> int | OversizedNumber:
+        value = json_int(text)
+        if type(value) is not int or not -INT64_MAX - 1 <= value <= INT64_MAX:
+            self.in_range = False
+        return value
+
+    def real(self, text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            self.in_range = False
+        return value
+
+    def constant(self, name: str) -> float:
+        self.in_range = False  # NaN, Infinity, -Infinity
+        return float(name)
+
+
+def _decoded(raw: bytes, label: str) -> tuple[Any, bool]:
+    """The decoded document, and whether every number in it fits a 64-bit field."""
+    numbers = _Numbers()
     try:
-        data = json.loads(raw, parse_int=json_int)
+        data = json.loads(raw, parse_int=numbers.integer, parse_float=numbers.real, parse_constant=numbers.constant)
     except UnicodeDecodeError:
         raise SnapshotError("not UTF-8 JSON", source=label) from None
     except json.JSONDecodeError as exc:
@@ -207,7 +241,7 @@ def _decoded(raw: bytes, label: str) -> Any:
         raise SnapshotError(f"invalid JSON: {exc.msg}{hint}", source=label, line=exc.lineno) from None
     except (ValueError, RecursionError) as exc:
         raise SnapshotError(f"invalid JSON: {exc}", source=label) from None
-    return data
+    return data, numbers.in_range
 
 
 def manifest_path(path: Path) -> Path:
