@@ -79,3 +79,20 @@ def test_row_order_is_no_column_and_one_is_singular():
     assert list(shown["amount"]) == ["2 devices", "1 device"]
     named = frame.set_index("node")
     assert list(tables.humanize(named).columns) == ["node", "amount"]
+
+
+def test_csv_rows_from_the_report_text_are_the_rows_made_afresh():
+    """``show`` hands ``csv_rows`` the table it already humanized; the CSV is the one made without it."""
+    frame = pd.DataFrame(
+        {
+            "node": pd.array(["a", "b", None], dtype="string"),
+            "admitted": [True, False, True],
+            "cpuset": [[0, 1, 2], [], None],
+            "pods": [12_000, 3, None],
+            "capacity_gib": [1.5, 2.0, 0.25],
+            "mixed": ["x", 4, {"k": 1}],
+        }
+    )
+    text = tables.humanize(frame)
+    assert tables.csv_rows(frame, text=text).to_csv(index=False) == tables.csv_rows(frame).to_csv(index=False)
+    assert list(tables.csv_rows(frame, text=text)["pods"][:2]) == [12_000, 3]  # numbers stay numbers

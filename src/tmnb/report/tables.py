@@ -164,15 +164,22 @@ def _framed(frame: pd.DataFrame, given: Mapping[str, str] | None) -> tuple[pd.Da
     return out, units
 
 
-def csv_rows(frame: pd.DataFrame, units: Mapping[str, str] | None = None) -> pd.DataFrame:
+def csv_rows(
+    frame: pd.DataFrame, units: Mapping[str, str] | None = None, *, text: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """The table for a program: numbers stay numbers (no thousands separators, no unit in the cell),
     each quantity column names its unit in its header (``capacity (CPUs)``, ``fraction (%)``), a frame
-    with a unit per row keeps its ``unit`` column; other cells read as in the report."""
+    with a unit per row keeps its ``unit`` column; other cells read as in the report. ``text``: the
+    frame's ``humanize`` when made already, whose columns without a number are these cells (a fleet's
+    admission table has a million)."""
     out, units = _framed(frame, units)
     headers = {"share": "%", "bytes": "bytes"}
     renamed: dict[str, str] = {}
     for column in out.columns:
         unit = units.get(column)
+        if unit is None and text is not None and column in text.columns and not _has_number(out[column]):
+            out[column] = text[column].to_numpy()
+            continue
         if unit is None or unit == "unit":
             out[column] = [cell(v, column) if type(v) is str or not _is_number(v) else v for v in out[column]]
             continue
@@ -180,6 +187,10 @@ def csv_rows(frame: pd.DataFrame, units: Mapping[str, str] | None = None) -> pd.
         out[column] = [round(float(v) * scale, 6) if _is_number(v) else cell(v, column) for v in out[column]]
         renamed[column] = f"{column.removesuffix('_gib')} ({headers.get(unit, unit)})"
     return out.rename(columns=renamed)
+
+
+def _has_number(column: pd.Series) -> bool:
+    return not isinstance(column.dtype, pd.StringDtype) and any(map(_is_number, column))
 
 
 def _is_number(value: object) -> bool:
@@ -258,7 +269,7 @@ def show(
         display.markdown(f"_{empty}_")
         return
     table = humanize(frame, units)
-    path = write_csv(csv_rows(frame, units), out_dir, name)
+    path = write_csv(csv_rows(frame, units, text=table), out_dir, name)
     _init()
     from itables import show as itable
 
