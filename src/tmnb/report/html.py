@@ -67,8 +67,11 @@ def _static_widgets(nb: NotebookNode) -> None:
                 output["data"] = {"text/plain": text or "(an interactive control: open the notebook to use it)"}
 
 
-def render_html(executed: Path, target: Path, *, show_code: bool = False, title: str | None = None) -> Path:
-    nb = ipynb.read(executed)
+def render_html(
+    executed: Path, target: Path, *, show_code: bool = False, title: str | None = None, nb: NotebookNode | None = None
+) -> Path:
+    """The report of the ``executed`` notebook (``nb``: it, read already; it is changed for the page)."""
+    nb = nb if nb is not None else ipynb.read(executed)
     if not show_code:
         _tag_hidden_inputs(nb)
     _static_widgets(nb)
