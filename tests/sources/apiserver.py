@@ -76,6 +76,9 @@ def _status(code: int, message: str) -> dict[str, Any]:
 
 class _Handler(BaseHTTPRequestHandler):
     api: FakeApi
+    #: TCP_NODELAY, as a real API server's connections have: headers and body are two writes, and
+    #: with Nagle's algorithm the body waited 40 ms for the client's delayed ACK
+    disable_nagle_algorithm = True
 
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -103,7 +106,8 @@ class ApiServer:
         self.api = api
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # shutdown() waits for the serving loop's next look at its flag: every 0.05 s, not 0.5
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
 
     def __enter__(self) -> ApiServer:
         self.thread.start()
