@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+
+from tmnb.report.preload import without_iri_grammar
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIRE_ALL = os.environ.get("TMNB_REQUIRE_ALL") == "1"
@@ -17,9 +20,18 @@ MEMORY_FS, MEMORY_FS_ROOM = Path("/dev/shm"), 4 << 30
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Once, in the process that starts the workers (or the only one), before any temporary path
-    exists: the scratch files of every test and of every process it starts go to a tmpfs, and the
-    files run in the order ``pytest_collection_modifyitems`` gives."""
+    """Before the test modules are imported, in every process: no IRI grammar, and the assertion-
+    rewritten test modules kept as bytecode. Then once, in the process that starts the workers (or
+    the only one), before any temporary path exists: the scratch files of every test and of every
+    process it starts go to a tmpfs, and the files run in the order ``pytest_collection_modifyitems``
+    gives."""
+    # test_manifests' kubernetes-validate imports jsonschema, which compiles an RFC 3987 grammar
+    # (2 s per worker); the suite's processes go without it, as every tmnb process does
+    without_iri_grammar()
+    # pytest rewrites the asserts of every test module (3 s per worker) and keeps the result as
+    # bytecode next to it, unless bytecode writing is off, as PYTHONDONTWRITEBYTECODE sets it here
+    # for every process; the tmnb commands and kernels the tests start keep that setting
+    sys.dont_write_bytecode = False
     if hasattr(config, "workerinput"):
         return
     scratch_in_memory(config)
