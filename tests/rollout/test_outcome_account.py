@@ -41,14 +41,14 @@ def test_a_rollback_is_told_with_what_was_applied_and_restored(
 ) -> None:
     box.api.set_faults(Faults(never_ready={"w3"}))
     capsys.readouterr()
-    assert rollout(kubeconfig, tmp_path / "s", *CHANGE, "--approve", "canary", "--ready-timeout", "2") == 3
+    assert rollout(kubeconfig, tmp_path / "s", *CHANGE, "--approve", "canary", "--ready-timeout", "1") == 3
     message = _message(capsys)
     uncordon = [r["result"] for r in records(tmp_path / "s", "c1") if r["step"] == "uncordon"]
     assert uncordon == [f"uncordoned: the rollback put back {CONFIG}; the old settings are in configz"]
     (closed,) = [r for r in records(tmp_path / "s", "c1") if r["step"] == "node"]
     assert message == f"rolled back: {closed['summary']}; the rollout stopped there"  # the journal says it too
     assert message == (
-        "rolled back: w3 was rolled back (wait-ready: the node did not report Ready within 2s): it wrote "
+        "rolled back: w3 was rolled back (wait-ready: the node did not report Ready within 1s): it wrote "
         f"{CONFIG} and restarted the kubelet; the rollback put back {CONFIG} byte for byte, restarted the "
         "kubelet and saw the old settings in configz; uncordoned; the rollout stopped there"
     )
@@ -61,12 +61,12 @@ def test_a_node_left_applied_with_auto_rollback_off_is_told_as_such(
     before = digest(box, "w3")
     capsys.readouterr()
     code = rollout(kubeconfig, tmp_path / "s", *CHANGE, "--approve", "canary", "--no-auto-rollback",
-                   "--ready-timeout", "2")  # fmt: skip
+                   "--ready-timeout", "1")  # fmt: skip
     assert code == 3 and digest(box, "w3") != before
     assert box.cluster.get("nodes", "", "w3")["spec"].get("unschedulable")
     assert _message(capsys) == (
         f"stopped: w3 failed after it wrote {CONFIG} and restarted the kubelet (wait-ready: the node did "
-        "not report Ready within 2s); automatic rollback is off, so nothing was restored: the node keeps what "
+        "not report Ready within 1s); automatic rollback is off, so nothing was restored: the node keeps what "
         f"was written; it is still cordoned; {back(tmp_path / 's')} puts it back"
     )
 
