@@ -47,7 +47,11 @@ def sshd_fixture(tmp_path: Path) -> Iterator[tuple[int, tuple[str, ...]]]:
         except OSError:
             time.sleep(0.05)
     options = ("-F", "/dev/null", "-i", str(d / "client"), "-o", "IdentitiesOnly=yes",
-               "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={d / 'known_hosts'}")  # fmt: skip
+               "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={d / 'known_hosts'}",
+               # one connection for the test's dozens of commands, as an ssh config with
+               # ControlMaster gives them: a key exchange each took most of the test's time
+               "-o", "ControlMaster=auto", "-o", f"ControlPath={d / 'control'}", "-o", "ControlPersist=60")  # fmt: skip
     yield port, options
+    subprocess.run(["ssh", *options, "-O", "exit", "-p", str(port), "127.0.0.1"], capture_output=True, check=False)
     proc.terminate()
     proc.wait(timeout=10)
