@@ -72,14 +72,26 @@ def test_a_node_left_applied_with_auto_rollback_off_is_told_as_such(
 
 
 def test_a_killed_run_and_its_resume_are_told_from_the_journal(
-    box: Sandbox, kubeconfig: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    box: Sandbox,
+    kubeconfig: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Killed while it waits for Ready (the API answering in 5 s from the cordon on, so the wait is
-    caught: the next Kubernetes request after the cordon is the wait's own, as a Topology Manager
-    policy needs no drain and the backup, the write and the restart do not go through that API; a
-    latency set at the write came too late once the rollout was quick): the status and a plan-mode
+    """Killed while it waits for Ready (the sandbox answers every Kubernetes request in 5 s from the
+    kubelet's restart on, set by the restart itself, so the wait is caught: the next Kubernetes
+    request after the restart is the wait's own; a latency set by the test when it saw the cordon or
+    the write in the journal came too late once the rollout was quick): the status and a plan-mode
     look say what was written and that the node is still cordoned, not "nothing was written"; the
     resume finishes it and says it resumed."""
+    restart = box.cluster.restart_kubelet
+
+    def restart_then_slow(name: str) -> str | None:
+        error = restart(name)
+        box.api.set_faults(Faults(latency=5.0))
+        return error
+
+    monkeypatch.setattr(box.cluster, "restart_kubelet", restart_then_slow)
     state = tmp_path / "s"
     argv = [
         sys.executable, "-m", "tmnb.cli", "rollout", "execute", "--kubeconfig", str(kubeconfig),
@@ -90,16 +102,13 @@ def test_a_killed_run_and_its_resume_are_told_from_the_journal(
     child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     journal = Journal(state / "journal.jsonl", "c1")
     deadline = time.monotonic() + 90
-    for step, event in (("cordon", "done"), ("wait-ready", "intent")):
-        while not any((r["step"], r["event"]) == (step, event) for r in journal.records()):
-            if child.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(
-                    f"the rollout ended before the kill: {child.stderr.read().decode() if child.stderr else ''}"
-                )
-            time.sleep(0.05)
-        box.api.set_faults(Faults(latency=5.0))
+    while not any((r["step"], r["event"]) == ("wait-ready", "intent") for r in journal.records()):
+        if child.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"the rollout ended before the kill: {child.stderr.read().decode() if child.stderr else ''}")
+        time.sleep(0.05)
     child.send_signal(signal.SIGKILL)
     child.wait()
+    monkeypatch.undo()  # the resume restarts the kubelet as the sandbox does
     box.api.set_faults(Faults())
     assert [r["step"] for r in journal.records()][-1] == "wait-ready"
     interrupted = (
