@@ -3,8 +3,10 @@ imported by the test modules, as tests/twin/sandbox/sandbox_fixtures.py is)."""
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,8 +48,15 @@ def sshd_fixture(tmp_path: Path) -> Iterator[tuple[int, tuple[str, ...]]]:
             break
         except OSError:
             time.sleep(0.05)
+    control = Path(tempfile.mkdtemp(prefix="tmnb-ssh-"))
     options = ("-F", "/dev/null", "-i", str(d / "client"), "-o", "IdentitiesOnly=yes",
-               "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={d / 'known_hosts'}")  # fmt: skip
+               "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={d / 'known_hosts'}",
+               # one connection for the test's dozens of commands, as an ssh config with
+               # ControlMaster gives them: a key exchange each took most of the test's time (the
+               # socket in a short directory: tmp_path is longer than a socket's path may be)
+               "-o", "ControlMaster=auto", "-o", f"ControlPath={control / 'c'}", "-o", "ControlPersist=60")  # fmt: skip
     yield port, options
+    subprocess.run(["ssh", *options, "-O", "exit", "-p", str(port), "127.0.0.1"], capture_output=True, check=False)
+    shutil.rmtree(control, ignore_errors=True)
     proc.terminate()
     proc.wait(timeout=10)

@@ -41,14 +41,14 @@ def test_a_rollback_is_told_with_what_was_applied_and_restored(
 ) -> None:
     box.api.set_faults(Faults(never_ready={"w3"}))
     capsys.readouterr()
-    assert rollout(kubeconfig, tmp_path / "s", *CHANGE, "--approve", "canary", "--ready-timeout", "2") == 3
+    assert rollout(kubeconfig, tmp_path / "s", *CHANGE, "--approve", "canary", "--ready-timeout", "1") == 3
     message = _message(capsys)
     uncordon = [r["result"] for r in records(tmp_path / "s", "c1") if r["step"] == "uncordon"]
     assert uncordon == [f"uncordoned: the rollback put back {CONFIG}; the old settings are in configz"]
     (closed,) = [r for r in records(tmp_path / "s", "c1") if r["step"] == "node"]
     assert message == f"rolled back: {closed['summary']}; the rollout stopped there"  # the journal says it too
     assert message == (
-        "rolled back: w3 was rolled back (wait-ready: the node did not report Ready within 2s): it wrote "
+        "rolled back: w3 was rolled back (wait-ready: the node did not report Ready within 1s): it wrote "
         f"{CONFIG} and restarted the kubelet; the rollback put back {CONFIG} byte for byte, restarted the "
         "kubelet and saw the old settings in configz; uncordoned; the rollout stopped there"
     )
@@ -61,25 +61,37 @@ def test_a_node_left_applied_with_auto_rollback_off_is_told_as_such(
     before = digest(box, "w3")
     capsys.readouterr()
     code = rollout(kubeconfig, tmp_path / "s", *CHANGE, "--approve", "canary", "--no-auto-rollback",
-                   "--ready-timeout", "2")  # fmt: skip
+                   "--ready-timeout", "1")  # fmt: skip
     assert code == 3 and digest(box, "w3") != before
     assert box.cluster.get("nodes", "", "w3")["spec"].get("unschedulable")
     assert _message(capsys) == (
         f"stopped: w3 failed after it wrote {CONFIG} and restarted the kubelet (wait-ready: the node did "
-        "not report Ready within 2s); automatic rollback is off, so nothing was restored: the node keeps what "
+        "not report Ready within 1s); automatic rollback is off, so nothing was restored: the node keeps what "
         f"was written; it is still cordoned; {back(tmp_path / 's')} puts it back"
     )
 
 
 def test_a_killed_run_and_its_resume_are_told_from_the_journal(
-    box: Sandbox, kubeconfig: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    box: Sandbox,
+    kubeconfig: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Killed while it waits for Ready (the API answering in 5 s from the cordon on, so the wait is
-    caught: the next Kubernetes request after the cordon is the wait's own, as a Topology Manager
-    policy needs no drain and the backup, the write and the restart do not go through that API; a
-    latency set at the write came too late once the rollout was quick): the status and a plan-mode
+    """Killed while it waits for Ready (the sandbox answers every Kubernetes request in 5 s from the
+    kubelet's restart on, set by the restart itself, so the wait is caught: the next Kubernetes
+    request after the restart is the wait's own; a latency set by the test when it saw the cordon or
+    the write in the journal came too late once the rollout was quick): the status and a plan-mode
     look say what was written and that the node is still cordoned, not "nothing was written"; the
     resume finishes it and says it resumed."""
+    restart = box.cluster.restart_kubelet
+
+    def restart_then_slow(name: str) -> str | None:
+        error = restart(name)
+        box.api.set_faults(Faults(latency=5.0))
+        return error
+
+    monkeypatch.setattr(box.cluster, "restart_kubelet", restart_then_slow)
     state = tmp_path / "s"
     argv = [
         sys.executable, "-m", "tmnb.cli", "rollout", "execute", "--kubeconfig", str(kubeconfig),
@@ -90,16 +102,13 @@ def test_a_killed_run_and_its_resume_are_told_from_the_journal(
     child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     journal = Journal(state / "journal.jsonl", "c1")
     deadline = time.monotonic() + 90
-    for step, event in (("cordon", "done"), ("wait-ready", "intent")):
-        while not any((r["step"], r["event"]) == (step, event) for r in journal.records()):
-            if child.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(
-                    f"the rollout ended before the kill: {child.stderr.read().decode() if child.stderr else ''}"
-                )
-            time.sleep(0.05)
-        box.api.set_faults(Faults(latency=5.0))
+    while not any((r["step"], r["event"]) == ("wait-ready", "intent") for r in journal.records()):
+        if child.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"the rollout ended before the kill: {child.stderr.read().decode() if child.stderr else ''}")
+        time.sleep(0.05)
     child.send_signal(signal.SIGKILL)
     child.wait()
+    monkeypatch.undo()  # the resume restarts the kubelet as the sandbox does
     box.api.set_faults(Faults())
     assert [r["step"] for r in journal.records()][-1] == "wait-ready"
     interrupted = (

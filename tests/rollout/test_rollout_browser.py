@@ -17,10 +17,11 @@ import os
 import secrets
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ import pytest
 
 from conftest import ROOT, require_tool
 from sshd_server import free_port
-from tmnb.twin.sandbox import Sandbox
+from tmnb.twin.sandbox import Faults, Sandbox
 
 from .test_rollout_sandbox import config, fleet
 
@@ -171,6 +172,28 @@ def _journal(lab: Lab, change_id: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+@dataclass
+class Held(Faults):
+    """Every Kubernetes API request waits until ``go`` is set: a change that has begun stays in the
+    middle for as long as the test needs (the sandbox answers in a millisecond, so a canary is over
+    before a page could reload)."""
+
+    go: threading.Event = field(default_factory=threading.Event)
+
+    def apply(self, path: str) -> None:
+        self.go.wait(timeout=120)
+        super().apply(path)
+
+
+def _journaled(lab: Lab, change_id: str, node: str, timeout: float = 90.0) -> None:
+    """Wait for the first journal record of ``node``."""
+    deadline = time.monotonic() + timeout
+    while not any(r["node"] == node for r in _journal(lab, change_id)):
+        if time.monotonic() > deadline:
+            pytest.fail(f"no journal record of {node} within {timeout:g}s")
+        time.sleep(0.05)
+
+
 def test_approve_then_reload_then_run_all_continues_at_the_wave_gate(lab: Lab) -> None:
     change = "lab-1"
     lab.notebook(
@@ -183,13 +206,20 @@ def test_approve_then_reload_then_run_all_continues_at_the_wave_gate(lab: Lab) -
     _button(page, "Approve canary").wait_for(timeout=90_000)
     lab.expect(lab.verdict(page)).to_contain_text("Waiting at gate canary", timeout=10_000)
     assert config(lab.box, "w2")["topologyManagerPolicy"] == "none"
-    _button(page, "Approve canary").click()
-    # reload while the callback runs: the saved page reconnects to the kernel's widgets
-    page.keyboard.press("Control+s")
-    page.wait_for_timeout(500)
-    journal = _journal(lab, change)
-    assert any(r["node"] == "w2" for r in journal) and not any(r["step"] == "node" for r in journal)  # mid-canary
-    page.reload()
+    held = Held()
+    lab.box.api.set_faults(held)
+    try:
+        _button(page, "Approve canary").click()
+        _journaled(lab, change, "w2")  # the canary has begun; its first API request waits
+        # reload while the callback runs: the saved page reconnects to the kernel's widgets
+        page.keyboard.press("Control+s")
+        page.wait_for_timeout(500)
+        journal = _journal(lab, change)
+        assert any(r["node"] == "w2" for r in journal) and not any(r["step"] == "node" for r in journal)  # mid-canary
+        page.reload()
+    finally:
+        held.go.set()
+        lab.box.api.set_faults(Faults())
     lab.wait_idle("approve.ipynb", timeout=180)
     verdict = lab.verdict(page)
     lab.expect(verdict).to_contain_text("Waiting at gate wave-1", timeout=120_000)

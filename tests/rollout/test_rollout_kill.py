@@ -57,12 +57,14 @@ def _kill_at(env: dict[str, str], command: str, journal: Path, node: str, step: 
     """Run ``command`` and kill its kernel as soon as the journal has ``step``'s intent on ``node``;
     the journal's records of ``node`` at that moment."""
     child = start(command, env)
+    kernel = None
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
+            kernel = kernel or _kernel_of(child.pid)  # found before the step, the kill follows the intent at once
             found = [r for r in Journal(journal, "x").records() if r.get("node") == node] if journal.exists() else []
             if any(r.get("step") == step and r.get("event") == "intent" for r in found):
-                kernel = _kernel_of(child.pid)
+                kernel = kernel or _kernel_of(child.pid)
                 assert kernel is not None
                 os.kill(kernel, signal.SIGKILL)
                 return found

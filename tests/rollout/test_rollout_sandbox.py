@@ -188,7 +188,7 @@ def test_node_that_never_comes_back_is_rolled_back(box: Sandbox, kubeconfig: Pat
     before = digest(box, "w3")
     code = rollout(
         kubeconfig, tmp_path / "s", "--change-id", "c1", "--set", "topologyManagerPolicy=restricted",
-        "--canary", "w3", "--approve", "canary", "--ready-timeout", "2",
+        "--canary", "w3", "--approve", "canary", "--ready-timeout", "1",
     )  # fmt: skip
     assert code == 3
     assert digest(box, "w3") == before
@@ -226,7 +226,7 @@ def test_pdb_blocking_the_drain_times_out_uncordons_and_applies_nothing(
     state = tmp_path / "s"
     code = rollout(
         kubeconfig, state, "--change-id", "c1", "--set", "cpuManagerPolicy=none", "--set", "reservedSystemCPUs=",
-        "--canary", "w1", "--approve", "canary", "--drain-timeout", "2",
+        "--canary", "w1", "--approve", "canary", "--drain-timeout", "1",
     )  # fmt: skip
     assert code == 3
     assert digest(box, "w1") == before

@@ -4,6 +4,7 @@ the real ``kubernetes`` client, pagination with limit/continue, and scripted fau
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections import defaultdict
 from collections.abc import Callable
@@ -76,6 +77,9 @@ def _status(code: int, message: str) -> dict[str, Any]:
 
 class _Handler(BaseHTTPRequestHandler):
     api: FakeApi
+    #: TCP_NODELAY, as a real API server's connections have: headers and body are two writes, and
+    #: with Nagle's algorithm the body waited 40 ms for the client's delayed ACK
+    disable_nagle_algorithm = True
 
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -97,13 +101,22 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
+class _Server(ThreadingHTTPServer):
+    """A real API server's listen backlog (the kernel's maximum), as the sandbox has: with
+    socketserver's 5 the kernel dropped the SYNs of a collection's parallel connections, which the
+    client sends again a second later (a second of every test here)."""
+
+    request_queue_size = socket.SOMAXCONN
+
+
 class ApiServer:
     def __init__(self, api: FakeApi) -> None:
         handler = type("Handler", (_Handler,), {"api": api})
         self.api = api
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd = _Server(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # shutdown() waits for the serving loop's next look at its flag: every 0.05 s, not 0.5
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
 
     def __enter__(self) -> ApiServer:
         self.thread.start()

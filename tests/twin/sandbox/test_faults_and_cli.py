@@ -36,8 +36,10 @@ def test_error_rate_by_path_and_throttling(sandbox: Sandbox, kubeconfig: Path) -
 
 def test_kubectl_retries_throttled_requests(sandbox: Sandbox, kubectl) -> None:  # type: ignore[no-untyped-def]
     # seed 3 draws 0.238 first: the very first request is throttled whether or not kubectl's discovery
-    # cache (shared by every test) saves it the other requests, and the retry (0.37) goes through
-    sandbox.api.set_faults(Faults(throttle_rate=0.25, seed=3))
+    # cache (shared by every test) saves it the other requests, and the retry (0.37) goes through.
+    # Retry-After 0: with the API server's 1 kubectl waits 5 s before going on (the 1 itself is
+    # checked in test_error_rate_by_path_and_throttling)
+    sandbox.api.set_faults(Faults(throttle_rate=0.25, seed=3, retry_after=0))
     assert kubectl("get", "nodes", "-o", "name").stdout.split() == ["node/w1", "node/w2"]
     assert " 429\n" in (sandbox.run_dir / "access.log").read_text()
 

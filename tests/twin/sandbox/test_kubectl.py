@@ -63,7 +63,13 @@ def test_cordon_drain_respects_the_pdb_then_uncordon(kubectl, sandbox: Sandbox) 
     assert time.monotonic() - started >= 5
     left = kubectl("get", "pods", "-A", "--field-selector", "spec.nodeName=w1", "-o", "name").stdout.split()
     assert left == ["pod/node-exporter-w1"]
-    web = json.loads(kubectl("get", "pods", "-n", "app", "-l", "app=web", "-o", "json").stdout)["items"]
+    # drain returns once the last pod is evicted; its replacement comes at the controllers' next tick
+    deadline = time.monotonic() + 10
+    while True:
+        web = json.loads(kubectl("get", "pods", "-n", "app", "-l", "app=web", "-o", "json").stdout)["items"]
+        if len(web) == 2 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert len(web) == 2 and {p["spec"]["nodeName"] for p in web} == {"w2"}
     assert all(p["status"]["phase"] == "Running" for p in web)
     assert kubectl("uncordon", "w1").stdout.strip() == "node/w1 uncordoned"

@@ -62,6 +62,10 @@ def _handler(api: Api, token: str, access_log: Path) -> type[BaseHTTPRequestHand
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "tmnb-sandbox"
+        #: TCP_NODELAY, as Go sets on every connection of a real API server: the headers and the body
+        #: are two writes, and with Nagle's algorithm the body waited for the client's delayed ACK,
+        #: 40 ms on every request
+        disable_nagle_algorithm = True
 
         def _serve(self) -> None:
             url = urlsplit(self.path)
