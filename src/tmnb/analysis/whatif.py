@@ -26,7 +26,7 @@ import pandas as pd
 
 from tmnb.errors import ConfigRejected
 from tmnb.kubelet.checkpoint import Unpredictable
-from tmnb.kubelet.node import NodeModel, NodeSimulator, PodResult
+from tmnb.kubelet.node import NodeSimulator, PodResult
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.parse.quantity import parse_quantity
@@ -126,29 +126,27 @@ def _fits(node: Node, admitted: Iterable[Pod], cpu: str, memory: str) -> int | N
 
 
 def headroom(
-    node: Node,
-    model: NodeModel,
-    admitted: list[tuple[Pod, ModelPod]],
-    sizes: list[tuple[str, str]],
-    batch: list[ModelPod] | None = None,
+    node: Node, sim: NodeSimulator, admitted: list[tuple[Pod, ModelPod]], sizes: list[tuple[str, str]]
 ) -> dict[str, int | None]:
-    """How many more Guaranteed pods of each size the node admits after the replay: the Topology
-    Manager's answer capped by allocatable (None = at least HEADROOM_LIMIT, allocatable unknown).
-    ``batch``: the pods of a restart, replayed as that batch (``NodeSimulator.restart``) before the probes."""
+    """How many more Guaranteed pods of each size the node admits after the replay (``sim``, as the
+    replay left it): the Topology Manager's answer capped by allocatable (None = at least
+    HEADROOM_LIMIT, allocatable unknown). Each size's probes are admitted one by one, then removed as
+    the kubelet removes a pod (every manager gives back what it took), so the next size starts from
+    the same state; ``sim`` is left as it was."""
     out: dict[str, int | None] = {}
     for cpu, memory in sizes:
         fit = _fits(node, (p for p, _ in admitted), cpu, memory)
         limit = HEADROOM_LIMIT if fit is None else min(fit, HEADROOM_LIMIT)
-        sim = NodeSimulator(model)
-        if batch is not None:
-            sim.restart(batch)
-        for _, p in admitted if batch is None else ():
-            sim.admit(p)
-        n = 0
+        taken: list[ModelPod] = []
         probes = _probes(cpu, memory)
-        while n < limit and sim.admits(next(probes)):
-            n += 1
-        out[f"{cpu} CPU / {memory}"] = None if n == HEADROOM_LIMIT else n
+        while len(taken) < limit:
+            probe = next(probes)
+            if not sim.admits(probe):
+                break
+            taken.append(probe)
+        for probe in taken:
+            sim.remove_pod(probe)
+        out[f"{cpu} CPU / {memory}"] = None if len(taken) == HEADROOM_LIMIT else len(taken)
     return out
 
 
@@ -189,7 +187,7 @@ def replay_node(
         )
     elif sizes:
         kept = [(p, m) for p, m, r in zip(ordered, models, results, strict=True) if r.admitted]
-        replay.headroom = headroom(node, model, kept, sizes, batch=models if mode == "restart" else None)
+        replay.headroom = headroom(node, sim, kept, sizes)
     return replay
 
 
