@@ -27,7 +27,9 @@ objects and load/save paused the collector (wall; user CPU parent + children; lo
 ``load`` 15.5 s (13.7 s, 2.3) -> 10.0 s (7.6 s, 2.7); ``readiness.assess`` 31.6 s (14.5 + 14.1 s,
 2.9) -> 20.8 s (4.3 + 18.5 s, 3.1); ``tmnb run 03-readiness`` 150.9 s (86.4 s, 4.8) -> 73.0 s (57.1 s,
 2.6). At 1,000 nodes / 30,062 pods: assess 6.1 s (3.1 + 2.3 s, 2.5) -> 3.5 s (1.0 + 3.9 s, 2.5);
-03 37.0 s (23.0 s, 3.7) -> 17.7 s (17.3 s, 3.3).
+03 37.0 s (23.0 s, 3.7) -> 17.7 s (17.3 s, 3.3). Session 10 (the standby's one read of the file, the
+manifest's byte digest, the kernel's collector settings, headroom through one simulator): 03 at
+5,000 nodes 27.7 s wall (median of 3 whole-process runs, 35.7 s CPU).
 """
 
 from __future__ import annotations
