@@ -102,7 +102,7 @@ def _read_file(source: str, options: OpenOptions) -> Snapshot:
     return load(source)
 
 
-#: A snapshot file a run's kernel read while the runner was still checking its parameters
+#: A snapshot file a run's kernel-to-be read before the parameter checks, which run on it
 #: (``read_ahead``), by real path, with the file's stamp when it was read: the first
 #: ``open_snapshot`` of the same, unchanged file takes it instead of reading the file again.
 _READ_AHEAD: dict[str, tuple[tuple[int, int, int, int], Snapshot]] = {}
@@ -129,7 +129,7 @@ def read_ahead_kept() -> Iterator[None]:
 
 def read_ahead(source: str) -> None:
     """Load a snapshot file now for the first ``open_snapshot`` of it (``tmnb.report.standby``: a
-    5,000-node file takes seconds to read, and the runner's checks read it meanwhile). Anything but
+    5,000-node file takes seconds to read, and the parameter checks and the notebook both open it). Anything but
     a snapshot file, a file that cannot be loaded, or one changed while it was read is left for
     ``open_snapshot`` itself, which reads it again and says what is wrong."""
     from tmnb.snapshot import load
