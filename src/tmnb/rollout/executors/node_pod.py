@@ -34,8 +34,10 @@ STDERR_MARK = "--- tmnb stderr ---"
 MAX_POD_DATA = 512 << 10
 # In the container: decode the data, run "$@" (nsenter + the node-side argv), then print the exit
 # status, stdout as base64 between the collector's markers, and the stderr tail. It exits 0, so
-# a Failed pod means the wrapper itself broke, and "absent" (exit 100) is an ordinary answer.
+# a Failed pod means the wrapper itself broke, and "absent" (exit 100) is an ordinary answer. Its
+# scratch folder goes when it exits (a container's goes with the pod; the sandbox's pods share /tmp).
 _POD_WRAPPER = """d=$(mktemp -d) || exit 1
+trap 'rm -rf "$d"' EXIT
 printf %s "${TMNB_STDIN:-}" | base64 -d > "$d/in" || exit 1
 "$@" < "$d/in" > "$d/out" 2> "$d/err"
 echo "--- tmnb exit $? ---"
