@@ -35,10 +35,15 @@ def test_the_kernel_has_the_notebooks_imports_loaded_and_keeps_no_history(tmp_pa
     assert printed == "loaded True False\nhistory :memory:\n"
 
 
-@pytest.mark.parametrize(("source", "loaded"), [("live", True), ("sample", False)])
-def test_a_live_run_has_the_official_client_loaded_before_its_first_cell(tmp_path: Path, monkeypatch, source, loaded):  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("default", "source", "loaded"), [("sample", "live", True), ("sample", "sample", False), ("live", None, True)]
+)
+def test_a_live_run_has_the_official_client_loaded_before_its_first_cell(
+    tmp_path: Path, monkeypatch, default, source, loaded
+):  # type: ignore[no-untyped-def]
     """The official client's API classes (about 2 s of imports) are preloaded only for a live source,
-    and every module the live preload names exists (the preload skips a missing one silently)."""
+    given or the notebook's default (04's), and every module the live preload names exists (the
+    preload skips a missing one silently)."""
     import importlib
 
     from tmnb.report.kernel import LIVE_MODULES
@@ -49,13 +54,13 @@ def test_a_live_run_has_the_official_client_loaded_before_its_first_cell(tmp_pat
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
-    parameters = nbformat.v4.new_code_cell('source = "sample"')
+    parameters = nbformat.v4.new_code_cell(f"source = {default!r}")
     parameters.metadata["tags"] = ["parameters"]
     nb.cells = [
         parameters,
         nbformat.v4.new_code_cell(f"import sys\nprint(all(m in sys.modules for m in {LIVE_MODULES!r}))"),
     ]
     nbformat.write(nb, tmp_path / "probe.ipynb")
-    result = run(tmp_path / "probe.ipynb", params={"source": source}, out=tmp_path / "out")
+    result = run(tmp_path / "probe.ipynb", params={"source": source} if source else {}, out=tmp_path / "out")
     printed = "".join(json.loads(result.notebook.read_text())["cells"][-1]["outputs"][0]["text"])
     assert printed == f"{loaded}\n"

@@ -236,7 +236,7 @@ def _run(
 
     executed = folder / src.name
     started, t0 = _now(), time.monotonic()
-    live = typed.get("source") == "live"
+    live = source == "live"  # given, or the notebook's default (04 reads the cluster unless told otherwise)
     ahead = kernel
     failure = _execute(
         src,
