@@ -50,8 +50,8 @@ def _cell_kind(source: str) -> str:
 
 def measure_once(notebook: str, out: Path, launched: float) -> dict[str, float]:
     """Run ``notebook`` once in this process with the runner's steps timed (wall clock)."""
+    from tmnb.cli.run import runner
     from tmnb.report import html as html_module
-    from tmnb.report import runner
 
     marks: dict[str, float] = {"runner": time.time()}
     execute, render = runner._execute, html_module.render_html

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tmnb.report.preload import without_iri_grammar
+from tmnb.cli.run.warmup import without_iri_grammar
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIRE_ALL = os.environ.get("TMNB_REQUIRE_ALL") == "1"

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from factories import node, pod, settings, snapshot
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.snapshot import KubeletInfo, save
 
 

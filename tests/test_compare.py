@@ -13,7 +13,7 @@ from factories import node, pod, settings, snapshot
 from tmnb import plots
 from tmnb.analysis import compare as cmp
 from tmnb.analysis.compare.report import inputs
-from tmnb.report.runner import run
+from tmnb.cli.run.runner import run
 from tmnb.snapshot import Allocation, Device, DeviceAllocation, KubeletInfo, MemoryBlock, OwnerRef, Setting, save
 from tmnb.twin.metrics import Timeline, workloads
 
@@ -351,7 +351,7 @@ def test_notebook_defaults_compare_the_sample_pair_with_its_metrics(tmp_path):
     glued = result.results
     verdicts = glued["verdicts"]
     assert verdicts["moved"] >= 10 and verdicts["newly aligned"] >= 1 and verdicts["now rejected"] >= 2
-    csv = tmp_path / "run" / "sample-metrics.csv"
+    csv = tmp_path / "run" / "sample-metrics.csv.gz"
     assert glued["metrics_source"] == f"file {csv}" and csv.is_file()
     assert (tmp_path / "run" / "sample-journal.jsonl").is_file()
     stats = {(r["query"], r["group"]): r for r in glued["statistics"]}
@@ -371,16 +371,13 @@ def test_notebook_defaults_compare_the_sample_pair_with_its_metrics(tmp_path):
 
 
 def test_auto_inputs_mean_nothing_for_other_snapshots(tmp_path):
-    snap = before_fleet()
-    got = inputs(
-        "a.json", "b.json", snap, snap, change="auto", metrics_file="auto", prometheus_url="", out_dir=str(tmp_path)
-    )
+    got = inputs("a.json", "b.json", change="auto", metrics_file="auto", prometheus_url="", out_dir=str(tmp_path))
     assert (got.change, got.journal, got.metrics_file, got.note) == ("", "", "", "")
     assert list(tmp_path.iterdir()) == []
-    mine = inputs("sample", "sample-after", snap, snap, change="j.jsonl", metrics_file="m.csv", prometheus_url="",
+    mine = inputs("sample", "sample-after", change="j.jsonl", metrics_file="m.csv", prometheus_url="",
                   out_dir=str(tmp_path))  # fmt: skip
     assert (mine.journal, mine.metrics_file) == ("j.jsonl", "m.csv")
-    timed = inputs("a", "b", snap, snap, change="2026-12-03T17:17:00Z", metrics_file="", prometheus_url="", out_dir="x")
+    timed = inputs("a", "b", change="2026-12-03T17:17:00Z", metrics_file="", prometheus_url="", out_dir="x")
     assert (timed.change, timed.journal) == ("2026-12-03T17:17:00Z", "")  # a time names no journal
 
 

@@ -109,7 +109,7 @@ BODIES = "[...document.querySelectorAll('table.dataTable')].filter(t => t.tBodie
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):  # type: ignore[no-untyped-def]
     """The demo once for the module: a sandbox rollout on the canary, the staged failure, every report."""
-    from tmnb.twin.demo import run_demo
+    from tmnb.cli.demo import run_demo
 
     return run_demo(tmp_path_factory.mktemp("demo"))
 

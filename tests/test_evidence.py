@@ -14,7 +14,7 @@ import pytest
 
 from conftest import require_tool
 from factories import node, snapshot
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.evidence import unpack
 from tmnb.snapshot import save
 

@@ -57,7 +57,7 @@ def _peak(argv: list[str]) -> tuple[int, int, str]:
     """Exit status, peak RSS (KiB) and stderr of ``tmnb argv`` in a child."""
     code = textwrap.dedent(f"""
         import re, sys
-        from tmnb.cli import main
+        from tmnb.cli.main import main
         status = main({argv!r})
         # VmHWM: this process's own peak (getrusage's ru_maxrss keeps the forking pytest worker's peak
         # across exec, so under xdist it measured the worker, not tmnb)

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from notebook_factory import write_notebook
-from tmnb.report.runner import run
+from tmnb.cli.run.runner import run
 
 pytestmark = pytest.mark.notebook
 

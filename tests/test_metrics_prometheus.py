@@ -16,6 +16,7 @@ import pytest
 from compare_factories import derive_after, fleet, free_port, same_versions, write_journal
 from conftest import ROOT, require_tool
 from tmnb.analysis import compare as cmp
+from tmnb.cli.run.runner import run
 from tmnb.errors import InputError
 from tmnb.metrics.backfill import served
 from tmnb.metrics.collect import collect
@@ -23,7 +24,6 @@ from tmnb.metrics.prometheus import Prometheus
 from tmnb.metrics.queries import Signal, build
 from tmnb.metrics.stats import thin
 from tmnb.metrics.windows import resolve
-from tmnb.report.runner import run
 from tmnb.snapshot import load, save
 from tmnb.twin.metrics import Timeline, Workload, workloads, write_openmetrics
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bounded import run_bounded
-from tmnb.cli import main
+from tmnb.cli.main import main
 
 LAUGHS = "\n".join(
     ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
@@ -59,7 +59,7 @@ def test_a_billion_laughs_is_refused_without_expanding(tmp_path):
     """Under 256 MiB of address space the expansion could not even be held; the deadline only stops a hang."""
     code = f"""
         import sys
-        from tmnb.cli import main
+        from tmnb.cli.main import main
         sys.exit(main(["run", "03", "--out", {str(tmp_path / "run")!r}, "-p", "target", {LAUGHS!r}]))
     """
     done = run_bounded(code, memory=1 << 30, timeout=120)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tmnb.cli import main
+from tmnb.cli.main import main
+from tmnb.cli.run.runner import NOTEBOOKS, run
 from tmnb.errors import InputError
-from tmnb.report.runner import NOTEBOOKS, run
 
 HUGE = "a" * 100_000
 
@@ -120,7 +120,7 @@ def test_the_demos_parameters_are_checked_the_same_way(tmp_path):
 
 
 def test_every_notebook_has_its_checks():
-    from tmnb.report.checks import CHECKS
+    from tmnb.cli.run.checks import CHECKS
 
     assert sorted(CHECKS) == sorted(nb.stem for nb in NOTEBOOKS.glob("*.ipynb"))
 

@@ -7,8 +7,8 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from tmnb.report.params import declared_parameters
-from tmnb.report.runner import run
+from tmnb.cli.run.params import declared_parameters
+from tmnb.cli.run.runner import run
 from tmnb.snapshot import load
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -152,7 +152,7 @@ def test_occupancy_on_the_sample(tmp_path):
 
 @pytest.mark.notebook
 def test_readiness_alerts_on_the_sample(tmp_path):
-    from tmnb.cli import main
+    from tmnb.cli.main import main
 
     code = main(
         [

@@ -1,8 +1,8 @@
 import pytest
 
 from notebook_factory import write_notebook
+from tmnb.cli.run.params import declared_parameters, typed_parameters
 from tmnb.errors import InputError
-from tmnb.report.params import declared_parameters, typed_parameters
 
 PARAMS = """\
 node: str = "worker-1"

@@ -30,8 +30,8 @@ from kubernetes import client, config
 
 from conftest import ROOT
 from rollout.test_rollout_sandbox import NODES, fleet
-from tmnb.cli import main
-from tmnb.report.runner import run
+from tmnb.cli.main import main
+from tmnb.cli.run.runner import run
 from tmnb.snapshot import save
 from tmnb.sources.resolve import open_snapshot
 from tmnb.twin.sandbox import Sandbox

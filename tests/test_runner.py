@@ -10,9 +10,9 @@ import pytest
 
 from conftest import ROOT
 from notebook_factory import write_notebook
-from tmnb.cli import main
+from tmnb.cli.main import main
+from tmnb.cli.run.runner import NOTEBOOKS, find_notebook, run
 from tmnb.errors import InputError, RunError
-from tmnb.report.runner import NOTEBOOKS, find_notebook, run
 
 pytestmark = pytest.mark.notebook
 
@@ -172,8 +172,8 @@ def test_a_value_outside_the_declared_choices_is_refused_before_any_kernel(tmp_p
 
 
 def test_the_demo_report_names_every_folder_and_exits_3_on_an_alert(tmp_path, capsys):
+    from tmnb.cli.demo import Demo, pack_demo
     from tmnb.cli.reports import report_demo
-    from tmnb.twin.demo import Demo, pack_demo
 
     folder = tmp_path / "20261203T000000Z-demo"
     ok = write_notebook(tmp_path / "ok.ipynb", PARAMS, "pass")

@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tmnb.report.runner import run
+from tmnb.cli.run.runner import run
 
 
 def test_the_kernel_has_the_notebooks_imports_loaded_and_keeps_no_history(tmp_path: Path) -> None:
@@ -46,7 +46,7 @@ def test_a_live_run_has_the_official_client_loaded_before_its_first_cell(
     preload skips a missing one silently)."""
     import importlib
 
-    from tmnb.report.kernel import LIVE_MODULES
+    from tmnb.cli.run.kernel import LIVE_MODULES
 
     for name in LIVE_MODULES:
         importlib.import_module(name)

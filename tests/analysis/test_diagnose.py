@@ -81,7 +81,7 @@ def test_postmortem_explains_the_rejection_with_checked_remedies(tmp_path):
     import json
 
     from conftest import ROOT
-    from tmnb.report.runner import run
+    from tmnb.cli.run.runner import run
     from tmnb.snapshot import save
 
     folder = tmp_path / "evidence" / "01-inventory"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from factories import busy_snapshot, layered_node, node, pod, snapshot
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.snapshot import save
 from tmnb.sources.node_render import write_node_root
 

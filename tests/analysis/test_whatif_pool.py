@@ -8,7 +8,7 @@ import pytest
 
 from tmnb.analysis import whatif as whatif_module
 from tmnb.analysis.whatif import whatif
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.snapshot import Snapshot, save
 from tmnb.twin.sample import generate_fleet
 

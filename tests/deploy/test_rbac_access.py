@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rollout.test_rollout_sandbox import box_fixture, kubeconfig_fixture, rollout
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.twin.sandbox import Sandbox
 
 from .rbac import allowing, calls, grants

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, event, note, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.errors import TmnbError
 from tmnb.parse.quantity import Quantity
 

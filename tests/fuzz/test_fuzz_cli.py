@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from factories import busy_snapshot, layered_node
 from tmnb.cli.main import _parser
+from tmnb.cli.run.params import coerce, declared_parameters
 from tmnb.parse.kubelet_fields import FIELD_TYPES
-from tmnb.report.params import coerce, declared_parameters
 from tmnb.snapshot import save
 from tmnb.sources.node_render import write_node_root
 

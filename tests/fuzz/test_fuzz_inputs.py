@@ -21,8 +21,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from factories import busy_snapshot, pod
-from tmnb.report import runner
-from tmnb.report.params import declared_parameters
+from tmnb.cli.run import runner
+from tmnb.cli.run.params import declared_parameters
 from tmnb.snapshot import to_dict
 
 pytestmark = pytest.mark.fuzz

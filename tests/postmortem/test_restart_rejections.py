@@ -105,7 +105,7 @@ def test_without_a_log_an_earlier_snapshot_that_saw_it_running_says_so(tmp_path:
 @pytest.mark.notebook
 def test_06_says_the_restart_did_it(restart_evidence: Path, tmp_path: Path) -> None:
     from conftest import ROOT
-    from tmnb.report.runner import run
+    from tmnb.cli.run.runner import run
 
     result = run(ROOT / "notebooks" / "06-postmortem.ipynb", params={"evidence": str(restart_evidence)}, out=tmp_path)
     assert result.status == "ok", result.message

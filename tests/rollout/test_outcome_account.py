@@ -115,7 +115,7 @@ def test_a_killed_run_and_its_resume_are_told_from_the_journal(
         f"w3 was interrupted at wait-ready after it wrote {CONFIG} and restarted the kubelet; nothing was "
         f"verified or restored; it is still cordoned: run again to resume, or {back(state)} puts it back"
     )
-    from tmnb.cli import main
+    from tmnb.cli.main import main
 
     capsys.readouterr()
     assert main(["rollout", "status", "--change-id", "c1", "--state-dir", str(state)]) == 0

@@ -75,8 +75,8 @@ def test_the_notebook_builds_the_same_request_as_its_parameters_say() -> None:
 
 
 def test_the_command_line_and_the_notebook_offer_the_registrys_executors(capsys: pytest.CaptureFixture[str]) -> None:
-    from tmnb.cli import main
-    from tmnb.report.params import declared_parameters
+    from tmnb.cli.main import main
+    from tmnb.cli.run.params import declared_parameters
 
     for verb in ("plan", "execute", "rollback"):
         with pytest.raises(SystemExit):
@@ -107,7 +107,7 @@ def test_the_plan_says_how_the_change_survives_kubeadm_upgrade(
 ) -> None:
     """The sample's kubeadm pools: the printed plan ends with the kubeadm patch, where it will be and how
     kubeadm takes it; plan mode writes nothing (the patch is written with the plan at the first execute run)."""
-    from tmnb.cli import main
+    from tmnb.cli.main import main
 
     state = tmp_path / "state"
     argv = ["rollout", "plan", "--change-id", "c1", "--source", "sample", "--set", "topologyManagerPolicy=best-effort"]
@@ -129,7 +129,7 @@ def test_the_plan_says_how_the_change_survives_kubeadm_upgrade(
 def test_a_dry_run_plans_a_change_that_moves_state_files(capsys: pytest.CaptureFixture[str]) -> None:
     """Only an executor that writes and cannot stop the kubelet (node-pod) is refused such a change; a
     dry run plans it for whichever executor will carry it out."""
-    from tmnb.cli import main
+    from tmnb.cli.main import main
 
     argv = ["rollout", "plan", "--change-id", "c1", "--source", "sample", "--node", "gen-icx-03"]
     assert main([*argv, "--set", "cpuManagerPolicy=none"]) == 0

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.postmortem.evidence import open_evidence
 from tmnb.rollout.journal import Journal
 from tmnb.rollout.run import Rollout

@@ -38,8 +38,7 @@ def _children(pid: int) -> dict[int, int]:
 
 
 def _kernel_of(pid: int) -> int | None:
-    """The kernel process below ``pid`` (papermill's kernel: started as the runner's standby, which
-    becomes ipykernel), if it has started."""
+    """The kernel process below ``pid`` (papermill's kernel, which the runner starts), if it has started."""
     parents = _children(pid)
     below = {pid}
     for _ in range(6):
@@ -49,7 +48,7 @@ def _kernel_of(pid: int) -> int | None:
             cmdline = Path(f"/proc/{p}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"ipykernel" in cmdline or b"tmnb.report.standby" in cmdline:
+        if b"ipykernel" in cmdline:
             return p
     return None
 

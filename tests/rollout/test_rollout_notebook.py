@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.twin.sandbox import Sandbox
 
 from .test_rollout_sandbox import NODES, box_fixture, digest, kubeconfig_fixture  # noqa: F401  (fixtures)

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from factories import node, pod, settings, snapshot
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.rollout.journal import Journal
 from tmnb.snapshot import DisruptionBudget, KubeletInfo, OwnerRef, Snapshot
 from tmnb.twin.sandbox import Faults, Sandbox

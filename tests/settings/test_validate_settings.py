@@ -483,7 +483,7 @@ def test_unknown_target_fields_are_refused_with_the_closest_name(target, message
 
 
 def test_cli_refuses_a_misspelled_field_with_exit_2(capsys):
-    from tmnb.cli import main
+    from tmnb.cli.main import main
 
     assert main(["whatif", "--snapshot", "sample", "--set", "topologyManagerPolcy=restricted"]) == 2
     assert "did you mean topologyManagerPolicy" in capsys.readouterr().err

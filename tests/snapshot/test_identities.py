@@ -9,7 +9,7 @@ import json
 import pytest
 
 from factories import node, pod, snapshot
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.errors import InputError, SnapshotError
 from tmnb.snapshot import load, save
 from tmnb.sources.kube_objects import pods_from_list

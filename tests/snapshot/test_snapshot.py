@@ -183,7 +183,7 @@ def test_cli_whatif_on_dev_zero_exits_with_an_error():
     result = run_bounded(
         """
         import sys
-        from tmnb.cli import main
+        from tmnb.cli.main import main
         sys.exit(main(["whatif", "--snapshot", "/dev/zero", "--set", "topologyManagerPolicy=restricted"]))
         """,
         memory=1 << 30,

@@ -10,7 +10,7 @@ import pytest
 from kubernetes.client import ApiClient, V1Node, V1NodeCondition, V1NodeStatus, V1NodeSystemInfo, V1ObjectMeta
 
 from factories import busy_snapshot, node, pod
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.errors import CollectError
 from tmnb.snapshot import DisruptionBudget, Event, Issue, OwnerRef, Versions, load, to_dict
 from tmnb.sources.cluster import ClusterApi, collect_cluster, connect

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from factories import layered_node, pod
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.errors import InputError
 from tmnb.sources.node_render import FLAGS_ENV, write_node_root
 from tmnb.sources.node_root import read_node_root

@@ -10,7 +10,7 @@ import pytest
 
 from factories import layered_node
 from published_schema import schema_errors
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.errors import InputError
 from tmnb.snapshot import load
 from tmnb.sources.node_render import FLAGS_ENV, KUBELET_CONFIG, PCI_SYSFS, UNIT_DROPIN, write_node_root

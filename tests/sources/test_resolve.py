@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.errors import InputError
 from tmnb.sources.node_files import NODE_FILES, node_files_kind
 from tmnb.sources.resolve import SOURCES, check_options, check_source, open_snapshot, source_kind

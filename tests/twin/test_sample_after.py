@@ -1,6 +1,7 @@
 """The sample after its rollout: committed file current, the change applied as the rollout applies
 it, and the outcomes the comparison is meant to show, checked against the snapshots themselves."""
 
+import json
 from collections import Counter
 from datetime import datetime
 
@@ -101,3 +102,15 @@ def test_converted_nodes_hold_only_single_zone_exclusive_cpus(after: Snapshot) -
 def test_after_is_captured_after_the_rollout(after: Snapshot) -> None:
     assert after.captured_at == AFTER_CAPTURED_AT
     assert journal()[-1].time < datetime.fromisoformat(AFTER_CAPTURED_AT)
+
+
+def test_the_shipped_journal_and_metrics_equal_a_fresh_generation(tmp_path, before: Snapshot, after: Snapshot) -> None:
+    """05-compare's ``auto`` copies the files shipped beside the sample; the generator writes the same bytes."""
+    from tmnb.sources.embedded import JOURNAL_FILE, METRICS_FILE
+    from tmnb.twin.sample.metrics import write_shipped
+
+    journal_file, metrics_file = write_shipped(tmp_path, before, after)
+    stale = "stale: python -m tmnb.twin.sample --comparison --out src/tmnb/sources/data"
+    assert journal_file.read_bytes() == JOURNAL_FILE.read_bytes(), stale
+    assert metrics_file.read_bytes() == METRICS_FILE.read_bytes(), stale
+    assert [json.loads(line)["node"] for line in JOURNAL_FILE.read_text().splitlines()][:1] == [journal()[0].node]

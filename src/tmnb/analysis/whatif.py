@@ -13,7 +13,6 @@ rest of the batch; one clean-up pass follows.
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -24,6 +23,7 @@ from typing import Any, Protocol, TypeVar
 
 import pandas as pd
 
+from tmnb.collector import frozen
 from tmnb.errors import ConfigRejected
 from tmnb.kubelet.checkpoint import Unpredictable
 from tmnb.kubelet.node import NodeSimulator, PodResult
@@ -261,14 +261,9 @@ def pooled(count: int, work: Callable[[int], T], workers: int) -> Iterator[T]:
     chunk = max(1, min(CHUNK, count // (workers * 4)))
     global _FORKED
     _FORKED = work
-    # The fleet's millions of objects frozen out of the collector's sight: a worker's collections would
-    # walk them all (a quarter of a worker's time on a fleet) and copy every page they touch. A process
-    # that froze its own long-lived objects before (a report's kernel: tmnb.report.standby) keeps them so.
-    frozen_before = gc.get_freeze_count() > 0
-    gc.freeze()
     try:
         spans = iter([(lo, min(lo + chunk, count)) for lo in range(0, count, chunk)])
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        with frozen(), ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             flight = deque(pool.submit(_run_span, span) for span in islice(spans, 2 * workers))
             while flight:
                 done: list[T] = flight.popleft().result()
@@ -277,8 +272,6 @@ def pooled(count: int, work: Callable[[int], T], workers: int) -> Iterator[T]:
                 yield from done
     finally:
         _FORKED = None
-        if not frozen_before:
-            gc.unfreeze()
 
 
 def whatif_rows(

@@ -57,7 +57,7 @@ def command(args: argparse.Namespace) -> int:
         return code
     for report in sorted(target.glob("runs/*/*.html")):
         print(f"report: {report}")
-    from tmnb.report.runner import NOTEBOOKS, run
+    from tmnb.cli.run.runner import NOTEBOOKS, run
 
     postmortem = run(NOTEBOOKS / "06-postmortem.ipynb", params={"evidence": str(target)}, out=target / "postmortem")
     print(f"postmortem: {postmortem.html}")

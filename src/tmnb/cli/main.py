@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from tmnb import __version__
 from tmnb.cli import evidence, reports, rollout, sandbox, whatif
 from tmnb.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_SIGPIPE, EXIT_TAMPERED, EXIT_USAGE, MEANINGS
+from tmnb.cli.run.warmup import without_iri_grammar
 from tmnb.cli.types import Command
 from tmnb.errors import RunError, Tampered, TmnbError
-from tmnb.report.preload import without_iri_grammar
 
 #: One module per subcommand family: each adds its parsers and names its handlers.
 FAMILIES = (reports, whatif, sandbox, rollout, evidence)

@@ -12,7 +12,7 @@ from tmnb.cli.types import Subcommands, positive_seconds
 from tmnb.sources.resolve import NODE_ROOT, sources_help
 
 if TYPE_CHECKING:
-    from tmnb.twin.demo import Demo
+    from tmnb.cli.demo import Demo
 
 
 def add_parsers(sub: Subcommands) -> None:
@@ -51,7 +51,7 @@ def add_parsers(sub: Subcommands) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from tmnb.report.runner import run
+    from tmnb.cli.run.runner import run
 
     result = run(
         args.notebook,
@@ -73,7 +73,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from tmnb.twin.demo import run_demo
+    from tmnb.cli.demo import run_demo
 
     return report_demo(run_demo(args.reports_dir))
 

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tmnb.parse.gojson import fnv32a
+from tmnb.parse.gojson import fnv32a, fold
 
 # ---------------------------------------------------------------------------------------------
 # the scanner: JSON text -> a tree, with Go's syntax errors
@@ -455,7 +455,7 @@ class _Decoder:
         by_name = {json_name: (go_name, ft) for go_name, json_name, ft in t.fields}
         for key, value in node.pairs:
             hit = by_name.get(key) or next(
-                ((g, ft) for j, (g, ft) in by_name.items() if _fold(j) == _fold(key)),
+                ((g, ft) for j, (g, ft) in by_name.items() if fold(j) == fold(key)),
                 None,
             )
             if hit is None:
@@ -495,12 +495,6 @@ class _Decoder:
             return CPUSetValue(self.parse_cpuset(text))
         except GoJSONError as err:
             raise _Abort(GoJSONError(f"failed to parse cpuset: {err}")) from None
-
-
-def _fold(name: str) -> str:
-    from tmnb.parse.gojson import fold
-
-    return fold(name)
 
 
 def _parse_int(text: str, *, unsigned: bool) -> int | None:

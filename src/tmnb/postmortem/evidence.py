@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tmnb.errors import InputError
+from tmnb.evidence import unpack
 from tmnb.snapshot import Snapshot, load
 
 if TYPE_CHECKING:
@@ -75,8 +76,6 @@ def open_evidence(path: str | Path) -> Evidence:
     """A run folder, a folder of them, or a ``.tar.gz`` bundle (verified and unpacked read-only)."""
     root = Path(path)
     if root.is_file() and root.name.endswith((".tar.gz", ".tgz")):
-        from tmnb.evidence import unpack
-
         target, _, result = unpack(root, Path(tempfile.mkdtemp(prefix="tmnb-evidence-")) / "bundle")
         if not result.intact:
             raise InputError("the bundle does not match its manifest: " + "; ".join(result.lines()), source=str(root))

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -102,9 +101,9 @@ def _read_file(source: str, options: OpenOptions) -> Snapshot:
     return load(source)
 
 
-#: A snapshot file a run's kernel-to-be read before the parameter checks, which run on it
-#: (``read_ahead``), by real path, with the file's stamp when it was read: the first
-#: ``open_snapshot`` of the same, unchanged file takes it instead of reading the file again.
+#: A snapshot file the run's kernel read for the parameter checks (``read_ahead``), by real path, with
+#: the file's stamp when it was read: the first ``open_snapshot`` of the same, unchanged file takes it
+#: instead of reading the file again.
 _READ_AHEAD: dict[str, tuple[tuple[int, int, int, int], Snapshot]] = {}
 
 
@@ -116,33 +115,24 @@ def _stamp(path: str) -> tuple[int, int, int, int] | None:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
-@contextmanager
-def read_ahead_kept() -> Iterator[None]:
-    """Opens inside take nothing away from the read-ahead: the standby's parameter checks read the
-    file the kernel's first cell will read."""
-    kept = dict(_READ_AHEAD)
-    try:
-        yield
-    finally:
-        _READ_AHEAD.update(kept)
-
-
-def read_ahead(source: str) -> None:
-    """Load a snapshot file now for the first ``open_snapshot`` of it (``tmnb.report.standby``: a
-    5,000-node file takes seconds to read, and the parameter checks and the notebook both open it). Anything but
-    a snapshot file, a file that cannot be loaded, or one changed while it was read is left for
-    ``open_snapshot`` itself, which reads it again and says what is wrong."""
+def read_ahead(source: str) -> Snapshot | None:
+    """A snapshot file loaded now and kept for the first ``open_snapshot`` of it (a run's parameter
+    checks and its notebook both need a file that takes seconds to read at 5,000 nodes: see
+    ``tmnb.cli.run.checks``). None for anything but a snapshot file, a file that cannot be loaded, or
+    one changed while it was read: ``open_snapshot`` itself reads it again and says what is wrong."""
     from tmnb.snapshot import load
 
     stamp = _stamp(source)
     if stamp is None or source_kind(source) is not SNAPSHOT_FILE:
-        return
+        return None
     try:
         snapshot = load(source)
     except (InputError, SnapshotError):
-        return
-    if _stamp(source) == stamp:
-        _READ_AHEAD[os.path.realpath(source)] = (stamp, snapshot)
+        return None
+    if _stamp(source) != stamp:
+        return None
+    _READ_AHEAD[os.path.realpath(source)] = (stamp, snapshot)
+    return snapshot
 
 
 #: A snapshot file: whatever no other source claims.

@@ -11,7 +11,7 @@ import pytest
 from sandbox_fixtures import call, kubeconfig_fixture, kubectl_fixture, sandbox_fixture, twin  # noqa: F401  (fixtures)
 
 from conftest import require_tool
-from tmnb.cli import main
+from tmnb.cli.main import main
 from tmnb.errors import InputError, TmnbError
 from tmnb.snapshot import save
 from tmnb.twin.sample import generate_fleet

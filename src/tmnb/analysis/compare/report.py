@@ -8,6 +8,7 @@ so that the evidence holds what was compared; with any other snapshots it means 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from tmnb.metrics.collect import Collected, collect
 from tmnb.metrics.queries import build, step_for
 from tmnb.metrics.windows import Windows, is_time, parse_duration, resolve
 from tmnb.report.places import anchored
-from tmnb.snapshot import Snapshot
+from tmnb.sources.embedded import JOURNAL_FILE, METRICS_FILE
 from tmnb.sources.resolve import SAMPLES
 
 AUTO = "auto"
@@ -45,8 +46,6 @@ class Inputs:
 def inputs(
     before: str,
     after: str,
-    old: Snapshot,
-    new: Snapshot,
     *,
     change: str,
     metrics_file: str,
@@ -56,19 +55,17 @@ def inputs(
     """Resolve ``auto``: the sample pair's files, written into ``out_dir``, or nothing."""
     if (before, after) != SAMPLES:
         return Inputs("" if change == AUTO else change, "" if metrics_file == AUTO else metrics_file, "")
-    from tmnb.twin.sample import metrics as sample_metrics
-
     folder = anchored(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     notes = []
     if change == AUTO:
-        change = str(sample_metrics.write_journal(folder / sample_metrics.JOURNAL))
+        change = str(shutil.copyfile(JOURNAL_FILE, folder / JOURNAL_FILE.name))
         notes.append("the sample rollout's journal")
     if metrics_file == AUTO:
         if prometheus_url:
             metrics_file = ""
         else:
-            metrics_file = str(sample_metrics.write_metrics(folder, old, new))
+            metrics_file = str(shutil.copyfile(METRICS_FILE, folder / METRICS_FILE.name))
             notes.append("the sample's application metrics (synthetic, with a known regression)")
     note = f"Comparing the embedded sample pair with {' and '.join(notes)}, written to the run folder." if notes else ""
     return Inputs(change, metrics_file, note)

@@ -45,7 +45,8 @@ class ExecutorKind:
     the node's own bytes through it; ``writes``: it can carry a change out (restart the kubelet
     included); ``stops``: it can stop the kubelet, which moving a state file needs. ``make(node,
     **options)`` builds it for one node; ``connect`` once per session (a client, a sandbox API);
-    ``node_files`` is the spec that makes a collection read the nodes as this executor reaches them."""
+    ``node_files`` is the spec that makes a collection read the nodes as this executor reaches them;
+    ``through_cluster``: it reaches the nodes through the cluster's API, so it needs a kubeconfig."""
 
     word: str
     what: str
@@ -55,6 +56,7 @@ class ExecutorKind:
     make: Callable[..., NodeOps]
     connect: Callable[[ExecutorKind, Reach], ExecutorFor] | None = None
     node_files: Callable[[Reach, ExecutorFor, Sequence[str]], str] | None = None
+    through_cluster: bool = False
 
     def executors(self, reach: Reach) -> ExecutorFor:
         """Each node's executor for one session."""
@@ -165,10 +167,11 @@ EXECUTORS: dict[str, ExecutorKind] = {
         ExecutorKind(
             "node-pod",
             "a privileged pod per command; cannot stop the kubelet",
-            True, True, False, _node_pod, _node_pod_connect, lambda r, e, n: "pod",
+            True, True, False, _node_pod, _node_pod_connect, lambda r, e, n: "pod", through_cluster=True,
         ),
         ExecutorKind(
-            "sandbox", "a node of `tmnb sandbox`", True, True, True, _sandbox, _sandbox_connect, _sandbox_files
+            "sandbox", "a node of `tmnb sandbox`", True, True, True, _sandbox, _sandbox_connect, _sandbox_files,
+            through_cluster=True,
         ),
     )
 }  # fmt: skip

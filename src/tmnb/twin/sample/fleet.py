@@ -124,13 +124,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tmnb.twin.sample", description="Write a generated sample fleet snapshot."
     )
-    parser.add_argument("--out", required=True, type=Path, help="snapshot file (.json or .json.gz)")
+    parser.add_argument(
+        "--out", required=True, type=Path, help="snapshot file (.json or .json.gz), or with --comparison a folder"
+    )
     parser.add_argument("--nodes", type=int, default=None, help="scale to N nodes (default: the curated sample)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--after", action="store_true", help="the curated sample after its rollout")
+    parser.add_argument(
+        "--comparison", action="store_true", help="the sample pair's rollout journal and application metrics"
+    )
     args = parser.parse_args(argv)
-    if args.after and args.nodes is not None:
-        parser.error("--after applies to the curated sample only")
+    if (args.after or args.comparison) and args.nodes is not None:
+        parser.error("--after and --comparison apply to the curated sample only")
+    if args.comparison:
+        from tmnb.twin.sample.metrics import write_shipped
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        for path in write_shipped(args.out, generate_fleet(seed=args.seed), generate_after(seed=args.seed)):
+            print(f"wrote {path}")
+        return 0
     snapshot = generate_after(seed=args.seed) if args.after else generate_fleet(args.nodes, seed=args.seed)
     manifest = save(snapshot, args.out)
     print(f"wrote {args.out}: {manifest['nodes']} nodes, {manifest['pods']} pods, sha256 {manifest['sha256'][:16]}")

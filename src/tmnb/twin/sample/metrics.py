@@ -1,13 +1,16 @@
-"""The sample comparison's application metrics and rollout journal, written on demand.
+"""The sample comparison's application metrics and rollout journal.
 
-Deterministic (seeded) and too large to ship (hours of 30 s scrapes), so they are written where a
-run needs them: the long format that 05-compare reads by default, the same draws as OpenMetrics
-for a Prometheus backfill, and the journal whose records place the change. llm-serving gets the
-latency regression: it is the workload the rollout left short of a replica (``STORY``).
+Deterministic (seeded): the long format that 05-compare reads by default and the journal whose
+records place the change ship as package data beside the sample fleet (``write_shipped``, read by
+``tmnb.sources.embedded``, so a production run never loads this generator); the same draws as
+OpenMetrics for the rehearsal's Prometheus backfill are written where the demo needs them.
+llm-serving gets the latency regression: it is the workload the rollout left short of a replica
+(``STORY``).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -66,3 +69,14 @@ def write_metrics(folder: Path, before: Snapshot, after: Snapshot, *, openmetric
     if openmetrics:
         write_openmetrics(folder / OPENMETRICS, span, loads)
     return write_long_format(folder / LONG_FORMAT, span, loads)
+
+
+def write_shipped(folder: Path, before: Snapshot, after: Snapshot) -> tuple[Path, Path]:
+    """The journal and the long-format metrics (gzipped without a time stamp, so a fresh generation is
+    the same bytes) that ship in ``tmnb/sources/data/`` for 05-compare's ``auto``."""
+    scratch = write_metrics(folder / "scratch", before, after)
+    metrics = folder / f"{LONG_FORMAT}.gz"
+    metrics.write_bytes(gzip.compress(scratch.read_bytes(), compresslevel=9, mtime=0))
+    scratch.unlink()
+    scratch.parent.rmdir()
+    return write_journal(folder / JOURNAL), metrics

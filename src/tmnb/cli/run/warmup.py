@@ -1,12 +1,14 @@
-"""An IPython extension the runner's kernels load at start: it imports the modules a notebook's
-cells import, so that work happens while the parent process is still starting papermill, not in
-the notebook's first cell. It binds no names: the notebook's namespace is what its cells make it.
+"""An IPython extension the runner's kernels load at start (``--IPKernelApp.extensions``): it imports
+the modules a notebook's cells import, so that work happens while the runner is still checking the
+parameters and importing papermill, not in the notebook's first cell. It binds no names: the
+notebook's namespace is what its cells make it. It then settles the collector for a long-lived
+process (``tmnb.collector.settled``).
 
 It also leaves jsonschema's IRI checker out (``without_iri_grammar``), as the runner and every tmnb
 command do: the official client imports jsonschema when kubernetes-validate is installed.
 
 The modules come from the kernel's environment (``PRELOAD_ENV``, comma-separated), written by
-``tmnb.report.kernel``. A module that fails to import is left for the notebook's own import,
+``tmnb.cli.run.kernel``. A module that fails to import is left for the notebook's own import,
 which reports the error in the cell where a reader looks for it.
 """
 
@@ -15,6 +17,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+
+from tmnb.collector import settled
 
 PRELOAD_ENV = "TMNB_PRELOAD_MODULES"
 
@@ -35,3 +39,4 @@ def load_ipython_extension(shell: object) -> None:
             importlib.import_module(name)
         except Exception:
             continue
+    settled()

@@ -28,9 +28,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tmnb.cli.run.runner import NOTEBOOKS, RunResult, run, start_kernel
 from tmnb.errors import InputError
 from tmnb.report.places import resolve_reports_dir
-from tmnb.report.runner import NOTEBOOKS, RunResult, run, start_kernel
 
 if TYPE_CHECKING:
     from tmnb.twin.sandbox import Sandbox

@@ -1,25 +1,36 @@
-"""Each notebook's parameters checked before a kernel starts, by the checks its ``tmnb`` subcommand
-runs (04-rollout's are ``tmnb rollout``'s, 06-postmortem's a bundle's are ``tmnb evidence verify``'s):
-a wrong parameter is one line and exit 2 within a second, not a kernel that fails a minute later.
+"""Each notebook's parameters checked before it executes, by the checks its ``tmnb`` subcommand runs
+(04-rollout's are ``tmnb rollout``'s, 06-postmortem's a bundle's are ``tmnb evidence verify``'s): a
+wrong parameter is one line and exit 2, not a notebook that fails a minute later.
 
-``CHECKS`` is the registry, keyed by the notebook's name; every notebook has an entry, and
-``check_parameters`` runs it on the parameters a run will inject (the defaults, with what was given
-over them). What only the cluster can tell (a live source's nodes, a flag that overrides the target)
-is left to the kernel.
+``CHECKS`` is the registry, keyed by the notebook's name; every notebook has an entry, of two parts
+run on the parameters a run will inject (the defaults, with what was given over them):
+``parameters``, what the values alone tell, run by the runner while the kernel starts
+(``check_parameters``), and ``snapshot``, what needs the snapshot's content (the nodes named or
+selected), run in the run's kernel on the snapshot it reads once and keeps for the notebook's first
+cell (``in_kernel``; the runner runs it itself when the kernel cannot: ``check_snapshot``). What
+only the cluster can tell (a live source's nodes, a flag that overrides the target) is left to the
+notebook.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from tmnb.collector import settled
 from tmnb.errors import InputError, Tampered
+
+if TYPE_CHECKING:
+    from tmnb.snapshot import Snapshot
 
 #: The parameters of one run, by name (the notebook's defaults under what was given).
 Params = Mapping[str, Any]
 Check = Callable[[Params], None]
+SnapshotCheck = Callable[[Params, "Snapshot"], None]
 
 
 def _named(name: str | None, check: Callable[[], object]) -> None:
@@ -67,15 +78,11 @@ def _file(params: Params, name: str, what: str, *, unless: tuple[str, ...] = (""
         raise InputError(f"no such file; expected {what}", source=value, where=f"parameter {name}")
 
 
-def _selected(params: Params, *, names: bool) -> None:
-    """With a snapshot file or the sample, the nodes named (``nodes``, a ``canary`` other than
-    ``recommended``) or selected must be in it."""
-    from tmnb.sources.resolve import LIVE, open_snapshot
+def _selected(params: Params, snapshot: Snapshot, *, names: bool) -> None:
+    """The nodes named (``nodes``, a ``canary`` other than ``recommended``) or selected must be in
+    the snapshot."""
+    from tmnb.snapshot.select import select_nodes
 
-    source = params.get("source")
-    if not isinstance(source, str) or source == LIVE:
-        return
-    snapshot = open_snapshot(source, progress=False)
     canary = params.get("canary")
     if names and isinstance(canary, str) and canary not in ("", "recommended"):
         try:
@@ -86,14 +93,20 @@ def _selected(params: Params, *, names: bool) -> None:
     if listed:
         _named("nodes", lambda: [snapshot.node(n) for n in listed])
         return
-    from tmnb.snapshot.select import select_nodes
-
     if snapshot.nodes and not select_nodes(snapshot, params.get("node_selector") or "").nodes:
         raise InputError(
-            f"matches no node of {source} (nodes: {', '.join(n.name for n in snapshot.nodes[:5])}"
+            f"matches no node of {params.get('source')} (nodes: {', '.join(n.name for n in snapshot.nodes[:5])}"
             f"{', …' if len(snapshot.nodes) > 5 else ''})",
             where="parameter node_selector",
         )
+
+
+def _named_nodes(params: Params, snapshot: Snapshot) -> None:
+    _selected(params, snapshot, names=True)
+
+
+def _selection(params: Params, snapshot: Snapshot) -> None:
+    _selected(params, snapshot, names=False)
 
 
 def _target(params: Params) -> None:
@@ -122,7 +135,6 @@ def occupancy(params: Params) -> None:
     """The source, the selection, and the nodes named for the detail figures."""
     _source(params, "source")
     _selector(params)
-    _selected(params, names=True)
 
 
 def readiness(params: Params) -> None:
@@ -130,13 +142,13 @@ def readiness(params: Params) -> None:
     _source(params, "source")
     _target(params)
     _selector(params)
-    _selected(params, names=False)
 
 
 def rollout(params: Params) -> None:
     """``tmnb rollout``'s checks (``rollout.arguments``), the options, a kubeconfig where the change
     needs the cluster, and the nodes when the plan is made from a snapshot file."""
     from tmnb.rollout.arguments import check_arguments, notebook_options
+    from tmnb.rollout.executors import EXECUTORS
     from tmnb.sources.kubeconfig import kubeconfig_missing
     from tmnb.sources.node_files import node_files_kind
 
@@ -156,11 +168,11 @@ def rollout(params: Params) -> None:
     options = notebook_options(params.get("options"))
     if options["node_files"]:
         _named("options", lambda: node_files_kind(str(options["node_files"])))
-    needs_cluster = params.get("mode") == "execute" or params.get("executor") in ("sandbox", "node-pod")
+    kind = EXECUTORS.get(str(params.get("executor")))
+    needs_cluster = params.get("mode") == "execute" or (kind is not None and kind.through_cluster)
     missing = kubeconfig_missing() if needs_cluster else None
     if missing:
         raise InputError(missing, where=f"parameter executor {params.get('executor')}")
-    _selected(params, names=True)
 
 
 def compare(params: Params) -> None:
@@ -201,23 +213,85 @@ def postmortem(params: Params) -> None:
             raise Tampered("the bundle does not match its manifest: " + "; ".join(result.lines()), source=value)
 
 
-#: The checks of each notebook, by its name (``tests/test_notebooks.py`` keeps one per notebook).
-CHECKS: dict[str, Check] = {
-    "01-inventory": inventory,
-    "02-numa-occupancy": occupancy,
-    "03-readiness": readiness,
-    "04-rollout": rollout,
-    "05-compare": compare,
-    "06-postmortem": postmortem,
-}
+def _no_snapshot_check(params: Params, snapshot: Snapshot) -> None:
+    """A notebook whose parameters name no nodes of its snapshot."""
 
 
-def sources(params: Params) -> None:
+@dataclass(frozen=True)
+class NotebookChecks:
+    """A notebook's checks: what its parameters alone tell, and what needs its snapshot's content."""
+
+    parameters: Check
+    snapshot: SnapshotCheck = _no_snapshot_check
+
+
+def _sources(params: Params) -> None:
     """Another notebook's: the parameters that name a snapshot source."""
     for name in ("source", "before", "after"):
         _source(params, name)
 
 
+#: The checks of each notebook, by its name (``tests/test_notebooks.py`` keeps one per notebook).
+CHECKS: dict[str, NotebookChecks] = {
+    "01-inventory": NotebookChecks(inventory),
+    "02-numa-occupancy": NotebookChecks(occupancy, _named_nodes),
+    "03-readiness": NotebookChecks(readiness, _selection),
+    "04-rollout": NotebookChecks(rollout, _named_nodes),
+    "05-compare": NotebookChecks(compare),
+    "06-postmortem": NotebookChecks(postmortem),
+}
+#: A notebook tmnb does not ship: its snapshot sources are checked.
+OTHER = NotebookChecks(_sources)
+
+
+def checks_of(notebook: str) -> NotebookChecks:
+    return CHECKS.get(notebook, OTHER)
+
+
 def check_parameters(notebook: Path, params: Params) -> None:
-    """Run the notebook's checks; a notebook tmnb does not ship has its snapshot sources checked."""
-    CHECKS.get(notebook.stem, sources)(params)
+    """What the parameters alone tell (the runner runs these while the kernel starts)."""
+    checks_of(notebook.stem).parameters(params)
+
+
+def needs_snapshot(notebook: Path, params: Params) -> bool:
+    """Whether the notebook has snapshot checks and its source is a snapshot tmnb can read offline."""
+    from tmnb.sources.resolve import LIVE
+
+    source = params.get("source")
+    return checks_of(notebook.stem).snapshot is not _no_snapshot_check and isinstance(source, str) and source != LIVE
+
+
+def check_snapshot(notebook: str, params: Params) -> None:
+    """The snapshot checks, on the run's snapshot; a snapshot file is read once: what is read here is
+    kept for the notebook's first ``open_snapshot`` of it (``sources.resolve.read_ahead``)."""
+    from tmnb.sources.resolve import open_snapshot, read_ahead
+
+    source = str(params.get("source"))
+    snapshot = read_ahead(source) or open_snapshot(source, progress=False)
+    checks_of(notebook).snapshot(params, snapshot)
+
+
+def in_kernel(notebook: str, parameters: str) -> str:
+    """``check_snapshot`` as the run's kernel answers it (``tmnb.cli.run.kernel``): JSON ``null`` when
+    the checks passed, else the refusal's class and fields, which the runner raises as its own. What
+    the kernel read it then holds for good (``collector.settled``)."""
+    try:
+        check_snapshot(notebook, json.loads(parameters))
+    except InputError as exc:
+        refusal = {"kind": type(exc).__name__, "message": exc.message, "source": exc.source, "where": exc.where}
+        return json.dumps({**refusal, "line": exc.line})
+    finally:
+        settled()
+    return json.dumps(None)
+
+
+def refusal(answer: Mapping[str, Any]) -> InputError:
+    """The exception ``in_kernel`` answered, of the same class (a snapshot that fails to load stays a
+    ``SnapshotError``, a tampered one ``Tampered``)."""
+    from tmnb import errors
+
+    kind = getattr(errors, str(answer.get("kind")), InputError)
+    cls = kind if isinstance(kind, type) and issubclass(kind, InputError) else InputError
+    return cls(
+        str(answer.get("message")), source=answer.get("source"), where=answer.get("where"), line=answer.get("line")
+    )

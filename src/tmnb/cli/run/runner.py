@@ -13,7 +13,6 @@ import logging
 import math
 import platform
 import time
-from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,22 +20,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tmnb import __version__
+from tmnb.cli.run.checks import check_parameters, check_snapshot, needs_snapshot, refusal
+from tmnb.cli.run.kernel import KERNEL_NAME, KernelGone, WarmKernel, kernel_config
+from tmnb.cli.run.params import check_choice, declared_parameters, default_value, typed_parameters
+from tmnb.cli.run.warmup import without_iri_grammar
 from tmnb.errors import InputError, RunError
 from tmnb.parse.parameters import check_finite
 from tmnb.redact import secret_in
 from tmnb.report import ipynb
-from tmnb.report.checks import check_parameters
 from tmnb.report.glue import read_glued
-from tmnb.report.kernel import KERNEL_NAME, Standby, WarmKernel, kernel_config
-from tmnb.report.params import check_choice, declared_parameters, default_value, typed_parameters
 from tmnb.report.places import resolve_reports_dir
-from tmnb.report.preload import without_iri_grammar
 
 if TYPE_CHECKING:
     from jupyter_client.manager import AsyncKernelManager
 
 #: The repository's notebooks (a source checkout); ``run`` also finds them by name.
-NOTEBOOKS = Path(__file__).resolve().parents[3] / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[4] / "notebooks"
 
 #: "pending": the run stopped cleanly at a gate nobody approved (a rollout in execute mode)
 Status = Literal["ok", "failed", "alert", "pending"]
@@ -74,22 +73,24 @@ def _run_folder(notebook: Path, out: Path | None, reports_dir: Path) -> Path:
     return out.resolve()
 
 
-def _execute(
-    src: Path, dst: Path, parameters: dict[str, Any], timeout: float, kernel: Callable[[], WarmKernel]
-) -> str | None:
-    """Run papermill on a kernel started before it (``tmnb.report.kernel``: ``kernel()`` gives the one
-    started ahead, or starts one now); return None on success or a one-line failure description. The
-    kernel is then asked to shut down and exits while the report renders (the run's owner waits for
-    it at the end)."""
-    without_iri_grammar()
-    try:
-        running = kernel()
-    except (RuntimeError, OSError, TimeoutError) as exc:
-        return f"the kernel could not start: {type(exc).__name__}: {exc}"
+def _execute(src: Path, dst: Path, parameters: dict[str, Any], timeout: float, running: WarmKernel) -> str | None:
+    """Run papermill on the run's kernel; return None on success or a one-line failure description.
+    The kernel is then asked to shut down and exits while the report renders (the run's owner waits
+    for it at the end)."""
     try:
         return _papermill(src, dst, parameters, timeout, running.manager)
     finally:
         running.request_stop()
+
+
+def _import_papermill() -> None:
+    """papermill's import (about a second), while the kernel reads the snapshot; then the HTML
+    renderer's, in the background (it would slow papermill's)."""
+    import papermill  # noqa: F401
+
+    from tmnb.report.html import prepare_in_background
+
+    prepare_in_background()
 
 
 def _papermill(
@@ -99,10 +100,7 @@ def _papermill(
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
-    from tmnb.report.html import prepare_in_background
-
     logging.getLogger("papermill").setLevel(logging.WARNING)
-    prepare_in_background()  # after papermill's import, which it would slow down; the kernel works meanwhile
     try:
         pm.execute_notebook(
             str(src),
@@ -179,32 +177,35 @@ def run(
     show_code: bool = False,
     kernel: WarmKernel | None = None,
 ) -> RunResult:
-    """Execute ``notebook`` with parameters typed against its ``parameters`` cell, on ``kernel``
-    when one was started ahead for it (``start_kernel``), else on a new one started once the
-    parameters are checked. Either is stopped whatever happens (a refused parameter included)."""
+    """Execute ``notebook`` with parameters typed against its ``parameters`` cell, on ``kernel`` when
+    one was started ahead for it (``start_kernel``), else on one started as soon as the parameters are
+    typed. The kernel is stopped whatever happens: a refused parameter leaves no kernel and no run folder."""
     with ExitStack() as kernels:
         if kernel is not None:
             kernels.enter_context(kernel)
-        return _run(notebook, raw_params, params, out, reports_dir, timeout, show_code, kernel, kernels)
+        src = find_notebook(notebook)
+        typed, given = _parameters(src, raw_params or [], params or {})
+        # live given, or the notebook's default (04 reads the cluster unless told otherwise)
+        running = kernel or kernels.enter_context(_started(src, live=given.get("source") == "live"))
+        _check(src, given, running, timeout)
+        return _run(src, typed, out, reports_dir, timeout, show_code, running)
 
 
-def _run(
-    notebook: str | Path,
-    raw_params: list[tuple[str, str]] | None,
-    params: dict[str, Any] | None,
-    out: str | Path | None,
-    reports_dir: str | Path | None,
-    timeout: float,
-    show_code: bool,
-    kernel: WarmKernel | None,
-    kernels: ExitStack,
-) -> RunResult:
-    from tmnb.report.html import render_html
+def _started(src: Path, *, live: bool) -> WarmKernel:
+    try:
+        return WarmKernel(src, live=live)
+    except (RuntimeError, OSError, TimeoutError) as exc:  # jupyter_client's start-up failures, a missing kernelspec
+        raise RunError(f"{src.name}: the kernel could not start: {type(exc).__name__}: {exc}") from None
 
-    src = find_notebook(notebook)
+
+def _parameters(
+    src: Path, raw_params: list[tuple[str, str]], params: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The parameters given, typed against the notebook's declarations, and all of them as the
+    notebook will see them (its defaults under what was given)."""
     declared = declared_parameters(src)
-    typed = typed_parameters(src, raw_params or [])
-    for name, value in (params or {}).items():
+    typed = typed_parameters(src, raw_params)
+    for name, value in params.items():
         if name not in declared:
             raise InputError(f"unknown parameter {name!r}", source=str(src))
         check_choice(name, value, declared[name], source=str(src))
@@ -217,11 +218,41 @@ def _run(
                 "pass secrets through the environment (e.g. env:VAR) instead",
                 where=f"parameter {name}",
             )
-    given = {**{name: default_value(d) for name, d in declared.items()}, **typed}
-    source = given.get("source")
-    standby = None if kernel else kernels.enter_context(Standby(source if isinstance(source, str) else ""))
-    if standby is None or not standby.check(src, given):
-        check_parameters(src, given)
+    return typed, {**{name: default_value(d) for name, d in declared.items()}, **typed}
+
+
+def _check(src: Path, given: dict[str, Any], running: WarmKernel, timeout: float) -> None:
+    """The parameter checks: the runner's own while the kernel boots, then the snapshot checks in the
+    kernel, on the snapshot it reads for the notebook (papermill is imported meanwhile); the runner
+    runs those itself when the kernel cannot answer."""
+    without_iri_grammar()
+    check_parameters(src, given)
+    if not needs_snapshot(src, given):
+        _import_papermill()
+        return
+    try:
+        running.ask_checks(src, given)
+        _import_papermill()
+        answer = running.checked(timeout)
+    except KernelGone:
+        check_snapshot(src.stem, given)
+        return
+    if answer is not None:
+        raise refusal(answer)
+
+
+def _run(
+    src: Path,
+    typed: dict[str, Any],
+    out: str | Path | None,
+    reports_dir: str | Path | None,
+    timeout: float,
+    show_code: bool,
+    running: WarmKernel,
+) -> RunResult:
+    from tmnb.report.html import render_html
+
+    declared = declared_parameters(src)
     if "out_dir" in typed:  # what the notebook writes there is evidence: that folder is the run folder
         asked = Path(typed["out_dir"])
         if out is not None and Path(out).resolve() != asked.resolve():
@@ -236,15 +267,7 @@ def _run(
 
     executed = folder / src.name
     started, t0 = _now(), time.monotonic()
-    live = source == "live"  # given, or the notebook's default (04 reads the cluster unless told otherwise)
-    ahead = kernel
-    failure = _execute(
-        src,
-        executed,
-        typed,
-        timeout,
-        lambda: ahead or kernels.enter_context(WarmKernel(src, live=live, standby=standby)),
-    )
+    failure = _execute(src, executed, typed, timeout, running)
     if failure:
         _mark_failed(executed, failure)
     finished, duration = _now(), time.monotonic() - t0
