@@ -402,7 +402,7 @@ NOISE_B, NOISE_A = RNG.normal(1.0, 0.03, 60), RNG.normal(1.0, 0.03, 60)
         (NOISE_A * 0.945, False, "possible improvement"),
         (NOISE_A * 1.055, True, "possible improvement"),
         (NOISE_A, False, "no significant change"),
-        (NOISE_A * 1.03, False, "no significant change"),  # real, but smaller than the threshold
+        (NOISE_A * 1.03, False, "below the threshold"),  # real, but smaller than the threshold
         (NOISE_A[:5] * 2, False, "insufficient data"),
     ],
 )
@@ -431,9 +431,11 @@ def test_verdicts(after, better_up, verdict):
         (-7, -10, -4, True, "possible improvement"),
         (-12, -18, -6, True, "improvement"),
         (-12, -18, -6, False, "regression"),
-        (5, 4.9, 5.1, True, "no significant change"),  # the estimate must pass the threshold, not touch it
+        (5, 4.9, 5.1, True, "below the threshold"),  # the estimate must pass the threshold, not touch it
         (5.2, 5.1, 5.3, True, "regression"),
-        (3, 1, 5, True, "no significant change"),
+        (3, 1, 5, True, "below the threshold"),  # real (the interval excludes 0), too small to act on
+        (-3, -5, -1, False, "below the threshold"),
+        (2, -1, 5, True, "no significant change"),
         (0, -9, 9, True, "no significant change"),
     ],
 )

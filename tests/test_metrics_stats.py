@@ -128,7 +128,9 @@ def test_a_file_of_raw_samples_uses_all_of_them(tmp_path):
     got = collect(metrics_file=str(path), windows=windows)
     (row,) = stats.compare(got.frame, group_by=["namespace", "container"]).itertuples()
     assert (row.n_before, row.n_after) == (360, 360)
-    assert row.verdict == "no significant change" and row.ci_low_pct < 1 < row.ci_high_pct
+    assert (
+        row.verdict == "below the threshold" and 0 < row.ci_low_pct < 1 < row.ci_high_pct
+    )  # real, too small to act on
 
 
 # --- the table a person reads ------------------------------------------------------------------------

@@ -131,3 +131,42 @@ def test_kubelet_values_read_as_klog_wrote_them():
     detail = kubelet_log._detail(record)
     assert 'topologyPolicyOptions={"prefer-closest-numa-nodes":"true"}' in detail
     assert "topologyPolicyName=restricted" in detail and "enabled=true" in detail and "'" not in detail
+
+
+def _rollout_second(tmp_path: Path, steps: list[tuple[str, str, str]]) -> Path:
+    """A node whose kubelet systemd restarted at 10:00:05 (whole-second stamps), and journal records of
+    the same second (``steps``: time, step, event)."""
+    lines = [
+        "2026-12-02T10:00:05+0000 w1 systemd[1]: Stopped kubelet.service - kubelet: The Kubernetes Node Agent.",
+        "2026-12-02T10:00:05+0000 w1 systemd[1]: Started kubelet.service - kubelet: The Kubernetes Node Agent.",
+    ]
+    after = snap([node("w1", kubelet_journal=excerpt("", "2026-12-02T10:05:00Z", lines=lines))], "2026-12-02T10:05:00Z")
+    save(snap([node("w1")], "2026-12-02T09:55:00Z"), tmp_path / "snapshots" / "before.json.gz")
+    save(after, tmp_path / "snapshots" / "after-w1.json.gz")
+    records = [{"time": t, "node": "w1", "step": s, "event": e} for t, s, e in steps]
+    (tmp_path / "journal.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return tmp_path
+
+
+def test_systemd_lines_of_a_second_follow_what_the_journal_did_before_the_restart(tmp_path: Path) -> None:
+    """systemd's "Stopped/Started kubelet.service" of 10:00:05 happened during the start step: after
+    the preflight, cordon and apply of that second, whatever their microseconds say."""
+    steps = [
+        ("2026-12-02T10:00:05.100Z", "preflight", "intent"), ("2026-12-02T10:00:05.200Z", "preflight", "done"),
+        ("2026-12-02T10:00:05.300Z", "cordon", "done"), ("2026-12-02T10:00:05.600Z", "apply", "done"),
+        ("2026-12-02T10:00:05.700Z", "start", "intent"), ("2026-12-02T10:00:05.900Z", "start", "done"),
+    ]  # fmt: skip
+    frame = timeline.build(open_evidence(_rollout_second(tmp_path, steps)))
+    order = [w.split(" - ")[0] for w in frame["what"] if not w.startswith("captured")]
+    assert order == [
+        "preflight done", "cordon done", "apply done",
+        "Stopped kubelet.service", "Started kubelet.service", "kubelet started",
+    ]  # fmt: skip
+    assert not frame["detail"].str.contains("not known").any()
+
+
+def test_systemd_lines_of_a_second_without_a_restart_step_say_their_order_is_unknown(tmp_path: Path) -> None:
+    steps = [("2026-12-02T10:00:05.300Z", "cordon", "done"), ("2026-12-02T10:00:05.600Z", "apply", "done")]
+    frame = timeline.build(open_evidence(_rollout_second(tmp_path, steps)))
+    systemd = frame[frame["kind"].isin(timeline.SYSTEMD_KINDS)]
+    assert len(systemd) == 2 and systemd["detail"].str.contains(timeline.UNKNOWN_ORDER, regex=False).all()

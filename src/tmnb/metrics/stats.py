@@ -11,7 +11,12 @@ Verdicts for a signal where up is worse (mirrored for improvements and ``higher_
 
 - ``regression``: the whole interval lies beyond ``threshold_pct``; only these raise the alert;
 - ``possible regression``: the estimate passes the threshold but the interval reaches below it;
+- ``below the threshold``: the interval excludes no change but the estimate stays within the
+  threshold (a real change too small to act on: the report says its size and the threshold);
 - ``no significant change``: otherwise; ``insufficient data``: fewer than ``min_samples`` a side.
+
+Every row carries the threshold it was judged against (``threshold_pct``), and the readable table
+prints it beside the verdict.
 
 Acting only when the whole interval is beyond the threshold keeps false alarms for changes
 smaller than the threshold rare, while a change well past it is still called;
@@ -54,9 +59,12 @@ COLUMNS = [
     "ci_high_pct",
     "p_value",
     "block_s",
+    "threshold_pct",
     "verdict",
     "notes",
 ]
+#: A real change whose estimate stays within the threshold.
+BELOW_THRESHOLD = "below the threshold"
 
 
 def thin(frame: pd.DataFrame) -> pd.DataFrame:
@@ -175,6 +183,8 @@ def verdict(change: float, low: float, high: float, *, worse_if_up: bool, thresh
         return f"possible {bad}"
     if change < -threshold:
         return f"possible {good}"
+    if low > 0 or high < 0:
+        return BELOW_THRESHOLD
     return "no significant change"
 
 
@@ -211,7 +221,7 @@ def compare(
         vb, va = before["value"].to_numpy(dtype=float), after["value"].to_numpy(dtype=float)
         row: dict[str, object] = {"query": query, "group": group_label(zip(by, key, strict=True)), "kind": signal.kind}
         row.update(zip(by, key, strict=True))
-        row.update(unit=signal.unit, **_summary(vb, va), notes="")
+        row.update(unit=signal.unit, **_summary(vb, va), threshold_pct=threshold_pct, notes="")
         if min(len(vb), len(va)) < min_samples:
             row.update(change_pct=np.nan, ci_low_pct=np.nan, ci_high_pct=np.nan, p_value=np.nan, block_s=np.nan)
             row["verdict"] = "insufficient data"
@@ -258,8 +268,9 @@ def findings(table: pd.DataFrame, which: str = "regression") -> list[str]:
                 f"{r.query} {r.group}: median {r.median_before:g} → {r.median_after:g} (bootstrap p={r.p_value:.2g})"
             )
         else:
+            interval = f"95% CI {r.ci_low_pct:+.1f}…{r.ci_high_pct:+.1f}%"
             lines.append(
-                f"{r.query} {r.group}: {r.change_pct:+.1f}% (95% CI {r.ci_low_pct:+.1f}…{r.ci_high_pct:+.1f}%)"
+                f"{r.query} {r.group}: {r.change_pct:+.1f}% ({interval}; threshold {_threshold(r.threshold_pct)})"
             )
     return lines
 
@@ -315,12 +326,13 @@ VERDICT_ORDER = (
     "possible regression",
     "improvement",
     "possible improvement",
+    BELOW_THRESHOLD,
     "insufficient data",
     "no significant change",
 )
 #: The readable table's columns, whatever its rows (its CSV keeps one schema).
 READABLE_COLUMNS = [
-    "verdict", "signal", "group", "unit", "samples", "median", "p95", "p99",
+    "verdict", "threshold", "signal", "group", "unit", "samples", "median", "p95", "p99",
     "Δ median", "95 % CI", "p", "block", "notes",
 ]  # fmt: skip
 _SUMMARIES = [f"{name}_{side}" for name in ("median", "p95", "p99") for side in ("before", "after")]
@@ -344,6 +356,7 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "verdict": r.verdict,
+                "threshold": _threshold(r.threshold_pct),
                 "signal": r.query,
                 "group": r.group,
                 "unit": r.unit,
@@ -364,6 +377,7 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "verdict": "no significant change",
+                "threshold": _threshold(part["threshold_pct"].iloc[0]),
                 "signal": query,
                 "group": groups[0] if len(groups) == 1 else f"{len(groups)} groups",
                 "unit": part["unit"].iloc[0],
@@ -379,6 +393,11 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
     out["_rank"] = out["verdict"].map({v: i for i, v in enumerate(VERDICT_ORDER)}).fillna(len(VERDICT_ORDER))
     out = out.sort_values(["_rank", "_flat", "signal", "group"], kind="stable").drop(columns=["_rank", "_flat"])
     return out.astype(object).fillna("").reset_index(drop=True)
+
+
+def _threshold(pct: float) -> str:
+    """The threshold a verdict was judged against, as the table prints it."""
+    return f"±{_figure(pct)} %"
 
 
 def _in_each(groups: list[str], shown: int = 8) -> str:

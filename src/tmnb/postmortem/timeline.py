@@ -5,6 +5,13 @@ One row per moment: time (UTC), node ("" for the cluster), kind, what happened a
 records are the named ones (``tmnb.parse.klog_names``; the name is the kind), once each however
 many snapshots carry the same excerpt. The change window runs from the journal's first record to
 its last.
+
+systemd stamps its lines about the kubelet unit to the whole second, the journal to the microsecond:
+sorted by time alone, "Stopped kubelet.service" of second S would come before the preflight, cordon
+and apply of the same second, as if the kubelet had restarted first. Such a line is placed by what
+the journal proves: right after the intent of the node's step that stops or starts the kubelet in
+that second (every journal record before that intent happened before it). Where the journal holds
+records of that node and second but no such step, the order is not known, and the row says so.
 """
 
 from __future__ import annotations
@@ -21,6 +28,11 @@ from tmnb.report.tables import some
 COLUMNS = ["time", "node", "kind", "what", "detail"]
 #: journal steps that say the node's Ready state changed
 READY_STEPS = {"wait-ready": "Ready again", "stop": "kubelet stopped", "start": "kubelet started"}
+#: the journal's steps that stop or start the kubelet (a start without a stop is a restart)
+KUBELET_STEPS = ("stop", "start")
+#: systemd's lines about the kubelet unit (``tmnb.parse.klog_names``): stamped to the whole second
+SYSTEMD_KINDS = {"kubelet_start", "kubelet_stop", "kubelet_exit"}
+UNKNOWN_ORDER = "systemd stamps whole seconds: its order among this second's rollout records is not known"
 
 
 def utc_time(text: object) -> pd.Timestamp | None:
@@ -79,9 +91,31 @@ def build(evidence: Evidence, *, all_hints: bool = False) -> pd.DataFrame:
                 "detail": e.message,
             })  # fmt: skip
     rows += _journal_rows(evidence.journal)
-    rows += kubelet_rows(evidence, all_hints=all_hints)
-    frame = pd.DataFrame([r for r in rows if r["time"] is not None], columns=COLUMNS)
-    return frame.sort_values(["time", "node"], kind="stable", ignore_index=True)
+    rows += [_placed(row, evidence.journal) for row in kubelet_rows(evidence, all_hints=all_hints)]
+    frame = pd.DataFrame([r for r in rows if r["time"] is not None], columns=[*COLUMNS, "order"])
+    frame["order"] = frame["order"].astype(frame["time"].dtype).fillna(frame["time"])
+    return frame.sort_values(["order", "node"], kind="stable", ignore_index=True).drop(columns="order")
+
+
+def _placed(row: dict[str, Any], journal: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """A systemd row's place in its second (``order``), as the journal proves it (module docstring)."""
+    time = row["time"]
+    if row["kind"] not in SYSTEMD_KINDS or time is None:
+        return row
+    second = pd.Timestamp(time).floor("s")
+    same = [
+        (stamp, r)
+        for r in journal
+        if r.get("node") == row["node"]
+        and (stamp := utc_time(r.get("time"))) is not None
+        and stamp.floor("s") == second
+    ]
+    steps = sorted(stamp for stamp, r in same if r.get("step") in KUBELET_STEPS and r.get("event") == "intent")
+    if steps:
+        return {**row, "order": steps[0] + pd.Timedelta(microseconds=1)}
+    if same:
+        return {**row, "detail": f"{row['detail']} ({UNKNOWN_ORDER})".lstrip()}
+    return row
 
 
 def folded(frame: pd.DataFrame, least: int = 3, shown: int = 8) -> pd.DataFrame:
