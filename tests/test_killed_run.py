@@ -33,7 +33,7 @@ def test_a_run_killed_mid_way_leaves_the_finished_cells_readable(tmp_path: Path)
     )
     executed = folder / "slow.ipynb"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not _outputs(executed):
+    while time.monotonic() < deadline and not (_outputs(executed) and _last_status(executed) == "running"):
         time.sleep(0.2)
     runner.send_signal(signal.SIGKILL)
     runner.wait()
@@ -54,6 +54,15 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def _last_status(executed: Path) -> str:
+    """papermill's status of the last cell as saved so far: it saves the first cell's outputs and the
+    next cell's start in two writes, and a kill between them would find the sleeping cell pending."""
+    try:
+        return str(json.loads(executed.read_text())["cells"][-1]["metadata"]["papermill"]["status"])
+    except (OSError, ValueError, KeyError):
+        return ""
 
 
 def _outputs(executed: Path) -> list[object]:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from factories import busy_snapshot, pod
 from tmnb.cli.run import runner
+from tmnb.cli.run.kernel import KernelGone
 from tmnb.cli.run.params import declared_parameters
 from tmnb.snapshot import to_dict
 
@@ -41,11 +42,21 @@ RAW = (
 )
 
 
-class NoKernel(contextlib.nullcontext[None]):
-    """Stands in for the runner's kernel: an accepted run costs nothing."""
+class NoKernel:
+    """Stands in for the runner's kernel: an accepted run costs nothing, and the snapshot checks the
+    kernel would run are left to the runner (as when a kernel cannot answer)."""
 
-    def __init__(self, notebook: Path) -> None:
-        super().__init__()
+    def __init__(self, notebook: Path, *, live: bool = False) -> None:
+        pass
+
+    def __enter__(self) -> NoKernel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def ask_checks(self, notebook: Path, params: object) -> None:
+        raise KernelGone("no kernel in the fuzz run")
 
 
 @contextlib.contextmanager

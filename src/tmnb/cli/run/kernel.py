@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tmnb.cli.run.checks import in_kernel
 from tmnb.cli.run.warmup import PRELOAD_ENV
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ KERNEL_NAME = "python3"
 #: its SQLite file.
 KERNEL_ARGUMENTS = ["--IPKernelApp.extensions=tmnb.cli.run.warmup", "--HistoryManager.hist_file=:memory:"]
 #: The kernel's answer to the snapshot checks: the module and function it evaluates.
-CHECKS_IN_KERNEL = ("tmnb.cli.run.checks", "in_kernel")
+CHECKS_IN_KERNEL = (in_kernel.__module__, in_kernel.__name__)
 
 #: What a notebook reading a live cluster imports at its first call to the API: the official client
 #: and its API classes (about 2 s of imports), preloaded when the run's ``source`` is ``live``.
