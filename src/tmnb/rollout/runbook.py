@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tmnb.report import display
 from tmnb.rollout.board import Board, step_log
 from tmnb.rollout.gates import decide, describe_gate
 from tmnb.rollout.run import Outcome
@@ -17,21 +18,6 @@ from tmnb.rollout.session import Session
 
 if TYPE_CHECKING:
     import pandas as pd
-
-# IPython ships py.typed, but its display functions and classes have no annotations: the calls
-# below are untyped calls.
-
-
-def _show(obj: object) -> None:
-    from IPython.display import display
-
-    display(obj)  # type: ignore[no-untyped-call]  # IPython ships py.typed, but display has no annotations
-
-
-def _markdown(text: str) -> None:
-    from IPython.display import Markdown
-
-    _show(Markdown(text))  # type: ignore[no-untyped-call]  # Markdown has no annotations
 
 
 def board(session: Session) -> Board:
@@ -59,7 +45,7 @@ def shared_warning(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
 def show_plan(session: Session, out_dir: str) -> None:
     plan = session.plan
     gates = ", ".join(f"{g} ({len(plan.in_gate(g))} node(s))" for g in plan.gates) or "none"
-    _markdown(
+    display.markdown(
         f"**Change `{plan.change_id}`**: {', '.join(f'`{k}: {v}`' for k, v in plan.target.items())}. "
         f"Mode **{session.rollout.mode}**. Gates in order: {gates}. "
         f"{len(plan.excluded)} node(s) excluded (reasons in the table)."
@@ -68,7 +54,7 @@ def show_plan(session: Session, out_dir: str) -> None:
 
     table, common = shared_warning(session.plan_table())
     if common:
-        _markdown(f"**Every planned node**: {common}")
+        display.markdown(f"**Every planned node**: {common}")
     show(table, "plan", out_dir, empty="No node selected: nothing to plan.")
     diffs = session.diffs()
     if diffs:
