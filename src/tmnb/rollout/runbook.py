@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tmnb.report import display
+from tmnb.report.glue import glue
+from tmnb.report.tables import show
 from tmnb.rollout.board import Board, step_log
 from tmnb.rollout.gates import decide, describe_gate
 from tmnb.rollout.run import Outcome
@@ -50,8 +52,6 @@ def show_plan(session: Session, out_dir: str) -> None:
         f"Mode **{session.rollout.mode}**. Gates in order: {gates}. "
         f"{len(plan.excluded)} node(s) excluded (reasons in the table)."
     )
-    from tmnb.report.tables import show
-
     table, common = shared_warning(session.plan_table())
     if common:
         display.markdown(f"**Every planned node**: {common}")
@@ -118,8 +118,6 @@ def summary(session: Session, shown: Board) -> None:
 
 def keep_and_glue(session: Session, out_dir: str) -> None:
     """The journal and plan copied into the run folder; the values ``tmnb run`` reads back."""
-    from tmnb.report.glue import glue
-
     outcome = session.rollout.outcome()
     kept = session.keep(out_dir)
     glue("rollout", {k: v for k, v in outcome.to_json().items() if k != "exit_code"})
