@@ -104,7 +104,7 @@ def fleet(nodes: int, pods_per_node: float | None) -> Snapshot:
 def assess_steps(snap: Snapshot, workers: int) -> None:
     """``readiness.assess`` one step at a time (the same calls, in its order)."""
     from tmnb.analysis.lint import lint, to_frame
-    from tmnb.analysis.upgrade import admission_changes
+    from tmnb.analysis.upgrade.admission import admission_changes
     from tmnb.analysis.whatif import common_sizes, frames, node_rows, pooled
     from tmnb.replay import drain_steps, plans_for
 

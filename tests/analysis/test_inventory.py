@@ -16,10 +16,20 @@ from tmnb.versions import KubeVersion
         ("v1.36.2", "v1.33.1", "warning"),
         ("v1.36.2", "v1.32.9", "blocker"),
         ("v1.35.0", "v1.36.0", "blocker"),
+        ("v2.0.0", "v1.36.0", "blocker"),
     ],
 )
 def test_skew(server, kubelet, severity):
     assert inventory.skew_note(KubeVersion.parse(server), KubeVersion.parse(kubelet))[0] == severity
+
+
+def test_skew_notes_say_how_far_behind():
+    def note(server, kubelet):
+        return inventory.skew_note(KubeVersion.parse(server), KubeVersion.parse(kubelet))[1]
+
+    assert note("v1.36.2", "v1.35.0").startswith("1 minor behind the API server")
+    assert note("v1.36.2", "v1.32.9") == "kubelet is 4 minors behind the API server: beyond the supported skew of 3"
+    assert note("v2.0.0", "v1.36.0").startswith("kubelet is a major version behind")
 
 
 def test_versions_table_flags_the_lagging_kubelet():

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ROOT
 from factories import node, pod, settings, snapshot
-from tmnb.analysis import lint, readiness
+from tmnb.analysis import lint, readiness, validator_rule
 from tmnb.analysis.rules import Finding, Hit, LintContext, Rule, ValidatorCode
 from tmnb.replay import plan_for
 from tmnb.settings.findings import Finding as ValidatorFinding
@@ -86,14 +86,14 @@ def test_a_validator_code_carries_its_manual_flag_and_remedy(monkeypatch):
     snap = snapshot([node("a", kubelet=STATIC)])
     target = {"topologyManagerPolicy": "restricted"}
     monkeypatch.setattr(
-        "tmnb.analysis.lint.validate_settings",
+        "tmnb.analysis.validator_rule.validate_settings",
         lambda *a, **k: [
             ValidatorFinding("config.unknown-field", "topologyManagerPolicy", "warning", "unknown field", "v1.36.1")
         ],
     )
     assert readiness.assess(snap, target).verdicts.loc[0, "verdict"] == "ready"
     entry = ValidatorCode("config.unknown-field", "Fix {setting} by hand.", manual=True)
-    monkeypatch.setitem(lint.VALIDATOR_CODES, "config.unknown-field", entry)
+    monkeypatch.setitem(validator_rule.VALIDATOR_CODES, "config.unknown-field", entry)
     monkeypatch.setitem(lint.REGISTRY, "config.unknown-field", entry)
     report = readiness.assess(snap, target)
     assert report.verdicts.loc[0, "verdict"] == "needs action"
@@ -113,18 +113,18 @@ def _validator_codes() -> set[str]:
 
 
 def test_every_validator_code_has_one_entry_and_every_entry_a_code():
-    assert _validator_codes() == set(lint.VALIDATOR_CODES)
-    ids = [r.id for r in (*lint.RULES, *lint.FLEET_RULES)] + list(lint.VALIDATOR_CODES)
+    assert _validator_codes() == set(validator_rule.VALIDATOR_CODES)
+    ids = [r.id for r in (*lint.RULES, *lint.FLEET_RULES)] + list(validator_rule.VALIDATOR_CODES)
     assert len(ids) == len(set(ids)) == len(lint.REGISTRY)
 
 
-@pytest.mark.parametrize("code", sorted(lint.VALIDATOR_CODES))
+@pytest.mark.parametrize("code", sorted(validator_rule.VALIDATOR_CODES))
 def test_validator_remedies_fill_from_the_setting_alone(code):
-    assert lint.VALIDATOR_CODES[code].fill("cpuManagerPolicy")
+    assert validator_rule.VALIDATOR_CODES[code].fill("cpuManagerPolicy")
 
 
 def test_covered_codes_name_a_rule_that_exists():
-    for code in lint.VALIDATOR_CODES.values():
+    for code in validator_rule.VALIDATOR_CODES.values():
         if code.covered is not None:
             assert {r.strip() for r in code.reported_by.split(",")} <= set(lint.REGISTRY), code.id
 

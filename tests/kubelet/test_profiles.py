@@ -23,15 +23,21 @@ PACKAGE = Path(profiles.__file__).parents[1]
 ALLOWED = {"kubelet/profiles.py", "versions.py"}
 
 
-def _orders_versions(node: ast.Compare) -> bool:
-    """A <, <=, >, >= comparison with a version or a minor on either side."""
-    if not any(isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE) for op in node.ops):
+def _is_version(side: ast.expr) -> bool:
+    text = ast.unparse(side).lower()
+    return "version" in text or text.endswith(".minor") or re.search(r"_since\b", text) is not None
+
+
+def _orders_versions(node: ast.AST) -> bool:
+    """A <, <=, >, >= comparison with a version or a minor on either side, or a version or a minor
+    subtracted: a distance between minors is an order, compared wherever it goes next."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+        return _is_version(node.left) or _is_version(node.right)
+    if not isinstance(node, ast.Compare) or not any(
+        isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE) for op in node.ops
+    ):
         return False
-    for side in (node.left, *node.comparators):
-        text = ast.unparse(side).lower()
-        if "version" in text or text.endswith(".minor") or re.search(r"_since\b", text):
-            return True
-    return False
+    return any(_is_version(side) for side in (node.left, *node.comparators))
 
 
 def _comparisons(root: Path) -> list[str]:
@@ -41,7 +47,7 @@ def _comparisons(root: Path) -> list[str]:
         if rel in ALLOWED:
             continue
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, ast.Compare) and _orders_versions(node):
+            if _orders_versions(node):
                 found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
     return found
 
@@ -53,7 +59,10 @@ def test_no_version_comparison_outside_the_profiles():
 def test_the_scan_finds_a_comparison(tmp_path: Path):
     (tmp_path / "rule.py").write_text("def f(version):\n    return version.minor < 30\n")
     (tmp_path / "since.py").write_text("def g(v):\n    return v >= DROPIN_SINCE\n")
-    assert len(_comparisons(tmp_path)) == 2
+    (tmp_path / "skew.py").write_text(
+        "def h(server, kubelet):\n    lag = server.minor - kubelet.minor\n    return lag > 3\n"
+    )
+    assert len(_comparisons(tmp_path)) == 3
 
 
 @pytest.mark.parametrize(
@@ -102,6 +111,23 @@ def test_a_node_outside_the_minors_is_the_nearest_and_not_modelled():
     own = resolve(KubeVersion(1, 35, 6))
     assert (own.profile.minor, own.modelled, own.note()) == (35, True, None)
     assert resolve(None).note() == "kubelet version unknown: predicted as kubelet 1.36"
+
+
+@pytest.mark.parametrize(
+    ("server", "kubelet", "skew", "lag"),
+    [
+        ((1, 36, 2), (1, 36, 0), "same", 0),
+        ((1, 36, 2), (1, 33, 9), "behind", 3),  # kubelets may be up to three minors older (1.28+)
+        ((1, 36, 2), (1, 32, 9), "beyond", 4),
+        ((1, 35, 0), (1, 36, 0), "ahead", -1),  # and never newer than the API server
+        ((2, 0, 0), (1, 36, 0), "beyond", None),
+        ((1, 36, 0), (2, 0, 0), "ahead", None),
+    ],
+)
+def test_kubelet_skew_follows_the_version_skew_policy(server, kubelet, skew, lag):
+    """kubernetes.io/releases/version-skew-policy: kubelet must not be newer than kube-apiserver, and may
+    be up to three minor versions older."""
+    assert profiles.kubelet_skew(KubeVersion(*server), KubeVersion(*kubelet)) == (skew, lag)
 
 
 def test_a_kubelet_older_than_a_gate_does_not_have_it():

@@ -17,7 +17,7 @@ from tmnb.analysis.minors import differences
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet.names import CPU_STATIC
-from tmnb.kubelet.profiles import resolve
+from tmnb.kubelet.profiles import MAX_KUBELET_LAG, kubelet_skew, resolve
 from tmnb.parse.kubelet_fields import RESOURCE_MANAGER_FIELDS
 from tmnb.parse.quantity import parse_quantity
 from tmnb.report.tables import some
@@ -27,8 +27,6 @@ from tmnb.versions import KubeVersion
 #: Settings an SRE must see before touching the Topology Manager, in reading order.
 KEY_SETTINGS = tuple(f for f in RESOURCE_MANAGER_FIELDS if f not in ("evictionHard", "featureGates"))
 SETTING_COLUMNS = ["node", "setting", "value", "source", "detail", "on disk", "drift", "overrides"]
-#: kubelets may lag the API server by this many minors (1.28+ skew policy); never lead it.
-MAX_KUBELET_LAG = 3
 #: Reasons of pods the kubelet refused at admission (with the 1.16-era spelling of the first).
 ADMISSION_REJECTIONS = frozenset(
     {"TopologyAffinityError", "Topology Affinity Error", "SMTAlignmentError", "UnexpectedAdmissionError"}
@@ -66,21 +64,20 @@ def _version(text: str | None, where: str) -> KubeVersion | None:
 
 
 def skew_note(server: KubeVersion | None, kubelet: KubeVersion | None) -> tuple[str, str]:
-    """(severity, note) for one kubelet against the API server, per the version-skew policy."""
+    """(severity, note) for one kubelet against the API server, per the version-skew policy (the profiles'
+    ``kubelet_skew``: the one place that orders versions)."""
     if server is None or kubelet is None:
         return "warning", "version unknown"
-    lag = server.minor - kubelet.minor if server.major == kubelet.major else 99
-    if lag < 0:
+    skew, lag = kubelet_skew(server, kubelet)
+    if skew == "ahead":
         return "blocker", f"kubelet is newer than the API server ({kubelet} > {server}): unsupported"
-    if lag > MAX_KUBELET_LAG:
-        return (
-            "blocker",
-            f"kubelet is {lag} minors behind the API server: beyond the supported skew of {MAX_KUBELET_LAG}",
-        )
-    if lag > 0:
+    if skew == "beyond":
+        behind = "a major version" if lag is None else f"{lag} minors"
+        return "blocker", f"kubelet is {behind} behind the API server: beyond the supported skew of {MAX_KUBELET_LAG}"
+    if skew == "behind":
         return (
             "warning",
-            f"{lag} minor{'s' if lag > 1 else ''} behind the API server: upgrade with a drain, not in place",
+            f"{lag} minor{'s' if lag != 1 else ''} behind the API server: upgrade with a drain, not in place",
         )
     return "ok", "same minor as the API server"
 

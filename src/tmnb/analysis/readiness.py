@@ -29,7 +29,7 @@ from tmnb.analysis.lint import (
 )
 from tmnb.analysis.minors import differences
 from tmnb.analysis.occupancy import pool_of
-from tmnb.analysis.upgrade import admission_changes
+from tmnb.analysis.upgrade.admission import admission_changes
 from tmnb.analysis.whatif import NodeRows, common_sizes, frames, node_rows, pooled
 from tmnb.errors import InputError
 from tmnb.kubelet.profiles import KUBELET_VERSION

@@ -117,7 +117,7 @@ def command(args: argparse.Namespace) -> int:
         print()
         print(humanize(nodes).to_string(index=False))
         if any(p.upgrades for p in plans.values()):
-            from tmnb.analysis.upgrade import admission_changes
+            from tmnb.analysis.upgrade.admission import admission_changes
 
             changes = admission_changes(snapshot, plans, pods, mode=args.mode)
             print()

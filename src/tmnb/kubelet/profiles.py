@@ -5,8 +5,9 @@ fact that differs between minors lives here, once: the configuration fields a mi
 feature gates (default, maturity, lock) and their dependencies, the maturity of each policy option,
 the defaults that moved, the checkpoint formats it reads and writes, which configuration changes
 make its existing checkpoints unusable at start, and how its resource managers treat pod-level
-``spec.resources``, device hints and empty pod resources. Nothing else in tmnb compares versions
-(``tests/kubelet/test_profiles.py`` looks for comparisons).
+``spec.resources``, device hints and empty pod resources; and how far a kubelet may lag its API
+server (``kubelet_skew``). Nothing else in tmnb compares versions (``tests/kubelet/test_profiles.py``
+looks for comparisons and differences of minors).
 
 Sources: the kubelet trees of each minor (OpenShift's fork at 1.33.13, 1.34.9, 1.35.6, 1.36.3 with
 its carries named where they matter; upstream for 1.37, from merged PRs and the kubelet staging
@@ -410,3 +411,22 @@ def parse_minor(text: object, *, where: str) -> KubeletProfile:
     if version.major != 1 or version.minor not in SUPPORTED_MINORS:
         raise InputError(f"kubelet {text} is not supported: expected one of {supported_names()}", where=where)
     return profile(version.minor)
+
+
+#: A kubelet may lag its API server by this many minors, and never lead it (the version-skew policy, 1.28+).
+MAX_KUBELET_LAG = 3
+#: A kubelet against its API server: the same minor, behind within the supported skew, beyond it, or ahead.
+Skew = Literal["same", "behind", "beyond", "ahead"]
+
+
+def kubelet_skew(server: KubeVersion, kubelet: KubeVersion) -> tuple[Skew, int | None]:
+    """Where ``kubelet`` stands against the API server ``server`` under the version-skew policy, and how
+    many minors it lags (negative: it leads; None across majors, where no skew is supported)."""
+    if kubelet.major != server.major:
+        return ("ahead" if kubelet.major > server.major else "beyond"), None
+    lag = server.minor - kubelet.minor
+    if lag < 0:
+        return "ahead", lag
+    if lag > MAX_KUBELET_LAG:
+        return "beyond", lag
+    return ("behind" if lag else "same"), lag

@@ -9,15 +9,14 @@ clicks: the verdict is a display the summary cell updates, and the rest is print
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tmnb.report import display
 from tmnb.report.verdict import Tone, Verdict
-from tmnb.rollout.gates import canary_evidence, has_frontend, panel
+from tmnb.rollout.gates import canary_evidence, has_frontend
 from tmnb.rollout.run import RESUME_GATE, Outcome
 from tmnb.rollout.session import Session
-
-if TYPE_CHECKING:
-    from IPython.display import DisplayHandle
+from tmnb.rollout.widgets import output, panel, updatable
 
 
 def answer(session: Session, outcome: Outcome) -> Verdict:
@@ -87,13 +86,6 @@ def _bundle(verdict: Verdict) -> dict[str, str]:
     return {"text/html": verdict.html(), "text/markdown": verdict.markdown(), "text/plain": verdict.markdown()}
 
 
-def _display(obj: object, **kwargs: Any) -> Any:
-    """IPython's display (its functions have no annotations; Any: a handle or None)."""
-    from IPython.display import display
-
-    return display(obj, **kwargs)  # type: ignore[no-untyped-call]  # unannotated in IPython
-
-
 class Board:
     """The verdict, step log and summary of one session, redrawn from the journal by ``refresh``."""
 
@@ -108,35 +100,30 @@ class Board:
 
     def show_verdict(self) -> None:
         if self.interactive:
-            self._top = self._output()
+            self._top = output()
         else:
-            handle: DisplayHandle | None = _display(
-                answer(self.session, self.session.rollout.outcome()), display_id=True
-            )
-            self._top = handle
+            self._top = updatable(answer(self.session, self.session.rollout.outcome()))
         self.refresh()
 
     def show_log(self) -> None:
         """The step log of every gate begun so far; with a person at the notebook, kept current."""
         if self.interactive:
-            self._log = self._output()
+            self._log = output()
             self.refresh()
         else:
             print(step_log(self.session))
 
     def show_summary(self) -> None:
         if self.interactive:
-            self._summary = self._output()
+            self._summary = output()
         else:
-            from tmnb.report import display
-
             display.markdown(self.session.summary(self.session.rollout.outcome()))
         self.refresh()
 
     def offer(self, gate: str) -> None:
         """The Approve / Abort panel of ``gate`` here; its clicks redraw this board."""
         self.offered = gate
-        _display(panel(self.session.rollout, gate, self.refresh))
+        display.show(panel(self.session.rollout, gate, self.refresh))
 
     def refresh(self) -> None:
         outcome = self.session.rollout.outcome()
@@ -147,14 +134,6 @@ class Board:
             self._set(self._summary, {"text/markdown": self.session.summary(outcome)})
         elif self._top is not None:
             self._top.update(_bundle(verdict), raw=True)
-
-    @staticmethod
-    def _output() -> Any:
-        import ipywidgets as widgets
-
-        out = widgets.Output()
-        _display(out)
-        return out
 
     @staticmethod
     def _set(out: Any, data: dict[str, str] | None, text: str = "") -> None:

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tmnb.report import display
+from tmnb.report.glue import glue
+from tmnb.report.tables import show
 from tmnb.rollout.board import Board, step_log
 from tmnb.rollout.gates import decide, describe_gate
 from tmnb.rollout.run import Outcome
@@ -17,21 +20,6 @@ from tmnb.rollout.session import Session
 
 if TYPE_CHECKING:
     import pandas as pd
-
-# IPython ships py.typed, but its display functions and classes have no annotations: the calls
-# below are untyped calls.
-
-
-def _show(obj: object) -> None:
-    from IPython.display import display
-
-    display(obj)  # type: ignore[no-untyped-call]  # IPython ships py.typed, but display has no annotations
-
-
-def _markdown(text: str) -> None:
-    from IPython.display import Markdown
-
-    _show(Markdown(text))  # type: ignore[no-untyped-call]  # Markdown has no annotations
 
 
 def board(session: Session) -> Board:
@@ -59,16 +47,14 @@ def shared_warning(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
 def show_plan(session: Session, out_dir: str) -> None:
     plan = session.plan
     gates = ", ".join(f"{g} ({len(plan.in_gate(g))} node(s))" for g in plan.gates) or "none"
-    _markdown(
+    display.markdown(
         f"**Change `{plan.change_id}`**: {', '.join(f'`{k}: {v}`' for k, v in plan.target.items())}. "
         f"Mode **{session.rollout.mode}**. Gates in order: {gates}. "
         f"{len(plan.excluded)} node(s) excluded (reasons in the table)."
     )
-    from tmnb.report.tables import show
-
     table, common = shared_warning(session.plan_table())
     if common:
-        _markdown(f"**Every planned node**: {common}")
+        display.markdown(f"**Every planned node**: {common}")
     show(table, "plan", out_dir, empty="No node selected: nothing to plan.")
     diffs = session.diffs()
     if diffs:
@@ -132,8 +118,6 @@ def summary(session: Session, shown: Board) -> None:
 
 def keep_and_glue(session: Session, out_dir: str) -> None:
     """The journal and plan copied into the run folder; the values ``tmnb run`` reads back."""
-    from tmnb.report.glue import glue
-
     outcome = session.rollout.outcome()
     kept = session.keep(out_dir)
     glue("rollout", {k: v for k, v in outcome.to_json().items() if k != "exit_code"})

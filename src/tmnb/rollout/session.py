@@ -12,20 +12,22 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tmnb.errors import InputError
 from tmnb.report.places import anchored, change_folder
-from tmnb.rollout.executors import EXECUTORS, Reach, words
+from tmnb.rollout.cluster import ClusterOps
+from tmnb.rollout.executors import EXECUTORS, ExecutorFor, ExecutorKind, Reach, words
+from tmnb.rollout.journal import Journal
 from tmnb.rollout.kubeadm import PATCH_DIR, kubeadm_warning, patch_path, patch_text, write_patch
 from tmnb.rollout.plan import Reader, RolloutPlan, build_plan, plan_json
 from tmnb.rollout.request import RolloutRequest, from_notebook, stored_request
 from tmnb.rollout.run import RESUME_GATE, Outcome, Rollout
 from tmnb.rollout.soak import Soak
-from tmnb.snapshot import Snapshot
+from tmnb.snapshot import Snapshot, load, save
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,6 +36,9 @@ if TYPE_CHECKING:
 
 #: The executor a printed command names when the plan was made with one that cannot write.
 WRITING_DEFAULT = "ssh"
+#: The state folder's files a resume re-reads: the snapshot and the plan of the change's first execute run.
+BEFORE = "snapshots/before.json.gz"
+PLAN = "plan.json"
 
 
 @dataclass
@@ -149,92 +154,24 @@ def prepare(request: RolloutRequest) -> Session:
     the first execute run of a change id and re-read on every later one (resume), so the waves
     never shift under it."""
     from tmnb.analysis.readiness import assess
-    from tmnb.rollout.journal import Journal
-    from tmnb.snapshot import load, save
-    from tmnb.sources.resolve import open_snapshot
 
     kind = request.kind
     reach = Reach(request.context or None, request.kubeconfig or None, request.executor_options)
     executor_for = kind.executors(reach)
-    folder = request.folder
-    before = folder / "snapshots" / "before.json.gz"
-    stored_plan = folder / "plan.json"
     spec = request.node_files or kind.files_spec(reach, executor_for, request.nodes)
     request.check_same_change()
-    if before.exists() and stored_plan.exists():
-        snapshot = load(before)
-    else:
-        snapshot = open_snapshot(
-            request.source,
-            request.node_selector or None,
-            context=request.context,
-            kubeconfig=request.kubeconfig,
-            node_files=spec if request.source == "live" else "",
-        )
+    snapshot = _snapshot(request, spec)
     readiness = assess(snapshot, request.target)
-    if stored_plan.exists():
-        plan = RolloutPlan.from_json(json.loads(stored_plan.read_text()))
-        if plan.target != dict(request.target):
-            raise InputError(
-                f"change {request.change_id} was planned for {plan.target}, not {dict(request.target)}: "
-                "use a new change id",
-                where="target",
-            )
-    else:
-        read: Reader | None = None
-        if kind.reads:
-            read = lambda node, path: executor_for(node).read(path)  # noqa: E731 - reads are safe
-        plan = build_plan(
-            snapshot,
-            readiness,
-            change_id=request.change_id,
-            nodes=list(request.nodes) or None,
-            node_selector=request.node_selector or None,
-            canary=request.canary,
-            waves=request.waves,
-            override=request.override,
-            apply=request.apply,
-            drain=request.drain,
-            read=read,
-        )
-    moving = [n.node for n in plan.nodes if n.state_files]
-    if moving and kind.writes and not kind.stops:  # a dry run plans for any executor
-        raise InputError(
-            f"the {kind.word} executor cannot stop the kubelet, but {', '.join(moving)} need their state files "
-            f"moved with the kubelet stopped: use {words(lambda k: k.stops and k.writes)}",
-            where="executor",
-        )
-    journal = Journal(folder / "journal.jsonl", request.change_id)
+    plan = _stored_plan(request) or _new_plan(request, snapshot, readiness, _reader(kind, executor_for))
+    _check_state_files_movable(kind, plan)
     cluster = collect = None
     if request.mode == "execute":
-        from tmnb.rollout.cluster import ClusterOps
-        from tmnb.sources.cluster import connect
-
-        api_client, _ = connect(reach.context, reach.kubeconfig)
-        cluster = ClusterOps(api_client)
-
-        def collect(name: str) -> Snapshot:
-            return open_snapshot(
-                "live",
-                f"kubernetes.io/hostname={name}",
-                context=request.context,
-                kubeconfig=request.kubeconfig,
-                node_files=spec,
-                progress=False,
-            )
-
-        folder.mkdir(parents=True, exist_ok=True)
-        if not before.exists():
-            save(snapshot, before)
-        if not stored_plan.exists():
-            stored_plan.write_text(plan_json(plan))
-            request.store()
-        if plan.kubeadm_nodes():
-            write_patch(folder, plan.target)
+        cluster, collect = _connect(request, reach, spec)
+        _keep_first_run(request, snapshot, plan)
     rollout = Rollout(
         plan,
-        journal=journal,
-        run_dir=folder,
+        journal=Journal(request.folder / "journal.jsonl", request.change_id),
+        run_dir=request.folder,
         mode=request.mode,
         approve=request.approve,
         executor_for=executor_for if kind.writes else None,
@@ -245,9 +182,110 @@ def prepare(request: RolloutRequest) -> Session:
         soak=Soak.from_param(request.soak),
     )
     return Session(
-        snapshot, readiness, plan, rollout, folder, reach.context, spec, request.executor,
-        stored_request(folder) or request.change(),
+        snapshot, readiness, plan, rollout, request.folder, reach.context, spec, request.executor,
+        stored_request(request.folder) or request.change(),
     )  # fmt: skip
+
+
+def _snapshot(request: RolloutRequest, spec: str) -> Snapshot:
+    """The snapshot the change is planned on: the one its first execute run stored, when it stored a
+    plan too (a resume), else read from the request's source."""
+    from tmnb.sources.resolve import open_snapshot
+
+    before = request.folder / BEFORE
+    if before.exists() and (request.folder / PLAN).exists():
+        return load(before)
+    return open_snapshot(
+        request.source,
+        request.node_selector or None,
+        context=request.context,
+        kubeconfig=request.kubeconfig,
+        node_files=spec if request.source == "live" else "",
+    )
+
+
+def _stored_plan(request: RolloutRequest) -> RolloutPlan | None:
+    """The plan its first execute run stored (None before that run), which must be for the same target."""
+    stored = request.folder / PLAN
+    if not stored.exists():
+        return None
+    plan = RolloutPlan.from_json(json.loads(stored.read_text()))
+    if plan.target != dict(request.target):
+        raise InputError(
+            f"change {request.change_id} was planned for {plan.target}, not {dict(request.target)}: "
+            "use a new change id",
+            where="target",
+        )
+    return plan
+
+
+def _reader(kind: ExecutorKind, executor_for: ExecutorFor) -> Reader | None:
+    """How the plan reads each node's files to diff them: through the executor, when it can read."""
+    if not kind.reads:
+        return None
+    return lambda node, path: executor_for(node).read(path)  # reads are safe
+
+
+def _new_plan(request: RolloutRequest, snapshot: Snapshot, readiness: Readiness, read: Reader | None) -> RolloutPlan:
+    return build_plan(
+        snapshot,
+        readiness,
+        change_id=request.change_id,
+        nodes=list(request.nodes) or None,
+        node_selector=request.node_selector or None,
+        canary=request.canary,
+        waves=request.waves,
+        override=request.override,
+        apply=request.apply,
+        drain=request.drain,
+        read=read,
+    )
+
+
+def _check_state_files_movable(kind: ExecutorKind, plan: RolloutPlan) -> None:
+    """Moving a state file needs the kubelet stopped: an executor that writes must be able to stop it
+    (a dry run plans for any executor)."""
+    moving = [n.node for n in plan.nodes if n.state_files]
+    if moving and kind.writes and not kind.stops:
+        raise InputError(
+            f"the {kind.word} executor cannot stop the kubelet, but {', '.join(moving)} need their state files "
+            f"moved with the kubelet stopped: use {words(lambda k: k.stops and k.writes)}",
+            where="executor",
+        )
+
+
+def _connect(request: RolloutRequest, reach: Reach, spec: str) -> tuple[ClusterOps, Callable[[str], Snapshot]]:
+    """An execute run's cluster API, and how it collects one node again after changing it."""
+    from tmnb.sources.cluster import connect
+    from tmnb.sources.resolve import open_snapshot
+
+    api_client, _ = connect(reach.context, reach.kubeconfig)
+
+    def collect(name: str) -> Snapshot:
+        return open_snapshot(
+            "live",
+            f"kubernetes.io/hostname={name}",
+            context=request.context,
+            kubeconfig=request.kubeconfig,
+            node_files=spec,
+            progress=False,
+        )
+
+    return ClusterOps(api_client), collect
+
+
+def _keep_first_run(request: RolloutRequest, snapshot: Snapshot, plan: RolloutPlan) -> None:
+    """What an execute run keeps in the state folder for every later run of the change: the snapshot
+    and the plan of the first (with the request they stand for), and the kubeadm patch."""
+    folder = request.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / BEFORE).exists():
+        save(snapshot, folder / BEFORE)
+    if not (folder / PLAN).exists():
+        (folder / PLAN).write_text(plan_json(plan))
+        request.store()
+    if plan.kubeadm_nodes():
+        write_patch(folder, plan.target)
 
 
 def open_session(*, options: Mapping[str, object] | None = None, **params: Any) -> Session:
