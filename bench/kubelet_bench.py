@@ -23,12 +23,12 @@ from concurrent.futures import ProcessPoolExecutor
 from tmnb.kubelet.cpu_static import generate_cpu_hints
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology
 from tmnb.kubelet.devices import Device
-from tmnb.kubelet.merge import NUMAInfo
 from tmnb.kubelet.names import BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE
 from tmnb.kubelet.node import Machine, ModelSettings, NodeModel, NodeSimulator, NUMANode
 from tmnb.kubelet.options import CPUManagerOptions, TopologyManagerOptions
 from tmnb.kubelet.pod import Container, Pod
-from tmnb.kubelet.policy import policy_for
+from tmnb.kubelet.topologymanager.merge import NUMAInfo
+from tmnb.kubelet.topologymanager.policy import policy_for
 
 GI = 1 << 30
 

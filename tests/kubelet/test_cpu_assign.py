@@ -6,8 +6,9 @@ import pytest
 
 from tmnb.cpuset import CPUSet
 from tmnb.kubelet.cpu_assign import _Accumulator, take_distributed, take_packed
-from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, cpus_of, mask_of_cpus
+from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus
 from tmnb.kubelet.errors import CPUAllocationError
+from tmnb.kubelet.topologymanager.bitmask import bits_of
 
 
 def topo(rows: dict[int, tuple[int, int, int]]) -> CPUTopology:
@@ -159,7 +160,7 @@ COMMON = [
     ],
 )
 def test_take_packed(name, t, cpus, n, expect):
-    assert cpus_of(take_packed(t, S(cpus), n)) == sorted(CPUSet.parse(expect))
+    assert bits_of(take_packed(t, S(cpus), n)) == sorted(CPUSet.parse(expect))
 
 
 def test_take_packed_not_enough():
@@ -253,4 +254,4 @@ def test_take_packed_not_enough():
     ],
 )
 def test_take_distributed(name, t, cpus, n, group, expect):
-    assert cpus_of(take_distributed(t, S(cpus), n, group)) == sorted(CPUSet.parse(expect))
+    assert bits_of(take_distributed(t, S(cpus), n, group)) == sorted(CPUSet.parse(expect))

@@ -20,10 +20,11 @@ from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet.cpu_assign import _Accumulator, take_distributed, take_packed, take_packed_with
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
-from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, cpus_of, mask_of_cpus
-from tmnb.kubelet.hints import TopologyHint
+from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus
 from tmnb.kubelet.options import CPUManagerOptions
 from tmnb.kubelet.pod import Pod
+from tmnb.kubelet.topologymanager.bitmask import bits_of
+from tmnb.kubelet.topologymanager.hints import TopologyHint
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "kubelet" / "cpumanager_topologies.json"
 
@@ -39,7 +40,7 @@ def S(text: str) -> int:  # noqa: N802 - mirrors mustParseCPUSet
 
 
 def as_set(mask: int) -> str:
-    return str(CPUSet(cpus_of(mask)))
+    return str(CPUSet(bits_of(mask)))
 
 
 # --------------------------------------------------------------------------- takeByTopologyNUMAPacked
@@ -522,7 +523,7 @@ def test_static_policy_add_with_uncore_alignment(
         topo.info[cpu].uncore_of
         for (uid, _), cpus in policy.assignments.items()
         if uid == pod.uid
-        for cpu in cpus_of(cpus)
+        for cpu in bits_of(cpus)
     }
     assert ids == uncores
 

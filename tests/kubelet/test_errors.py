@@ -7,8 +7,8 @@ import pytest
 
 from tmnb.errors import ConfigRejected, TmnbError
 from tmnb.kubelet.errors import AdmissionError, CPUAllocationError, SMTAlignmentError
-from tmnb.kubelet.merge import NUMAInfo
-from tmnb.kubelet.policy import policy_for
+from tmnb.kubelet.topologymanager.merge import NUMAInfo
+from tmnb.kubelet.topologymanager.policy import policy_for
 
 
 @pytest.mark.parametrize("error", [AdmissionError, SMTAlignmentError, CPUAllocationError])

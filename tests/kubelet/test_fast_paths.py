@@ -8,10 +8,10 @@ from itertools import combinations
 import pytest
 
 from tmnb.errors import InputError
-from tmnb.kubelet.bitmask import has_mask, iterate_masks, mask_of, masks_reaching, subset_sums
-from tmnb.kubelet.hints import TopologyHint, hint_objects, sized_hints
 from tmnb.kubelet.memory_static import MemoryStaticPolicy, _best, calculate_hints
 from tmnb.kubelet.pod import Container, Pod
+from tmnb.kubelet.topologymanager.bitmask import has_mask, iterate_masks, mask_of, masks_reaching, subset_sums
+from tmnb.kubelet.topologymanager.hints import TopologyHint, hint_objects, sized_hints
 
 GI = 1 << 30
 

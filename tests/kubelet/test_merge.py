@@ -14,9 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tmnb.errors import InputError
-from tmnb.kubelet.bitmask import bits_of, iterate_masks, mask_of
-from tmnb.kubelet.hints import ProviderHints, TopologyHint
-from tmnb.kubelet.merge import (
+from tmnb.kubelet.names import BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE, TOPOLOGY_NONE
+from tmnb.kubelet.options import TopologyManagerOptions
+from tmnb.kubelet.topologymanager.bitmask import bits_of, iterate_masks, mask_of
+from tmnb.kubelet.topologymanager.hints import ProviderHints, TopologyHint
+from tmnb.kubelet.topologymanager.merge import (
     NUMAInfo,
     _compare,
     best_non_preferred_count,
@@ -24,9 +26,7 @@ from tmnb.kubelet.merge import (
     filter_single_numa,
     merge_lists,
 )
-from tmnb.kubelet.names import BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE, TOPOLOGY_NONE
-from tmnb.kubelet.options import TopologyManagerOptions
-from tmnb.kubelet.policy import policy_for
+from tmnb.kubelet.topologymanager.policy import policy_for
 
 
 def M(*bits: int) -> int:  # noqa: N802 - reads like the kubelet tables

@@ -8,9 +8,9 @@ import pytest
 
 from tmnb.errors import InputError
 from tmnb.kubelet.devices import Device, DeviceManager
-from tmnb.kubelet.hints import TopologyHint
 from tmnb.kubelet.memory_static import MemoryStaticPolicy, ModelMemoryBlock
 from tmnb.kubelet.pod import BEST_EFFORT, BURSTABLE, GUARANTEED, Container, Pod, compute_qos
+from tmnb.kubelet.topologymanager.hints import TopologyHint
 
 GI = 1 << 30
 MI = 1 << 20

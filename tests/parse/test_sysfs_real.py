@@ -211,11 +211,11 @@ def test_sandbox_nrt_costs_name_the_real_node_ids(tmp_path: Path) -> None:
 def test_prefer_closest_on_sparse_node_ids_follows_the_kubelet() -> None:
     # NUMADistances.CalculateAverageFor indexes the sysfs row (one entry per online node) by node id
     from tmnb.errors import ConfigRejected
-    from tmnb.kubelet.manager import new_topology_manager
+    from tmnb.kubelet.topologymanager.topology_manager import new_topology_manager
 
     options = {"prefer-closest-numa-nodes": "true"}
     rows = {0: (10, 20), 2: (20, 10)}
     with pytest.raises(ConfigRejected, match=r"would panic \(runtime error: index out of range \[2\] with length 2\)"):
         new_topology_manager("best-effort", "container", options, [0, 2], rows)
-    assert new_topology_manager("best-effort", "container", {}, [0, 2], rows).scope == "container"
-    assert new_topology_manager("restricted", "pod", options, [0, 1], {0: (10, 20), 1: (20, 10)}).scope == "pod"
+    assert new_topology_manager("best-effort", "container", {}, [0, 2], rows).scope.name == "container"
+    assert new_topology_manager("restricted", "pod", options, [0, 1], {0: (10, 20), 1: (20, 10)}).scope.name == "pod"

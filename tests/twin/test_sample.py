@@ -20,7 +20,7 @@ import tmnb
 from published_schema import schema_errors
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.manager import new_topology_manager
+from tmnb.kubelet.topologymanager.topology_manager import new_topology_manager
 from tmnb.parse.kubelet_fields import RESOURCE_MANAGER_FIELDS
 from tmnb.parse.kubelet_flags import parse_kubelet_args
 from tmnb.settings.defaults import defaults_for

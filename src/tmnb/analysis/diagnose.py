@@ -15,7 +15,6 @@ from decimal import Decimal
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.hints import ProviderHints
 from tmnb.kubelet.names import (
     BEST_EFFORT,
     RESTRICTED,
@@ -26,6 +25,7 @@ from tmnb.kubelet.names import (
 from tmnb.kubelet.node import ModelSettings, NodeModel, NodeSimulator
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
+from tmnb.kubelet.topologymanager.hints import ProviderHints
 from tmnb.parse.quantity import quantity
 from tmnb.replay.node_input import model_for, model_pod
 from tmnb.replay.plan import plan_for
@@ -73,7 +73,7 @@ def _admits(model: NodeModel, pod: ModelPod) -> bool:
 
 def _hint_rows(sim: NodeSimulator, pod: ModelPod) -> tuple[list[dict[str, str]], str]:
     names = ("device manager", "CPU manager", "memory manager")
-    policy, pod_scope = sim.topology.policy, sim.topology.scope == SCOPE_POD
+    policy, pod_scope = sim.topology.policy, sim.topology.scope.name == SCOPE_POD
     groups: list[tuple[str, list[ProviderHints]]] = (
         [("(pod)", [p.get_pod_topology_hints(pod) for p in sim.providers])]
         if pod_scope
@@ -108,8 +108,8 @@ def _why(
     per_zone = ", ".join(f"NUMA {z}: {n} free" for z, n in sorted(by_numa.items()))
     if most and by_numa:
         best = max(by_numa.values())
-        total = sum(wanted.values()) if sim.topology.scope == SCOPE_POD else most
-        who = "the pod asks" if sim.topology.scope == SCOPE_POD else f"container {name} asks"
+        total = sum(wanted.values()) if sim.topology.scope.name == SCOPE_POD else most
+        who = "the pod asks" if sim.topology.scope.name == SCOPE_POD else f"container {name} asks"
         if total > best:
             need = {
                 SINGLE_NUMA_NODE: "single-numa-node needs them on one NUMA node",

@@ -10,8 +10,6 @@ the option parsers in :mod:`tmnb.kubelet.options`, and the conformance runner
 
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology
 from tmnb.kubelet.devices import Device
-from tmnb.kubelet.hints import TopologyHint
-from tmnb.kubelet.manager import new_topology_manager
 from tmnb.kubelet.memory_static import ModelMemoryBlock
 from tmnb.kubelet.node import (
     ContainerResult,
@@ -31,7 +29,9 @@ from tmnb.kubelet.options import (
     parse_topology_manager_options,
 )
 from tmnb.kubelet.pod import Container, Pod
-from tmnb.kubelet.policy import POLICIES, TopologyPolicy, policy_for
+from tmnb.kubelet.topologymanager.hints import TopologyHint
+from tmnb.kubelet.topologymanager.policy import POLICIES, TopologyPolicy, policy_for
+from tmnb.kubelet.topologymanager.topology_manager import new_topology_manager
 
 __all__ = [
     "POLICIES",

@@ -22,23 +22,36 @@ from typing import Any, Literal
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet import manager, startup
+from tmnb.kubelet import startup
 from tmnb.kubelet.cpu_static import CPUStaticPolicy, align_by_socket_hardware_error, align_by_socket_policy_error
 from tmnb.kubelet.cpu_topology import mask_of_cpus
+from tmnb.kubelet.cpumanager.cpu_manager import (
+    cpu_policy_error,
+    cpu_reservation_error,
+    none_policy_options_error,
+    static_policy_error,
+)
 from tmnb.kubelet.gates import merge_feature_gates
 from tmnb.kubelet.go_quantity import BINARY_SI, GoQuantity
 from tmnb.kubelet.memory_static import system_reserved_memory_error
+from tmnb.kubelet.memorymanager.memory_manager import (
+    memory_policy_error,
+    reserved_memory_bytes,
+    reserved_memory_numa_error,
+    reserved_memory_sum_error,
+)
 from tmnb.kubelet.names import CPU_NONE, CPU_STATIC, MEMORY_STATIC, TOPOLOGY_NONE
-from tmnb.kubelet.node import reserved_memory_bytes
+from tmnb.kubelet.node import node_allocatable_error
 from tmnb.kubelet.options import (
     CPUManagerOptions,
     TopologyManagerOptions,
     new_topology_policy_options,
     parse_cpu_manager_options,
 )
-from tmnb.kubelet.policy import TOPOLOGY_POLICIES
 from tmnb.kubelet.profiles import KubeletProfile
 from tmnb.kubelet.startup import Hardware, Refusal, Reservations
+from tmnb.kubelet.topologymanager.policy import TOPOLOGY_POLICIES
+from tmnb.kubelet.topologymanager.topology_manager import numa_distances_error, numa_limit_error, sparse_numa_panic
 
 #: Which manager's rules a step belongs to (``config``: the kubelet as a whole).
 Area = Literal["config", "topology", "cpu", "memory"]
@@ -191,10 +204,10 @@ def _numa_distances(start: Start) -> list[Refusal]:
     if opts is None or not opts.prefer_closest_numa or hw.numa_nodes is None or hw.distances is None:
         return []
     field = "topologyManagerPolicyOptions"
-    missing = manager.numa_distances_error(hw.numa_nodes, hw.distances)
+    missing = numa_distances_error(hw.numa_nodes, hw.distances)
     if missing is not None:
         return _refusal("topology.numa-distances", field, missing)
-    panic = manager.sparse_numa_panic(hw.numa_nodes, hw.distances)
+    panic = sparse_numa_panic(hw.numa_nodes, hw.distances)
     return _refusal("topology.sparse-numa-ids", field, panic, kubelet_text=False)
 
 
@@ -202,19 +215,19 @@ def _numa_limit(start: Start) -> list[Refusal]:
     opts, nodes = topology_options(start), start.hardware.numa_nodes
     if opts is None or nodes is None:
         return []
-    return _refusal("topology.too-many-numa-nodes", "topologyManagerPolicy", manager.numa_limit_error(len(nodes), opts))
+    return _refusal("topology.too-many-numa-nodes", "topologyManagerPolicy", numa_limit_error(len(nodes), opts))
 
 
 def _cpu_none_options(start: Start) -> list[Refusal]:
     cfg = start.cfg
     if cfg["cpuManagerPolicy"] != CPU_NONE:
         return []
-    error = manager.none_policy_options_error(cfg.get("cpuManagerPolicyOptions") or {})
+    error = none_policy_options_error(cfg.get("cpuManagerPolicyOptions") or {})
     return _refusal("cpu.options-with-none", "cpuManagerPolicyOptions", error)
 
 
 def _cpu_policy(start: Start) -> list[Refusal]:
-    return _refusal("cpu.policy", "cpuManagerPolicy", manager.cpu_policy_error(start.cfg["cpuManagerPolicy"]))
+    return _refusal("cpu.policy", "cpuManagerPolicy", cpu_policy_error(start.cfg["cpuManagerPolicy"]))
 
 
 def _reserved_cpus(start: Start) -> int | None:
@@ -226,7 +239,7 @@ def _cpu_reservation(start: Start) -> list[Refusal]:
     count = _reserved_cpus(start)
     if start.cfg["cpuManagerPolicy"] != CPU_STATIC or count is None:
         return []
-    return _refusal("cpu.static-no-reservation", "cpuManagerPolicy", manager.cpu_reservation_error(count))
+    return _refusal("cpu.static-no-reservation", "cpuManagerPolicy", cpu_reservation_error(count))
 
 
 def cpu_options(start: Start) -> CPUManagerOptions | None:
@@ -252,7 +265,7 @@ def _cpu_options(start: Start) -> list[Refusal]:
         lambda: parse_cpu_manager_options(
             cfg.get("cpuManagerPolicyOptions") or {}, kubelet=start.kubelet, feature_gates=cfg.get("featureGates")
         ),
-        manager.static_policy_error,
+        static_policy_error,
     )
 
 
@@ -264,7 +277,7 @@ def _align_by_socket_policy(start: Start) -> list[Refusal]:
     return _refusal(
         "cpu.align-by-socket-single-numa",
         "cpuManagerPolicyOptions",
-        None if error is None else manager.static_policy_error(error),
+        None if error is None else static_policy_error(error),
     )
 
 
@@ -284,7 +297,7 @@ def _align_by_socket_hardware(start: Start) -> list[Refusal]:
     return _refusal(
         "cpu.align-by-socket-hardware",
         "cpuManagerPolicyOptions",
-        None if error is None else manager.static_policy_error(error),
+        None if error is None else static_policy_error(error),
     )
 
 
@@ -306,23 +319,21 @@ def _cpu_reserve(start: Start) -> list[Refusal]:
     try:
         CPUStaticPolicy(topology, options=opts, num_reserved_cpus=count, reserved_cpus=reserved)
     except ConfigRejected as err:
-        return [Refusal("cpu.reserve", "kubeReserved", manager.static_policy_error(err.message))]
+        return [Refusal("cpu.reserve", "kubeReserved", static_policy_error(err.message))]
     except InputError:
         return []  # an allocation option tmnb does not model: unknown
     return []
 
 
 def _memory_policy(start: Start) -> list[Refusal]:
-    return _refusal(
-        "memory.policy", "memoryManagerPolicy", manager.memory_policy_error(start.cfg["memoryManagerPolicy"])
-    )
+    return _refusal("memory.policy", "memoryManagerPolicy", memory_policy_error(start.cfg["memoryManagerPolicy"]))
 
 
 def _reserved_memory_numa(start: Start) -> list[Refusal]:
     nodes = start.hardware.numa_nodes
     if start.cfg["memoryManagerPolicy"] != MEMORY_STATIC or nodes is None:
         return []
-    error = manager.reserved_memory_numa_error(startup.reserved_memory_of(start.cfg), nodes)
+    error = reserved_memory_numa_error(startup.reserved_memory_of(start.cfg), nodes)
     return _refusal("memory.reserved-unknown-numa", "reservedMemory", error)
 
 
@@ -331,7 +342,7 @@ def _reserved_memory_sum(start: Start) -> list[Refusal]:
         return []
     if not start.memory_reservation_known:
         return []
-    error = manager.reserved_memory_sum_error(startup.reserved_memory_of(start.cfg), start.reservation)
+    error = reserved_memory_sum_error(startup.reserved_memory_of(start.cfg), start.reservation)
     return _refusal("memory.reserved-sum", "reservedMemory", error)
 
 
@@ -346,7 +357,7 @@ def _node_allocatable(start: Start) -> list[Refusal]:
     caps = start.hardware.capacity
     if caps is None or start.reservation is None:
         return []
-    return _refusal("config.node-allocatable", "kubeReserved", manager.node_allocatable_error(caps, start.reservation))
+    return _refusal("config.node-allocatable", "kubeReserved", node_allocatable_error(caps, start.reservation))
 
 
 #: The start-up in the kubelet's order.

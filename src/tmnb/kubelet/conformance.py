@@ -20,16 +20,15 @@ from tmnb.kubelet.cpu_static import CPUStaticPolicy, generate_cpu_hints
 from tmnb.kubelet.cpu_topology import CPUTopology, mask_of_cpus
 from tmnb.kubelet.devices import Device, DeviceRestart, RuntimeContainer, generate_device_hints
 from tmnb.kubelet.errors import AdmissionError
-from tmnb.kubelet.hints import ProviderHints, TopologyHint, provider_from_json, provider_to_json
-from tmnb.kubelet.manager import TopologyManagerConfig, new_topology_manager
 from tmnb.kubelet.memory_static import ModelMemoryTable, NUMANodeState, calculate_hints
 from tmnb.kubelet.names import SCOPE_CONTAINER
 from tmnb.kubelet.node import ExistingAllocation, Machine, NodeModel, NodeSimulator, NUMANode, PodResult
 from tmnb.kubelet.options import CPUManagerOptions, parse_cpu_manager_options, parse_topology_manager_options
 from tmnb.kubelet.pod import Container, Pod
 from tmnb.kubelet.profiles import DEFAULT_MINOR, KubeletProfile, parse_minor, profile
-from tmnb.kubelet.scope import admit_pod
 from tmnb.kubelet.startup import start_settings
+from tmnb.kubelet.topologymanager.hints import ProviderHints, TopologyHint, provider_from_json, provider_to_json
+from tmnb.kubelet.topologymanager.topology_manager import TopologyManagerConfig, new_topology_manager
 
 Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
 
@@ -115,7 +114,7 @@ def run_options(inp: Mapping[str, Any]) -> dict[str, Any]:
         "max_allowable_numa_nodes": parsed.max_allowable_numa_nodes if parsed else 0,
         "manager_created": True,
         "policy_name": manager.policy.name,
-        "scope_name": manager.scope,
+        "scope_name": manager.scope.name,
     }
     if options_error is not None:
         out["options_error"] = options_error
@@ -288,7 +287,7 @@ def run_admit(inp: Mapping[str, Any]) -> dict[str, Any]:
         manager = _manager(inp)
     except ConfigRejected as err:
         return {"error": err.message}
-    result = admit_pod(manager.policy, manager.scope, providers, pod)
+    result = manager.scope.admit(providers, pod)
     out = {
         "admit": result.admit,
         "reason": result.reason,

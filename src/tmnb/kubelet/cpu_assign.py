@@ -22,8 +22,9 @@ from collections.abc import Callable, Mapping
 from itertools import combinations
 
 from tmnb.errors import InputError
-from tmnb.kubelet.cpu_topology import CPUTopology, cpus_of
+from tmnb.kubelet.cpu_topology import CPUTopology
 from tmnb.kubelet.errors import CPUAllocationError
+from tmnb.kubelet.topologymanager.bitmask import bits_of
 
 
 def _go_round3(x: float) -> float:
@@ -114,14 +115,14 @@ class _Accumulator:
     def sorted_cpus(self) -> list[int]:
         out: list[int] = []
         for core in self.sorted_cores():
-            out += cpus_of(self.avail & self.topo.core_mask[core])
+            out += bits_of(self.avail & self.topo.core_mask[core])
         return out
 
     def sorted_cpus_spread(self) -> list[int]:
         """``sortAvailableCPUsSpread``: socket by socket (``sorted_sockets``), each socket's free CPUs by id."""
         out: list[int] = []
         for socket in self.sorted_sockets():
-            out += cpus_of(self.avail & self.topo.socket_mask[socket])
+            out += bits_of(self.avail & self.topo.socket_mask[socket])
         return out
 
     def sorted_uncore_caches(self) -> list[int]:

@@ -13,14 +13,15 @@ from functools import lru_cache
 from itertools import compress
 
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.bitmask import bits_of, iterate_masks, subset_sums
 from tmnb.kubelet.cpu_assign import take_distributed, take_packed, take_packed_with
-from tmnb.kubelet.cpu_topology import ENTRY_WEIGHT, CPUTopology, cpus_of, to_cpuset
+from tmnb.kubelet.cpu_topology import CPUTopology, to_cpuset
 from tmnb.kubelet.errors import AdmissionError, CPUAllocationError, SMTAlignmentError
-from tmnb.kubelet.hints import TopologyHint, hint_objects, sized_hints
+from tmnb.kubelet.memo import ENTRY_WEIGHT
 from tmnb.kubelet.names import CPU_STATIC, SINGLE_NUMA_NODE, TOPOLOGY_NONE
 from tmnb.kubelet.options import CPUManagerOptions
 from tmnb.kubelet.pod import GUARANTEED, Container, Pod, milli_value, pod_level_request, value
+from tmnb.kubelet.topologymanager.bitmask import bits_of, iterate_masks, subset_sums
+from tmnb.kubelet.topologymanager.hints import TopologyHint, hint_objects, sized_hints
 
 
 def generate_cpu_hints(
@@ -47,7 +48,7 @@ def _cpu_hints(
 ) -> tuple[TopologyHint, ...]:
     nodes = topo.numa_nodes()
     reusable_numa = 0
-    for cpu in cpus_of(reusable):
+    for cpu in bits_of(reusable):
         info = topo.info.get(cpu)
         reusable_numa |= 1 << (info.numa if info else 0)
     stray = (available & ~topo.all_mask).bit_count()  # CPUs unknown to the topology count as NUMA node 0
@@ -151,7 +152,7 @@ class CPUStaticPolicy:
                 f"[cpumanager] unable to reserve the required amount of CPUs (size of {to_cpuset(reserved)} "
                 f"did not equal {wanted})"
             )
-        unknown = [c for c in cpus_of(reserved) if c not in topology.info]
+        unknown = [c for c in bits_of(reserved) if c not in topology.info]
         if unknown:
             raise ConfigRejected(
                 "[cpumanager] unable to build the reserved physical CPUs from the reserved set: "

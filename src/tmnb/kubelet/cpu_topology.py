@@ -14,27 +14,12 @@ from typing import NamedTuple
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.bitmask import masks_reaching, subset_sums
-from tmnb.kubelet.hints import TopologyHint
-from tmnb.kubelet.memo import Memo
+from tmnb.kubelet.memo import HINT_MEMO_BUDGET, Memo
+from tmnb.kubelet.topologymanager.bitmask import bits_of, masks_reaching, subset_sums
+from tmnb.kubelet.topologymanager.hints import TopologyHint
 
-#: Weight budget of each topology's memos: hints (plus a fixed share per entry) for the hint memo,
-#: one per pick for the other. Hint lists on 16 NUMA nodes hold 65,535 hints, so the hint memo's
-#: budget keeps some 30 of them (about 16 MiB of references) instead of four.
+#: Weight budget of each topology's pick memo, one per pick (its hint memo has ``memo.HINT_MEMO_BUDGET``).
 MEMO_BUDGET = 1 << 18
-HINT_MEMO_BUDGET = 1 << 21
-#: What a remembered hint list weighs beyond its hints: its key and containers.
-ENTRY_WEIGHT = 16
-
-
-def cpus_of(mask: int) -> list[int]:
-    """Ascending CPU ids of a CPU mask."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def mask_of_cpus(cpus: Iterable[int]) -> int:
@@ -47,7 +32,7 @@ def mask_of_cpus(cpus: Iterable[int]) -> int:
 @lru_cache(maxsize=4096)
 def to_cpuset(mask: int) -> CPUSet:
     """The CPUSet of a mask, shared (it is immutable): every admitted container reports one."""
-    return CPUSet(cpus_of(mask))
+    return CPUSet(bits_of(mask))
 
 
 class CPUInfo(NamedTuple):

@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tmnb.errors import InputError
-from tmnb.kubelet.bitmask import iterate_masks, mask_of
 from tmnb.kubelet.checkpoint import Unpredictable
 from tmnb.kubelet.errors import AdmissionError
-from tmnb.kubelet.hints import TopologyHint
 from tmnb.kubelet.memo import Memo
 from tmnb.kubelet.pod import Container, Pod, pod_level_request, value
+from tmnb.kubelet.topologymanager.bitmask import iterate_masks, mask_of
+from tmnb.kubelet.topologymanager.hints import TopologyHint
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Errors the modelled kubelet raises while admitting a pod, as members of the tmnb family.
 
-They are outcomes, not user mistakes: ``scope.admit_pod`` turns an ``AdmissionError`` into the
+They are outcomes, not user mistakes: a scope's ``admit`` turns an ``AdmissionError`` into the
 kubelet's admit result (reason and message), and the CPU manager wraps the allocator's error.
 """
 

@@ -13,6 +13,13 @@ from typing import Generic, TypeVar
 
 V = TypeVar("V")
 
+#: Weight budget of a hint memo (the CPU hints of a topology, the policies' merges): hints plus
+#: ``ENTRY_WEIGHT`` per entry. Hint lists on 16 NUMA nodes hold 65,535 hints, so it keeps some 30
+#: of them (about 16 MiB of references) instead of four.
+HINT_MEMO_BUDGET = 1 << 21
+#: What a remembered hint list weighs beyond its hints: its key and containers.
+ENTRY_WEIGHT = 16
+
 
 class Memo(Generic[V]):
     """Key -> value, forgotten all at once when the weights of the entries reach ``budget``."""

@@ -15,7 +15,11 @@ from functools import lru_cache
 from itertools import compress
 
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.bitmask import (
+from tmnb.kubelet.cpu_static import pod_level_managers_unmodelled
+from tmnb.kubelet.errors import AdmissionError
+from tmnb.kubelet.memo import Memo
+from tmnb.kubelet.pod import GUARANTEED, Container, Pod, pod_level_request
+from tmnb.kubelet.topologymanager.bitmask import (
     SubsetSums,
     bits_of,
     has_mask,
@@ -25,11 +29,7 @@ from tmnb.kubelet.bitmask import (
     node_ids,
     subset_sums,
 )
-from tmnb.kubelet.cpu_static import pod_level_managers_unmodelled
-from tmnb.kubelet.errors import AdmissionError
-from tmnb.kubelet.hints import TopologyHint, sized_hints
-from tmnb.kubelet.memo import Memo
-from tmnb.kubelet.pod import GUARANTEED, Container, Pod, pod_level_request
+from tmnb.kubelet.topologymanager.hints import TopologyHint, sized_hints
 from tmnb.parse.state_files import CheckpointMemoryTable
 
 MEMORY = "memory"

@@ -1,14 +1,18 @@
 """The kubelet's policy and scope names, spelled once (KubeletConfiguration values, case-sensitive).
 
-The Topology Manager policy names double as the keys of the registry in ``kubelet.policy``;
-settings validation, the model and the replay all compare against these constants.
+The Topology Manager policy names double as the keys of the registry in
+``kubelet.topologymanager.policy``; settings validation, the model and the replay all compare
+against these constants.
+
+Ports the names of pkg/kubelet/cm/topologymanager/policy_*.go and scope.go, cpumanager/policy_*.go
+and memorymanager/policy_*.go (1.33–1.37).
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-#: topologyManagerPolicy values (policy_*.go); the allowed set is ``kubelet.policy.TOPOLOGY_POLICIES``.
+#: topologyManagerPolicy values (policy_*.go); the allowed set is ``topologymanager.policy.TOPOLOGY_POLICIES``.
 TOPOLOGY_NONE: Final = "none"
 BEST_EFFORT: Final = "best-effort"
 RESTRICTED: Final = "restricted"
@@ -29,6 +33,13 @@ CPU_POLICIES: Final = (CPU_NONE, CPU_STATIC)
 MEMORY_NONE: Final = "None"
 MEMORY_STATIC: Final = "Static"
 MEMORY_POLICIES: Final = (MEMORY_NONE, MEMORY_STATIC)
+
+
+def unknown_policy(name: str) -> str:
+    """The refusal of a policy name none of the three managers knows (their ``NewManager``'s ``default:``
+    branch, Go ``\"%s\"``, not ``%q``)."""
+    return f'unknown policy: "{name}"'
+
 
 #: pod.status.reason of a pod the kubelet's admission handlers refused.
 ADMISSION_REASONS: Final = ("TopologyAffinityError", "SMTAlignmentError", "UnexpectedAdmissionError")

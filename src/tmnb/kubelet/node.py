@@ -4,6 +4,11 @@ Build a :class:`NodeModel` (machine, effective kubelet settings, existing alloca
 start a :class:`NodeSimulator` on it and ``admit`` pods one by one. Starting
 the simulator runs the kubelet's own start-up checks, so a configuration the kubelet would refuse
 raises ``ConfigRejected`` with the kubelet's text instead of producing answers.
+
+The container manager over the resource managers: the top of the model beside ``startup``. Ports
+``NewContainerManager`` and ``Start`` of pkg/kubelet/cm/container_manager_linux.go (the managers
+created, started and their errors wrapped) and ``validateNodeAllocatable`` of
+node_container_manager_linux.go (1.33–1.37).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
+from tmnb.kubelet import gostr
 from tmnb.kubelet.checkpoint import (
     Checkpoint,
     CPUState,
@@ -30,26 +36,25 @@ from tmnb.kubelet.checkpoint import (
 )
 from tmnb.kubelet.cpu_static import CPUStaticPolicy
 from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus, to_cpuset
-from tmnb.kubelet.devices import Device, DeviceManager, DeviceRestart
-from tmnb.kubelet.go_quantity import GoQuantity
-from tmnb.kubelet.hints import TopologyHint
-from tmnb.kubelet.manager import (
+from tmnb.kubelet.cpumanager.cpu_manager import (
     cpu_policy_error,
     cpu_reservation_error,
-    memory_policy_error,
-    new_topology_manager,
-    node_allocatable_error,
     none_policy_options_error,
-    reserved_memory_numa_error,
-    reserved_memory_sum_error,
     static_policy_error,
 )
+from tmnb.kubelet.devices import Device, DeviceManager, DeviceRestart
+from tmnb.kubelet.go_quantity import GoQuantity
 from tmnb.kubelet.memory_static import (
     KubeletPanic,
     MachineNode,
     MemoryStaticPolicy,
     ModelMemoryBlock,
-    is_memory_resource,
+)
+from tmnb.kubelet.memorymanager.memory_manager import (
+    memory_policy_error,
+    reserved_memory_bytes,
+    reserved_memory_numa_error,
+    reserved_memory_sum_error,
 )
 from tmnb.kubelet.names import (
     CPU_NONE,
@@ -60,7 +65,9 @@ from tmnb.kubelet.names import (
 from tmnb.kubelet.options import parse_cpu_manager_options
 from tmnb.kubelet.pod import BEST_EFFORT, Container, Pod, container_qos
 from tmnb.kubelet.profiles import DEFAULT_MINOR, KubeletProfile, profile
-from tmnb.kubelet.scope import AdmitResult, HintProvider, admit_pod
+from tmnb.kubelet.topologymanager.hints import TopologyHint
+from tmnb.kubelet.topologymanager.scope import AdmitResult, HintProvider
+from tmnb.kubelet.topologymanager.topology_manager import new_topology_manager
 from tmnb.parse.quantity import quantity
 from tmnb.parse.state_files import CheckpointMemoryTable
 
@@ -207,13 +214,6 @@ class _NoProvider:
 
     def remove_container(self, pod_uid: str, container: str) -> None:
         return None
-
-
-def _bytes(value: object, where: str) -> int:
-    q = quantity(value, where)
-    if q != int(q) or q < 0:
-        raise InputError(f"expected a whole, non-negative number of bytes, got {value!r}", where=where)
-    return int(q)
 
 
 class NodeSimulator:
@@ -418,7 +418,7 @@ class NodeSimulator:
         if not isinstance(pod, Pod):
             pod = Pod.from_pod_dict(pod)
         pod = self._with_kubelet_qos(pod)
-        result = admit_pod(self.topology.policy, self.topology.scope, self.providers, pod)
+        result = self.topology.scope.admit(self.providers, pod)
         if not result.admit and sources_ready:
             self.remove_pod(pod)
         return pod, result
@@ -549,12 +549,17 @@ def _raise(error: str | None) -> None:
         raise ConfigRejected(error)
 
 
-def reserved_memory_bytes(reserved_memory: Mapping[int, Mapping[str, Any]]) -> dict[int, dict[str, int]]:
-    """reservedMemory as the memory manager's Static policy reads it: bytes of memory and hugepages per NUMA node."""
-    return {
-        node: {str(r): _bytes(q, f"reservedMemory[{node}].{r}") for r, q in resources.items() if is_memory_resource(r)}
-        for node, resources in reserved_memory.items()
-    }
+def node_allocatable_error(capacity: Mapping[str, GoQuantity], reservation: Mapping[str, GoQuantity]) -> str | None:
+    """``validateNodeAllocatable`` at the container manager's start, printing quantities with ``%v``."""
+    errors = []
+    for name, reserved in reservation.items():
+        total = capacity.get(name, GoQuantity.of(0))
+        if total.sub(reserved).value < 0:
+            errors.append(
+                f"Resource {gostr.quote(name)} has a reservation of {reserved.go_v()} but capacity of "
+                f"{total.go_v()}. Expected capacity >= reservation."
+            )
+    return "invalid Node Allocatable configuration. " + " ".join(errors) if errors else None
 
 
 def _check_reserved_memory_sum(

@@ -28,8 +28,8 @@ from tmnb.kubelet.go_quantity import BINARY_SI, GoQuantity
 from tmnb.kubelet.names import CPU_NONE, MEMORY_NONE, SCOPE_CONTAINER, TOPOLOGY_NONE, TOPOLOGY_SCOPES
 from tmnb.kubelet.node import Machine, ModelSettings
 from tmnb.kubelet.options import topology_options_gate_error
-from tmnb.kubelet.policy import TOPOLOGY_POLICIES
 from tmnb.kubelet.profiles import DEFAULT_MINOR, KubeletProfile, profile
+from tmnb.kubelet.topologymanager.policy import TOPOLOGY_POLICIES
 from tmnb.parse.duration import format_go_duration, parse_go_duration
 
 #: ``eviction.DefaultEvictionHard`` (pkg/kubelet/eviction/defaults_linux.go), which ``loadConfigFile``

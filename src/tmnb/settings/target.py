@@ -58,7 +58,7 @@ def allowed_values(name: str) -> tuple[str, ...]:
     """The values the kubelet accepts for a field with a fixed set (a policy or a scope); empty for any
     other field. Taken from the kubelet model's own names, imported here only when a value is checked."""
     from tmnb.kubelet.names import CPU_POLICIES, MEMORY_POLICIES, TOPOLOGY_SCOPES
-    from tmnb.kubelet.policy import TOPOLOGY_POLICIES
+    from tmnb.kubelet.topologymanager.policy import TOPOLOGY_POLICIES
 
     sets = {
         "topologyManagerPolicy": TOPOLOGY_POLICIES,

@@ -1,4 +1,8 @@
-"""The topology hint and its JSON form (``{"numa": [...] | null, "preferred": bool}``)."""
+"""The topology hint and its JSON form (``{"numa": [...] | null, "preferred": bool}``).
+
+Ports ``TopologyHint`` of pkg/kubelet/cm/topologymanager/topology_manager.go (1.33–1.37); the
+shared hint objects and the JSON form are tmnb's.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from tmnb.errors import InputError
-from tmnb.kubelet.bitmask import bits_of, iterate_masks, mask_of
+from tmnb.kubelet.topologymanager.bitmask import bits_of, iterate_masks, mask_of
 
 
 class TopologyHint(NamedTuple):

@@ -1,8 +1,11 @@
-"""The four Topology Manager policies, one small type each (the kubelet's ``policy_*.go``).
+"""The four Topology Manager policies, one small type each.
 
 Every policy merges the providers' hints into one best hint and says whether the pod may be
 admitted with it. ``POLICIES`` maps each ``topologyManagerPolicy`` name to its type; the manager's
 start-up and settings validation both take the allowed names from it.
+
+Ports pkg/kubelet/cm/topologymanager/policy.go, policy_none.go, policy_best_effort.go,
+policy_restricted.go and policy_single_numa_node.go (1.33–1.37).
 """
 
 from __future__ import annotations
@@ -12,12 +15,17 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from tmnb.errors import ConfigRejected
-from tmnb.kubelet.cpu_topology import ENTRY_WEIGHT, HINT_MEMO_BUDGET
-from tmnb.kubelet.hints import ProviderHints, TopologyHint
-from tmnb.kubelet.memo import Memo
-from tmnb.kubelet.merge import HintList, NUMAInfo, filter_provider_hints, filter_single_numa, merge_lists
-from tmnb.kubelet.names import BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE, TOPOLOGY_NONE
+from tmnb.kubelet.memo import ENTRY_WEIGHT, HINT_MEMO_BUDGET, Memo
+from tmnb.kubelet.names import BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE, TOPOLOGY_NONE, unknown_policy
 from tmnb.kubelet.options import TopologyManagerOptions
+from tmnb.kubelet.topologymanager.hints import ProviderHints, TopologyHint
+from tmnb.kubelet.topologymanager.merge import (
+    HintList,
+    NUMAInfo,
+    filter_provider_hints,
+    filter_single_numa,
+    merge_lists,
+)
 
 
 class TopologyPolicy(Protocol):
@@ -49,7 +57,7 @@ class NonePolicy:
 
 #: Merge answers by policy, machine and hint lists, for every node in the process: a fleet of a few
 #: machine shapes and pod sizes asks the same merges over and over. Weighed as the CPU hint memo
-#: (``cpu_topology.HINT_MEMO_BUDGET``): the keys hold the hint lists.
+#: (``memo.HINT_MEMO_BUDGET``): the keys hold the hint lists.
 _MERGED: Memo[tuple[TopologyHint, bool]] = Memo(HINT_MEMO_BUDGET)
 
 
@@ -128,5 +136,5 @@ def policy_for(name: str, numa: NUMAInfo, options: TopologyManagerOptions | None
     """The policy called ``name`` on this machine; ``ConfigRejected`` with the kubelet's text otherwise."""
     policy_type = POLICIES.get(name)
     if policy_type is None:
-        raise ConfigRejected(f'unknown policy: "{name}"')
+        raise ConfigRejected(unknown_policy(name))
     return policy_type(numa, options or TopologyManagerOptions())

@@ -1,7 +1,10 @@
 """NUMA affinity masks as plain ints (bit i = NUMA node i), with the kubelet's ordering rules.
 
 A ``None`` mask is the kubelet's nil mask ("any NUMA node") and is kept distinct from ``0``
-(affinity with no node). Ints keep the merge hot path free of object churn.
+(affinity with no node). Ints keep the merge hot path free of object churn; the CPU manager's CPU
+masks are ints of the same kind, so it reads them with ``bits_of`` too.
+
+Ports pkg/kubelet/cm/topologymanager/bitmask/bitmask.go (1.33–1.37).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ def mask_of(bits: Iterable[int]) -> int:
 
 
 def bits_of(mask: int) -> list[int]:
-    """Ascending node ids set in ``mask``."""
+    """Ascending bit numbers set in ``mask``: the NUMA nodes of a NUMA mask, the CPUs of a CPU mask."""
     out = []
     while mask:
         low = mask & -mask

@@ -6,6 +6,9 @@ merged candidates matters, not the enumeration: preferred candidates are read of
 directly (all picks preferred, all non-nil raw masks equal), and only when none survives are the
 reachable non-preferred masks folded list by list. The result equals the literal permutation fold
 (checked by a property test) at a fraction of its cost.
+
+Ports pkg/kubelet/cm/topologymanager/policy.go (``filterProvidersHints``, ``HintMerger``) and
+numa_info.go (``NUMAInfo``, ``CalculateAverageFor``) (1.33–1.37).
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tmnb.errors import InputError
-from tmnb.kubelet.bitmask import bits_of, mask_of
-from tmnb.kubelet.hints import ProviderHints, TopologyHint
+from tmnb.kubelet.topologymanager.bitmask import bits_of, mask_of
+from tmnb.kubelet.topologymanager.hints import ProviderHints, TopologyHint
 
 HintList = Sequence[TopologyHint]
 
