@@ -20,9 +20,9 @@ import resource
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from tmnb.kubelet.cpu_static import generate_cpu_hints
-from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology
-from tmnb.kubelet.devices import Device
+from tmnb.kubelet.cpumanager.policy_static import generate_cpu_hints
+from tmnb.kubelet.cpumanager.topology import CPUInfo, CPUTopology
+from tmnb.kubelet.devicemanager.topology_hints import Device
 from tmnb.kubelet.names import BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE
 from tmnb.kubelet.node import Machine, ModelSettings, NodeModel, NodeSimulator, NUMANode
 from tmnb.kubelet.options import CPUManagerOptions, TopologyManagerOptions

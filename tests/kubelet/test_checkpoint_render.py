@@ -20,7 +20,7 @@ from tmnb.kubelet.checkpoint import (
     restore_cpu_state,
     restore_memory_state,
 )
-from tmnb.kubelet.memory_static import MachineNode, ModelMemoryBlock
+from tmnb.kubelet.memorymanager.state import MachineNode, ModelMemoryBlock
 from tmnb.kubelet.profiles import CPU_STATE, MEMORY_STATE, profile
 from tmnb.parse.state_files import CheckpointMemoryTable
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tmnb.cpuset import CPUSet
-from tmnb.kubelet.cpu_assign import _Accumulator, take_distributed, take_packed
-from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus
+from tmnb.kubelet.cpumanager.cpu_assignment import _Accumulator, take_distributed, take_packed
+from tmnb.kubelet.cpumanager.topology import CPUInfo, CPUTopology, mask_of_cpus
 from tmnb.kubelet.errors import CPUAllocationError
 from tmnb.kubelet.topologymanager.bitmask import bits_of
 

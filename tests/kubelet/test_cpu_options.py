@@ -18,9 +18,9 @@ import pytest
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.cpu_assign import _Accumulator, take_distributed, take_packed, take_packed_with
-from tmnb.kubelet.cpu_static import CPUStaticPolicy
-from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus
+from tmnb.kubelet.cpumanager.cpu_assignment import _Accumulator, take_distributed, take_packed, take_packed_with
+from tmnb.kubelet.cpumanager.policy_static import CPUStaticPolicy
+from tmnb.kubelet.cpumanager.topology import CPUInfo, CPUTopology, mask_of_cpus
 from tmnb.kubelet.options import CPUManagerOptions
 from tmnb.kubelet.pod import Pod
 from tmnb.kubelet.topologymanager.bitmask import bits_of

@@ -8,7 +8,8 @@ from itertools import combinations
 import pytest
 
 from tmnb.errors import InputError
-from tmnb.kubelet.memory_static import MemoryStaticPolicy, _best, calculate_hints
+from tmnb.kubelet.memorymanager.hints import best_hint, calculate_hints
+from tmnb.kubelet.memorymanager.policy_static import MemoryStaticPolicy
 from tmnb.kubelet.pod import Container, Pod
 from tmnb.kubelet.topologymanager.bitmask import has_mask, iterate_masks, mask_of, masks_reaching, subset_sums
 from tmnb.kubelet.topologymanager.hints import TopologyHint, hint_objects, sized_hints
@@ -66,7 +67,7 @@ def is_narrower(a: int, b: int) -> bool:
 
 def test_default_hint_scan_narrower_is_count_then_numeric() -> None:
     def best(*masks: int) -> int | None:
-        return _best([TopologyHint(m, True) for m in masks]).affinity
+        return best_hint([TopologyHint(m, True) for m in masks]).affinity
 
     assert best(mask_of([0, 3]), mask_of([1, 2])) == mask_of([1, 2])  # 6 < 9 although {0,3} has the lower node
     assert best(mask_of([1, 2]), mask_of([0, 3])) == mask_of([1, 2])
@@ -88,7 +89,7 @@ def test_default_hint_scan_is_the_kubelets() -> None:
     rng = random.Random(5)
     for _ in range(300):
         hints = [TopologyHint(rng.randint(1, 15), rng.random() < 0.5) for _ in range(rng.randint(0, 8))]
-        assert _best(hints) == plain(hints)
+        assert best_hint(hints) == plain(hints)
 
 
 def test_memory_hints_follow_the_state_through_allocation_and_release() -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tmnb.kubelet.cpu_assign import take_packed
-from tmnb.kubelet.cpu_static import _cpu_hints, generate_cpu_hints
-from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology
+from tmnb.kubelet.cpumanager.cpu_assignment import take_packed
+from tmnb.kubelet.cpumanager.policy_static import _cpu_hints, generate_cpu_hints
+from tmnb.kubelet.cpumanager.topology import CPUInfo, CPUTopology
 from tmnb.kubelet.memo import Memo
 from tmnb.kubelet.options import CPUManagerOptions
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tmnb.errors import ConfigRejected
-from tmnb.kubelet.cpu_topology import CPUInfo
-from tmnb.kubelet.devices import Device
-from tmnb.kubelet.memory_static import ModelMemoryBlock
+from tmnb.kubelet.cpumanager.topology import CPUInfo
+from tmnb.kubelet.devicemanager.topology_hints import Device
+from tmnb.kubelet.memorymanager.state import ModelMemoryBlock
 from tmnb.kubelet.node import (
     ExistingAllocation,
     Machine,
@@ -227,7 +227,8 @@ def test_reserved_cpu_count_rounds_up():
 def test_state_files_are_restored_at_start_cpu_manager_first():
     """NewManager errors come first; then the CPU manager's Start restores its checkpoint before its
     policy checks the state; then the memory manager's."""
-    from tmnb.kubelet.checkpoint import Checkpoint, Unpredictable
+    from tmnb.kubelet.checkpoint import Checkpoint
+    from tmnb.kubelet.errors import Unpredictable
 
     cpu = Checkpoint("cpu", "/var/lib/kubelet/cpu_manager_state", policy="none")
     memory = Checkpoint("memory", "/var/lib/kubelet/memory_manager_state", error="checkpoint is corrupted")

@@ -7,8 +7,10 @@ import re
 import pytest
 
 from tmnb.errors import InputError
-from tmnb.kubelet.devices import Device, DeviceManager
-from tmnb.kubelet.memory_static import MemoryStaticPolicy, ModelMemoryBlock
+from tmnb.kubelet.devicemanager.manager import DeviceManager
+from tmnb.kubelet.devicemanager.topology_hints import Device
+from tmnb.kubelet.memorymanager.policy_static import MemoryStaticPolicy
+from tmnb.kubelet.memorymanager.state import ModelMemoryBlock
 from tmnb.kubelet.pod import BEST_EFFORT, BURSTABLE, GUARANTEED, Container, Pod, compute_qos
 from tmnb.kubelet.topologymanager.hints import TopologyHint
 

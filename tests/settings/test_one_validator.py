@@ -17,7 +17,7 @@ import yaml
 
 from tmnb.errors import ConfigRejected
 from tmnb.kubelet.checks import STAGES, STEPS, Start
-from tmnb.kubelet.cpu_topology import CPUInfo
+from tmnb.kubelet.cpumanager.topology import CPUInfo
 from tmnb.kubelet.node import Machine, NodeModel, NodeSimulator, NUMANode
 from tmnb.kubelet.profiles import profile
 from tmnb.kubelet.startup import Hardware, aggregate, start_settings

@@ -25,7 +25,7 @@ import pandas as pd
 
 from tmnb.collector import frozen
 from tmnb.errors import ConfigRejected
-from tmnb.kubelet.checkpoint import Unpredictable
+from tmnb.kubelet.errors import Unpredictable
 from tmnb.kubelet.node import NodeSimulator, PodResult
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod

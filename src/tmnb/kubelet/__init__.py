@@ -8,9 +8,9 @@ the option parsers in :mod:`tmnb.kubelet.options`, and the conformance runner
 ``python -m tmnb.kubelet.conformance``. Free of pandas, notebooks and network access.
 """
 
-from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology
-from tmnb.kubelet.devices import Device
-from tmnb.kubelet.memory_static import ModelMemoryBlock
+from tmnb.kubelet.cpumanager.topology import CPUInfo, CPUTopology
+from tmnb.kubelet.devicemanager.topology_hints import Device
+from tmnb.kubelet.memorymanager.state import ModelMemoryBlock
 from tmnb.kubelet.node import (
     ContainerResult,
     ExistingAllocation,

@@ -18,7 +18,8 @@ from typing import Literal, TypeVar
 from tmnb.cpuset import MAX_CPUS, CPUSet
 from tmnb.errors import InputError
 from tmnb.kubelet import gostr
-from tmnb.kubelet.memory_static import MachineNode, ModelMemoryBlock
+from tmnb.kubelet.errors import Unpredictable
+from tmnb.kubelet.memorymanager.state import MachineNode, ModelMemoryBlock
 from tmnb.kubelet.profiles import CPU_STATE, MEMORY_STATE, SUPPORTED_MINORS, KubeletProfile, StateFormat, profile
 from tmnb.parse.godecode import (
     CHECKSUM,
@@ -66,10 +67,6 @@ class Checkpoint:
     error: str | None = None
     error_after_policy: bool = False
     unknown: str | None = None
-
-
-class Unpredictable(InputError):
-    """The kubelet's start-up depends on a file tmnb could not read as the kubelet does."""
 
 
 def mismatch(manager: Manager, configured: str, checkpoint: str) -> str:

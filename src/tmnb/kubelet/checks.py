@@ -23,23 +23,27 @@ from typing import Any, Literal
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet import startup
-from tmnb.kubelet.cpu_static import CPUStaticPolicy, align_by_socket_hardware_error, align_by_socket_policy_error
-from tmnb.kubelet.cpu_topology import mask_of_cpus
 from tmnb.kubelet.cpumanager.cpu_manager import (
     cpu_policy_error,
     cpu_reservation_error,
     none_policy_options_error,
     static_policy_error,
 )
+from tmnb.kubelet.cpumanager.policy_static import (
+    CPUStaticPolicy,
+    align_by_socket_hardware_error,
+    align_by_socket_policy_error,
+)
+from tmnb.kubelet.cpumanager.topology import mask_of_cpus
 from tmnb.kubelet.gates import merge_feature_gates
 from tmnb.kubelet.go_quantity import BINARY_SI, GoQuantity
-from tmnb.kubelet.memory_static import system_reserved_memory_error
 from tmnb.kubelet.memorymanager.memory_manager import (
     memory_policy_error,
     reserved_memory_bytes,
     reserved_memory_numa_error,
     reserved_memory_sum_error,
 )
+from tmnb.kubelet.memorymanager.policy_static import system_reserved_memory_error
 from tmnb.kubelet.names import CPU_NONE, CPU_STATIC, MEMORY_STATIC, TOPOLOGY_NONE
 from tmnb.kubelet.node import node_allocatable_error
 from tmnb.kubelet.options import (

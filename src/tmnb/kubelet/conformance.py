@@ -16,11 +16,13 @@ from typing import Any, TextIO
 
 from tmnb.errors import ConfigRejected, InputError, TmnbError
 from tmnb.kubelet.checkpoint import StateFiles
-from tmnb.kubelet.cpu_static import CPUStaticPolicy, generate_cpu_hints
-from tmnb.kubelet.cpu_topology import CPUTopology, mask_of_cpus
-from tmnb.kubelet.devices import Device, DeviceRestart, RuntimeContainer, generate_device_hints
+from tmnb.kubelet.cpumanager.policy_static import CPUStaticPolicy, generate_cpu_hints
+from tmnb.kubelet.cpumanager.topology import CPUTopology, mask_of_cpus
+from tmnb.kubelet.devicemanager.manager import DeviceRestart, RuntimeContainer
+from tmnb.kubelet.devicemanager.topology_hints import Device, generate_device_hints
 from tmnb.kubelet.errors import AdmissionError
-from tmnb.kubelet.memory_static import ModelMemoryTable, NUMANodeState, calculate_hints
+from tmnb.kubelet.memorymanager.hints import calculate_hints
+from tmnb.kubelet.memorymanager.state import ModelMemoryTable, NUMANodeState
 from tmnb.kubelet.names import SCOPE_CONTAINER
 from tmnb.kubelet.node import ExistingAllocation, Machine, NodeModel, NodeSimulator, NUMANode, PodResult
 from tmnb.kubelet.options import CPUManagerOptions, parse_cpu_manager_options, parse_topology_manager_options

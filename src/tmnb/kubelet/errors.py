@@ -1,12 +1,15 @@
-"""Errors the modelled kubelet raises while admitting a pod, as members of the tmnb family.
+"""Errors the modelled kubelet raises while admitting a pod, as members of the tmnb family, and the
+ways the model says it cannot predict the kubelet.
 
-They are outcomes, not user mistakes: a scope's ``admit`` turns an ``AdmissionError`` into the
-kubelet's admit result (reason and message), and the CPU manager wraps the allocator's error.
+Admission errors are outcomes, not user mistakes: a scope's ``admit`` turns an ``AdmissionError``
+into the kubelet's admit result (reason and message), and the CPU manager wraps the allocator's
+error. ``Unpredictable`` and ``pod_level_managers_unmodelled`` are input errors any manager may
+raise, so they live below all of them.
 """
 
 from __future__ import annotations
 
-from tmnb.errors import TmnbError
+from tmnb.errors import InputError, TmnbError
 
 
 class AdmissionError(TmnbError):
@@ -34,3 +37,14 @@ class SMTAlignmentError(AdmissionError):
 
 class CPUAllocationError(TmnbError):
     """The CPU allocator's own error; its text is what the kubelet wraps in UnexpectedAdmissionError."""
+
+
+class Unpredictable(InputError):
+    """The kubelet's start-up depends on a file tmnb could not read as the kubelet does."""
+
+
+def pod_level_managers_unmodelled() -> InputError:
+    return InputError(
+        "pods with pod-level resources under PodLevelResourceManagers (one pod-level NUMA block per pod) "
+        "are not modelled by tmnb"
+    )

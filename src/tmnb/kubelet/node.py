@@ -34,28 +34,26 @@ from tmnb.kubelet.checkpoint import (
     restore_error,
     restore_memory_state,
 )
-from tmnb.kubelet.cpu_static import CPUStaticPolicy
-from tmnb.kubelet.cpu_topology import CPUInfo, CPUTopology, mask_of_cpus, to_cpuset
 from tmnb.kubelet.cpumanager.cpu_manager import (
     cpu_policy_error,
     cpu_reservation_error,
     none_policy_options_error,
     static_policy_error,
 )
-from tmnb.kubelet.devices import Device, DeviceManager, DeviceRestart
+from tmnb.kubelet.cpumanager.policy_static import CPUStaticPolicy
+from tmnb.kubelet.cpumanager.topology import CPUInfo, CPUTopology, mask_of_cpus, to_cpuset
+from tmnb.kubelet.devicemanager.manager import DeviceManager, DeviceRestart
+from tmnb.kubelet.devicemanager.topology_hints import Device
 from tmnb.kubelet.go_quantity import GoQuantity
-from tmnb.kubelet.memory_static import (
-    KubeletPanic,
-    MachineNode,
-    MemoryStaticPolicy,
-    ModelMemoryBlock,
-)
 from tmnb.kubelet.memorymanager.memory_manager import (
     memory_policy_error,
     reserved_memory_bytes,
     reserved_memory_numa_error,
     reserved_memory_sum_error,
 )
+from tmnb.kubelet.memorymanager.policy_static import MemoryStaticPolicy
+from tmnb.kubelet.memorymanager.state import MachineNode, ModelMemoryBlock
+from tmnb.kubelet.memorymanager.validate import KubeletPanic
 from tmnb.kubelet.names import (
     CPU_NONE,
     MEMORY_NONE,

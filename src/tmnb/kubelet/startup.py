@@ -22,7 +22,7 @@ from typing import Any
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet import gostr
-from tmnb.kubelet.cpu_topology import CPUTopology
+from tmnb.kubelet.cpumanager.topology import CPUTopology
 from tmnb.kubelet.gates import merge_feature_gates
 from tmnb.kubelet.go_quantity import BINARY_SI, GoQuantity
 from tmnb.kubelet.names import CPU_NONE, MEMORY_NONE, SCOPE_CONTAINER, TOPOLOGY_NONE, TOPOLOGY_SCOPES

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.checkpoint import Manager
-from tmnb.kubelet.memory_static import KubeletPanic
+from tmnb.kubelet.memorymanager.validate import KubeletPanic
 from tmnb.kubelet.node import NodeSimulator
 from tmnb.kubelet.profiles import CPU_STATE, KUBELET_VERSION, MEMORY_STATE
 from tmnb.replay.node_input import config_refusal, model_for, model_pod, replay_order

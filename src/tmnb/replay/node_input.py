@@ -13,18 +13,12 @@ from typing import Any, Literal
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.checkpoint import (
-    Checkpoint,
-    CPUState,
-    Manager,
-    MemoryState,
-    StateFiles,
-    Unpredictable,
-    render_state_files,
-)
-from tmnb.kubelet.cpu_topology import CPUInfo
-from tmnb.kubelet.devices import Device as ModelDevice
-from tmnb.kubelet.memory_static import MemoryStaticPolicy, ModelMemoryBlock
+from tmnb.kubelet.checkpoint import Checkpoint, CPUState, Manager, MemoryState, StateFiles, render_state_files
+from tmnb.kubelet.cpumanager.topology import CPUInfo
+from tmnb.kubelet.devicemanager.topology_hints import Device as ModelDevice
+from tmnb.kubelet.errors import Unpredictable
+from tmnb.kubelet.memorymanager.policy_static import MemoryStaticPolicy
+from tmnb.kubelet.memorymanager.state import ModelMemoryBlock
 from tmnb.kubelet.names import CPU_NONE, CPU_STATIC, MEMORY_NONE, MEMORY_STATIC
 from tmnb.kubelet.node import ExistingAllocation, Machine, ModelSettings, NodeModel, NodeSimulator, NUMANode
 from tmnb.kubelet.pod import Container as ModelContainer

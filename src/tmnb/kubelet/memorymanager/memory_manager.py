@@ -14,7 +14,7 @@ from typing import Any
 from tmnb.errors import InputError
 from tmnb.kubelet import gostr
 from tmnb.kubelet.go_quantity import GoQuantity
-from tmnb.kubelet.memory_static import is_memory_resource
+from tmnb.kubelet.memorymanager.state import is_memory_resource
 from tmnb.kubelet.names import MEMORY_POLICIES, unknown_policy
 from tmnb.parse.quantity import quantity
 

@@ -3,6 +3,8 @@
 CPU sets are Python ints (bit i = CPU i) so the allocator's many "CPUs of this core/socket/NUMA
 node that are still free" questions are one AND and one popcount. Core ids must be unique across
 the machine, as the kubelet makes them (it names a core after its lowest thread id).
+
+Ports pkg/kubelet/cm/cpumanager/topology/topology.go (1.33–1.37); the memos are tmnb's.
 """
 
 from __future__ import annotations

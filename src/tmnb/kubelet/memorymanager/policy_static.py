@@ -1,179 +1,40 @@
-"""Memory manager ``Static`` policy: per-NUMA memory/hugepages state, hints and memory blocks.
+"""Memory manager ``Static`` policy: hints and memory blocks for Guaranteed pods, over the per-NUMA
+state of ``state``.
 
-Guaranteed pods only. NUMA nodes used together for one allocation form a "group" (``cells``);
-a node in a multi-node group can no longer serve single-node allocations and vice versa. When
-nothing fits, the hint map is *empty* (not an empty list), which the Topology Manager reads as
-"no preference"; the pod then fails in Allocate with UnexpectedAdmissionError (facts §6.2).
+NUMA nodes used together for one allocation form a "group" (``cells``); a node in a multi-node
+group can no longer serve single-node allocations and vice versa. Which masks can hold a request
+is ``hints``; a restored state is checked by ``validate`` before it becomes the policy's.
+
+Ports ``NewPolicyStatic``, ``GetTopologyHints``, ``GetPodTopologyHints``, ``Allocate``,
+``RemoveContainer`` and ``Start`` of pkg/kubelet/cm/memorymanager/policy_static.go (1.33–1.37).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
-from itertools import compress
 
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.cpu_static import pod_level_managers_unmodelled
-from tmnb.kubelet.errors import AdmissionError
+from tmnb.kubelet.errors import AdmissionError, pod_level_managers_unmodelled
 from tmnb.kubelet.memo import Memo
-from tmnb.kubelet.pod import GUARANTEED, Container, Pod, pod_level_request
-from tmnb.kubelet.topologymanager.bitmask import (
-    SubsetSums,
-    bits_of,
-    has_mask,
-    iterate_masks,
-    mask_of,
-    masks_reaching,
-    node_ids,
-    subset_sums,
+from tmnb.kubelet.memorymanager.hints import best_hint, calculate_hints
+from tmnb.kubelet.memorymanager.state import (
+    MEMORY,
+    NO_MEMORY,
+    MachineNode,
+    ModelMemoryBlock,
+    ModelMemoryTable,
+    NUMANodeState,
+    is_memory_resource,
 )
-from tmnb.kubelet.topologymanager.hints import TopologyHint, sized_hints
-from tmnb.parse.state_files import CheckpointMemoryTable
-
-MEMORY = "memory"
-
-
-def is_memory_resource(name: str) -> bool:
-    return name == MEMORY or name.startswith("hugepages-")
-
-
-@dataclass
-class ModelMemoryTable:
-    """One NUMA node's bytes of one resource as the Static policy tracks them (the kubelet's
-    ``state.MemoryTable``; the checkpoint file's form is ``parse.state_files.CheckpointMemoryTable``)."""
-
-    total: int
-    system_reserved: int
-    allocatable: int
-    reserved: int = 0
-    free: int = field(default=-1)
-
-    def __post_init__(self) -> None:
-        if self.free < 0:
-            self.free = self.allocatable - self.reserved
-
-
-@dataclass
-class NUMANodeState:
-    memory: dict[str, ModelMemoryTable]
-    cells: list[int]
-    assignments: int = 0
-
-
-@dataclass(frozen=True)
-class ModelMemoryBlock:
-    """Bytes of one resource a container holds on a set of NUMA nodes (the kubelet's ``state.Block``;
-    the snapshot's record of it is ``snapshot.MemoryBlock``)."""
-
-    numa: tuple[int, ...]
-    size: int
-    type: str
-
-
-@dataclass(frozen=True)
-class MachineNode:
-    """One NUMA node of a stored machine state (``state.NUMANodeState``); None fields are Go nils."""
-
-    assignments: int
-    memory: Mapping[str, CheckpointMemoryTable | None] | None
-    cells: tuple[int, ...] | None
-
-
-class KubeletPanic(ConfigRejected):
-    """The kubelet panics on a nil pointer in the stored state (``areMachineStatesEqual`` reads through it):
-    not an error it returns, so no ``start memory manager error`` prefix."""
-
-    def __init__(self) -> None:
-        super().__init__("panic: runtime error: invalid memory address or nil pointer dereference")
-
-
-_UINT64 = (1 << 64) - 1
+from tmnb.kubelet.memorymanager.validate import validate_state
+from tmnb.kubelet.pod import GUARANTEED, Container, Pod, pod_level_request
+from tmnb.kubelet.topologymanager.bitmask import bits_of, mask_of, node_ids
+from tmnb.kubelet.topologymanager.hints import TopologyHint
 
 
 def _err(text: str) -> AdmissionError:
     return AdmissionError(f"[memorymanager] {text}")
 
-
-def calculate_hints(
-    state: Mapping[int, NUMANodeState], requested: Mapping[str, int], reusable: Mapping[int, Mapping[str, int]]
-) -> dict[str, list[TopologyHint]]:
-    """``calculateHints``: ``reusable`` maps a NUMA mask to this pod's reusable init-container memory.
-
-    The kubelet sums each mask's tables afresh; here every mask's sums come from one pass over the
-    nodes (``subset_sums``) and the checks run as set lookups, which keeps 16 NUMA nodes (65,535
-    masks) in milliseconds without changing which masks qualify or their order."""
-    nodes = tuple(sorted(state))
-    states = [state[n] for n in nodes]
-    wanted = tuple(requested.items())
-    capacity = tuple((r, tuple([s.memory.get(r, _ZERO).allocatable for s in states])) for r, _ in wanted)
-    candidates, min_size = _could_hold(nodes, capacity, wanted)  # refuses node ids beyond 63
-    free = {
-        r: subset_sums(nodes, {n: s.memory.get(r, _ZERO).free for n, s in zip(nodes, states, strict=True)})
-        for r, _ in wanted
-    }
-    # A node already in a multi-node group cannot serve alone, and a node with allocations may only
-    # be used again within exactly its own group.
-    grouped = busy_alone = busy_grouped = 0
-    busy_groups = []
-    for n, s in zip(nodes, states, strict=True):
-        cells = len(s.cells)
-        if cells > 1:
-            grouped |= 1 << n
-            if s.assignments > 0:
-                busy_grouped |= 1 << n
-                busy_groups.append((1 << n, mask_of(s.cells)))
-        elif cells == 1 and s.assignments > 0:
-            busy_alone |= 1 << n
-    if reusable or not wanted:
-        can_hold = _holding(free, wanted, reusable)
-        found = list(filter(can_hold.__contains__, candidates))
-    else:  # _holding's test without reusable memory, made on the candidates alone (in C)
-        found = candidates
-        for r, size in wanted:
-            found = list(compress(found, map(size.__le__, map(free[r].__getitem__, found))))
-    if grouped or busy_alone or busy_groups:
-        singles = bisect_right(found, 1, key=int.bit_count)  # IterateBitMasks order: single nodes first
-        found = [m for m in found[:singles] if not m & grouped] + [
-            m
-            for m in found[singles:]
-            if not m & busy_alone and (not m & busy_grouped or all(not m & bit or m == g for bit, g in busy_groups))
-        ]
-    if not found:
-        return {}
-    hints = sized_hints(nodes, found, min_size)
-    return {r: hints for r in requested}  # one list for every resource, as each gets the same hints
-
-
-@lru_cache(maxsize=256)
-def _could_hold(
-    nodes: tuple[int, ...], capacity: tuple[tuple[str, tuple[int, ...]], ...], wanted: tuple[tuple[str, int], ...]
-) -> tuple[list[int], int]:
-    """Masks (in IterateBitMasks order) whose allocatable bytes could hold the request, and the
-    fewest nodes among them. Allocatable never changes after start, so this is cached per request."""
-    totals = {r: subset_sums(nodes, dict(zip(nodes, values, strict=True))) for r, values in capacity}
-    could = _holding(totals, list(wanted), {})
-    candidates = list(filter(could.__contains__, iterate_masks(nodes)))
-    return candidates, candidates[0].bit_count() if candidates else len(nodes)  # the first is the narrowest
-
-
-def _holding(
-    sums: Mapping[str, SubsetSums],
-    wanted: Sequence[tuple[str, int]],
-    extra: Mapping[int, Mapping[str, int]],
-) -> set[int]:
-    """Masks whose sums (plus ``extra`` bytes for that mask) reach every requested size."""
-    out: set[int] | None = None
-    for resource, size in wanted:
-        by_mask = sums[resource]
-        ok = masks_reaching(by_mask, size)
-        ok |= {m for m, e in extra.items() if has_mask(by_mask, m) and by_mask[m] + e.get(resource, 0) >= size}
-        out = ok if out is None else out & ok
-    return out or set()
-
-
-_ZERO = ModelMemoryTable(0, 0, 0)
 
 #: Memory blocks by (NUMA nodes, size, type): they are immutable, and a fleet's containers hold the
 #: same few, so Allocate shares them instead of building one per container.
@@ -195,29 +56,6 @@ _HINT_MEMO: Memo[dict[str, list[TopologyHint]]] = Memo(1 << 18)
 def _block_order(resource: str) -> tuple[bool, str]:
     """Allocate's order of a container's blocks: memory first, then hugepages by name."""
     return resource != MEMORY, resource
-
-
-def _best(hints: list[TopologyHint]) -> TopologyHint:
-    """The preferred, then narrowest hint (the kubelet's ``IsNarrowerThan`` inline: 65,535 hints on 16 NUMA nodes)."""
-    best = TopologyHint(None, False)
-    best_mask, best_preferred = best
-    for hint in hints:
-        mask, preferred = hint
-        if (
-            best_mask is None
-            or (preferred and not best_preferred)
-            or (
-                preferred == best_preferred
-                and mask is not None  # a memory hint always has an affinity
-                and (
-                    mask < best_mask
-                    if mask.bit_count() == best_mask.bit_count()
-                    else mask.bit_count() < best_mask.bit_count()
-                )
-            )
-        ):
-            best, best_mask, best_preferred = hint, mask, preferred
-    return best
 
 
 def system_reserved_memory_error(reserved: Mapping[int, Mapping[str, int]]) -> str | None:
@@ -387,7 +225,7 @@ class MemoryStaticPolicy:
             hints = self._hints(requested, self.reusable.get(pod.uid, {}))
             if not hints:
                 raise _err("failed to get the default NUMA affinity, no NUMA nodes with enough memory is available")
-            default = _best(hints.get(MEMORY, []))
+            default = best_hint(hints.get(MEMORY, []))
             if not default.preferred and best.preferred:
                 raise _err("failed to find the default preferred hint")
             best = default
@@ -397,7 +235,7 @@ class MemoryStaticPolicy:
             candidates = [h for h in hints.get(MEMORY, []) if wanted <= set(bits_of(h.affinity or 0))]
             if not candidates:
                 raise _err("failed to find NUMA nodes to extend the current topology hint")
-            extended = _best(candidates)
+            extended = best_hint(candidates)
             if not extended.preferred and best.preferred:
                 raise _err("failed to find the extended preferred hint")
             best = extended
@@ -422,7 +260,7 @@ class MemoryStaticPolicy:
             return True
         nodes = [self.state[n].memory for n in node_ids(mask or 0)]
         for resource, size in requested.items():
-            if sum([node.get(resource, _ZERO).free for node in nodes]) < size:
+            if sum([node.get(resource, NO_MEMORY).free for node in nodes]) < size:
                 return False
         return True
 
@@ -503,29 +341,12 @@ class MemoryStaticPolicy:
         refuses a stored one that differs; then the stored state is the policy's. Go walks its maps in
         random order: tmnb takes NUMA ids and resource names in order, pods and containers as stored."""
         pods = dict(pod_entries or {})
+        validate_state(self.state, machine, entries, pods)
         if not machine:
-            if entries:
-                raise ConfigRejected("[memorymanager] machine state can not be empty when it has memory assignments")
-            return
-        expected = {
-            node: _Expected(
-                s.assignments,
-                {r: [t.total, t.system_reserved, t.allocatable, t.reserved, t.free] for r, t in s.memory.items()},
-                list(s.cells),
-            )
-            for node, s in self.state.items()
-        }
-        for pod, containers in entries.items():
-            if pods.get(pod):
-                self._expect(expected, pods[pod] or (), pod, "")
-                continue
-            for container, blocks in containers.items():
-                self._expect(expected, blocks or (), pod, container)
-        if not _same_machine(machine, expected):
-            raise ConfigRejected("[memorymanager] the expected machine state is different from the real one")
+            return  # nothing stored: the fresh state stays
         self.state = {}
         for node, stored in machine.items():
-            assert stored is not None  # _same_machine dereferenced every node
+            assert stored is not None  # validate_state dereferenced every node
             tables = {
                 r: ModelMemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
                 for r, t in (stored.memory or {}).items()
@@ -540,37 +361,6 @@ class MemoryStaticPolicy:
         self.pod_blocks = {pod: list(blocks) for pod, blocks in pods.items() if blocks}
         self._state_key = None
         self._node_keys = {}
-
-    @staticmethod
-    def _expect(expected: dict[int, _Expected], blocks: Sequence[ModelMemoryBlock], pod: str, container: str) -> None:
-        """``updateExpectedMachineState``."""
-        for b in blocks:
-            requested = b.size
-            for node in b.numa:
-                state = expected.get(node)
-                if state is None:
-                    raise ConfigRejected(
-                        f"[memorymanager] (pod: {pod}, container: {container}) the memory assignment uses the NUMA "
-                        "that does not exist"
-                    )
-                state.assignments += 1
-                state.cells = list(b.numa)
-                table = state.tables.get(b.type)
-                if table is None:
-                    raise ConfigRejected(
-                        f"[memorymanager] (pod: {pod}, container: {container}) the memory assignment uses memory "
-                        "resource that does not exist"
-                    )
-                if requested == 0 or table[4] <= 0:
-                    continue
-                if table[4] >= requested:
-                    table[3] += requested
-                    table[4] -= requested
-                    requested = 0
-                    continue
-                requested -= table[4]
-                table[3] += table[4]
-                table[4] = 0
 
     def remove_container(self, pod_uid: str, container: str) -> None:
         if pod_uid in self.pod_blocks:
@@ -601,60 +391,3 @@ class MemoryStaticPolicy:
                 table.free += give
                 table.reserved -= give
                 released -= give
-
-
-@dataclass
-class _Expected:
-    """A node of the machine state ``validateState`` recomputes: tables as [total, system reserved,
-    allocatable, reserved, free]."""
-
-    assignments: int
-    tables: dict[str, list[int]]
-    cells: list[int]
-
-
-def _same_machine(stored: Mapping[int, MachineNode | None], expected: Mapping[int, _Expected]) -> bool:
-    """``areMachineStatesEqual(stored, expected)``: per node the assignments, the group, the tables'
-    totals, and free and reserved summed over the group; a nil pointer on the way is the kubelet's panic."""
-    if len(stored) != len(expected):
-        return False
-
-    def table(machine: str, node: int, resource: str) -> list[int]:
-        if machine == "stored":
-            state = stored.get(node)
-            if state is None or state.memory is None or state.memory.get(resource) is None:
-                raise KubeletPanic()
-            t = state.memory[resource]
-            assert t is not None
-            return [t.total, t.system_reserved, t.allocatable, t.reserved, t.free]
-        other = expected.get(node)
-        if other is None or resource not in other.tables:
-            raise KubeletPanic()
-        return other.tables[resource]
-
-    for node in sorted(stored):
-        first = stored[node]
-        second = expected.get(node)
-        if second is None:
-            return False
-        if first is None:
-            raise KubeletPanic()
-        second_tables = second.tables
-        if first.assignments != second.assignments or sorted(first.cells or ()) != sorted(second.cells):
-            return False
-        if len(first.memory or {}) != len(second_tables):
-            return False
-        for resource in sorted(first.memory or {}):
-            if resource not in second_tables:
-                return False
-            one = table("stored", node, resource)
-            two = second_tables[resource]
-            if one[:3] != two[:3]:
-                return False
-            cells = first.cells or ()
-            sums = [
-                [sum(table(m, c, resource)[i] for c in cells) & _UINT64 for i in (4, 3)] for m in ("stored", "expected")
-            ]
-            if sums[0][0] != sums[1][0] or sums[0][1] != sums[1][1]:
-                return False
-    return True

@@ -2,7 +2,9 @@
 
 State is the kubelet's: the shared pool ("default cpuset"), exclusive assignments per
 (pod UID, container) and the CPUs of this pod's finished init containers that later containers
-may reuse. All sets are int masks (see cpu_topology).
+may reuse. All sets are int masks (see ``topology``).
+
+Ports pkg/kubelet/cm/cpumanager/policy_static.go (1.33–1.37).
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from decimal import Decimal
 from functools import lru_cache
 from itertools import compress
 
-from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.cpu_assign import take_distributed, take_packed, take_packed_with
-from tmnb.kubelet.cpu_topology import CPUTopology, to_cpuset
-from tmnb.kubelet.errors import AdmissionError, CPUAllocationError, SMTAlignmentError
+from tmnb.errors import ConfigRejected
+from tmnb.kubelet.cpumanager.cpu_assignment import take_distributed, take_packed, take_packed_with
+from tmnb.kubelet.cpumanager.topology import CPUTopology, to_cpuset
+from tmnb.kubelet.errors import AdmissionError, CPUAllocationError, SMTAlignmentError, pod_level_managers_unmodelled
 from tmnb.kubelet.memo import ENTRY_WEIGHT
 from tmnb.kubelet.names import CPU_STATIC, SINGLE_NUMA_NODE, TOPOLOGY_NONE
 from tmnb.kubelet.options import CPUManagerOptions
@@ -81,13 +83,6 @@ def _whole_cpus(q: Decimal) -> int:
     """The request as a CPU count when it is a whole number (``Value()*1000 == MilliValue()``), else 0."""
     whole = value(q)
     return whole if whole * 1000 == milli_value(q) else 0
-
-
-def pod_level_managers_unmodelled() -> InputError:
-    return InputError(
-        "pods with pod-level resources under PodLevelResourceManagers (one pod-level NUMA block per pod) "
-        "are not modelled by tmnb"
-    )
 
 
 def align_by_socket_policy_error(topology_policy: str) -> str | None:

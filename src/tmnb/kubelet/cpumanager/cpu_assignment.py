@@ -1,4 +1,4 @@
-"""Which CPUs the static policy hands out (the kubelet's ``cpu_assignment.go``).
+"""Which CPUs the static policy hands out.
 
 Packed: take whole NUMA nodes/sockets (whichever level is larger first), then whole cores, then
 single threads, always from the most-used (fewest free CPUs) group first so allocations pack.
@@ -13,6 +13,8 @@ Two options change the packed walk (``takeByTopologyNUMAPacked``'s arguments):
   else the rest from one cache's lowest free cores if they hold exactly what is needed;
 * ``distribute-cpus-across-cores`` (``spread``, the kubelet's CPUSortingStrategySpread): no whole-core
   step, and single threads taken socket by socket in CPU id order instead of core by core.
+
+Ports pkg/kubelet/cm/cpumanager/cpu_assignment.go (1.33–1.37).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Callable, Mapping
 from itertools import combinations
 
 from tmnb.errors import InputError
-from tmnb.kubelet.cpu_topology import CPUTopology
+from tmnb.kubelet.cpumanager.topology import CPUTopology
 from tmnb.kubelet.errors import CPUAllocationError
 from tmnb.kubelet.topologymanager.bitmask import bits_of
 
