@@ -9,17 +9,10 @@ import json
 import pytest
 
 from tmnb.cpuset import CPUSet
-from tmnb.kubelet.checkpoint import (
-    CPUState,
-    MemoryState,
-    RestoreError,
-    StateFiles,
-    render_cpu_state,
-    render_memory_state,
-    render_state_files,
-    restore_cpu_state,
-    restore_memory_state,
-)
+from tmnb.kubelet.checkpoints.cpu_state import CPUState, render_cpu_state, restore_cpu_state
+from tmnb.kubelet.checkpoints.files import render_state_files
+from tmnb.kubelet.checkpoints.memory_state import MemoryState, render_memory_state, restore_memory_state
+from tmnb.kubelet.checkpoints.restore import RestoreError, StateFiles
 from tmnb.kubelet.memorymanager.state import MachineNode, ModelMemoryBlock
 from tmnb.kubelet.profiles import CPU_STATE, MEMORY_STATE, profile
 from tmnb.parse.state_files import CheckpointMemoryTable

@@ -227,7 +227,7 @@ def test_reserved_cpu_count_rounds_up():
 def test_state_files_are_restored_at_start_cpu_manager_first():
     """NewManager errors come first; then the CPU manager's Start restores its checkpoint before its
     policy checks the state; then the memory manager's."""
-    from tmnb.kubelet.checkpoint import Checkpoint
+    from tmnb.kubelet.checkpoints.restore import Checkpoint
     from tmnb.kubelet.errors import Unpredictable
 
     cpu = Checkpoint("cpu", "/var/lib/kubelet/cpu_manager_state", policy="none")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tmnb.kubelet.checkpoint import _CPU_TYPES, _MEMORY_TYPES
+from tmnb.kubelet.checkpoints.cpu_state import _CPU_TYPES
+from tmnb.kubelet.checkpoints.memory_state import _MEMORY_TYPES
 from tmnb.parse.godecode import GoJSONError, checksum, new_struct, scan, unmarshal
 
 

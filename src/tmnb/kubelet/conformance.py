@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TextIO
 
 from tmnb.errors import ConfigRejected, InputError, TmnbError
-from tmnb.kubelet.checkpoint import StateFiles
+from tmnb.kubelet.checkpoints.restore import StateFiles
 from tmnb.kubelet.cpumanager.policy_static import CPUStaticPolicy, generate_cpu_hints
 from tmnb.kubelet.cpumanager.topology import CPUTopology, mask_of_cpus
 from tmnb.kubelet.devicemanager.manager import DeviceRestart, RuntimeContainer

@@ -22,17 +22,15 @@ from typing import Any
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet import gostr
-from tmnb.kubelet.checkpoint import (
+from tmnb.kubelet.checkpoints.cpu_state import CPUState, restore_cpu_state
+from tmnb.kubelet.checkpoints.memory_state import MemoryState, restore_memory_state
+from tmnb.kubelet.checkpoints.restore import (
     Checkpoint,
-    CPUState,
     Manager,
-    MemoryState,
     RestoreError,
     StateFiles,
     could_not_restore,
-    restore_cpu_state,
     restore_error,
-    restore_memory_state,
 )
 from tmnb.kubelet.cpumanager.cpu_manager import (
     cpu_policy_error,

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.checkpoint import Manager
+from tmnb.kubelet.checkpoints.restore import Manager
 from tmnb.kubelet.memorymanager.validate import KubeletPanic
 from tmnb.kubelet.node import NodeSimulator
 from tmnb.kubelet.profiles import CPU_STATE, KUBELET_VERSION, MEMORY_STATE

@@ -13,7 +13,10 @@ from typing import Any, Literal
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
-from tmnb.kubelet.checkpoint import Checkpoint, CPUState, Manager, MemoryState, StateFiles, render_state_files
+from tmnb.kubelet.checkpoints.cpu_state import CPUState
+from tmnb.kubelet.checkpoints.files import render_state_files
+from tmnb.kubelet.checkpoints.memory_state import MemoryState
+from tmnb.kubelet.checkpoints.restore import Checkpoint, Manager, StateFiles
 from tmnb.kubelet.cpumanager.topology import CPUInfo
 from tmnb.kubelet.devicemanager.topology_hints import Device as ModelDevice
 from tmnb.kubelet.errors import Unpredictable

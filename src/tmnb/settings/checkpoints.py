@@ -1,7 +1,7 @@
 """What the kubelet's ``restoreState`` meets in each state file, recorded in a snapshot.
 
 Whether a restart over the files works (the policy comparison, the static policies' ``validateState``)
-is the kubelet model's start (``tmnb.kubelet.checkpoint`` and ``NodeSimulator``), one path for the
+is the kubelet model's start (``tmnb.kubelet.checkpoints`` and ``NodeSimulator``), one path for the
 what-if, the sandbox and the rollout; here the collector records how each file loads, per reader.
 """
 
@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Literal
 
 from tmnb.errors import InputError
-from tmnb.kubelet.checkpoint import cpu_list_error, load_errors
+from tmnb.kubelet.checkpoints.cpu_state import cpu_list_error
+from tmnb.kubelet.checkpoints.files import load_errors
 from tmnb.parse.documents import load_json
 from tmnb.parse.files import STATE_LIMIT, go_read_error, read_capped
 from tmnb.parse.state_files import (

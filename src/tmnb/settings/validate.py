@@ -4,7 +4,7 @@
 configuration or that the kubelet version does not know, /configz drift, drop-in files the kubelet
 skips) with the kubelet's own start-up checks (``kubelet.checks``: the model's start is their only
 implementation, so every refusal is in the kubelet's words) and tmnb's advice on each manager in
-``managers``. Whether the kubelet restores its state files is the model's start (``tmnb.kubelet.checkpoint``).
+``managers``. Whether the kubelet restores its state files is the model's start (``tmnb.kubelet.checkpoints``).
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from tmnb.analysis.minors import PLRM
 from tmnb.analysis.rules import Hit, LintContext, Rule
 from tmnb.analysis.upgrade.gates import AREA, feature_gates
-from tmnb.kubelet.checkpoint import Manager as StateManager
-from tmnb.kubelet.checkpoint import could_not_restore
+from tmnb.kubelet.checkpoints.restore import Manager as StateManager
+from tmnb.kubelet.checkpoints.restore import could_not_restore
 from tmnb.kubelet.profiles import CPU_STATE, MEMORY_STATE
 
 _MANAGERS: dict[str, StateManager] = {CPU_STATE: "cpu", MEMORY_STATE: "memory"}

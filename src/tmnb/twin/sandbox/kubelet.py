@@ -20,7 +20,8 @@ from typing import Any
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet.checkpoint import StateFiles, render_state_files
+from tmnb.kubelet.checkpoints.files import render_state_files
+from tmnb.kubelet.checkpoints.restore import StateFiles
 from tmnb.kubelet.names import SCOPE_CONTAINER, TOPOLOGY_NONE
 from tmnb.kubelet.node import NodeSimulator, PodResult
 from tmnb.kubelet.profiles import resolve
