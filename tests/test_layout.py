@@ -71,7 +71,6 @@ LAZY = {
     "tmnb.rollout.arguments": "the selector's parser loads only when a selector is given",
     "tmnb.rollout.journal": "the state folder's place is looked up only when a command is printed",
     "tmnb.postmortem.report": "each of 06's sections loads its room when its cell runs",
-    "tmnb.kubelet.startup": "the CPU set type loads only for a reservation that names CPUs",
     "tmnb.twin.sample.fleet": "pandas loads only when the comparison's metrics are written",
     "tmnb.twin.sandbox.process": "the generator loads only for a generated fleet, the snapshot model only for a file",
 }

@@ -104,7 +104,7 @@ def test_a_validator_code_carries_its_manual_flag_and_remedy(monkeypatch):
 def _validator_codes() -> set[str]:
     """Every finding code the settings validator can emit: its own (read from its source) and those of
     the kubelet's checks it runs step by step (each step declares its codes)."""
-    from tmnb.kubelet.checks import STAGES
+    from tmnb.kubelet.startup.checks import STAGES
 
     found = {code for stage in STAGES for step in stage.steps for code in step.codes}
     for path in (ROOT / "src" / "tmnb" / "settings").rglob("*.py"):

@@ -1,6 +1,6 @@
 """One validator: the settings validator's kubelet refusals are the model's start-up steps, no copy.
 
-A table of bad configurations, at least one per kubelet check (``kubelet.checks.STEPS``), each with
+A table of bad configurations, at least one per kubelet check (``kubelet.startup.checks.STEPS``), each with
 the refusal a hand reading of the kubelet expects. For each: the validator (given the machine) lists
 exactly the errors the start-up steps give, each step run on its own, so a check written a second
 time in ``settings/`` (its own text, its own condition) shows up as a difference; and the first of
@@ -16,11 +16,13 @@ import pytest
 import yaml
 
 from tmnb.errors import ConfigRejected
-from tmnb.kubelet.checks import STAGES, STEPS, Start
 from tmnb.kubelet.cpumanager.topology import CPUInfo
 from tmnb.kubelet.node import Machine, NodeModel, NodeSimulator, NUMANode
 from tmnb.kubelet.profiles import profile
-from tmnb.kubelet.startup import Hardware, aggregate, start_settings
+from tmnb.kubelet.startup.checks import STAGES, STEPS, Start
+from tmnb.kubelet.startup.start import start_settings
+from tmnb.kubelet.startup.types import Hardware
+from tmnb.kubelet.startup.validation import aggregate
 from tmnb.parse.kubelet_config import parse_kubelet_config
 from tmnb.settings.effective import effective_settings
 from tmnb.settings.validate import validate_settings

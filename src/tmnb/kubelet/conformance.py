@@ -28,7 +28,7 @@ from tmnb.kubelet.node import ExistingAllocation, Machine, NodeModel, NodeSimula
 from tmnb.kubelet.options import CPUManagerOptions, parse_cpu_manager_options, parse_topology_manager_options
 from tmnb.kubelet.pod import Container, Pod
 from tmnb.kubelet.profiles import DEFAULT_MINOR, KubeletProfile, parse_minor, profile
-from tmnb.kubelet.startup import start_settings
+from tmnb.kubelet.startup.start import start_settings
 from tmnb.kubelet.topologymanager.hints import ProviderHints, TopologyHint, provider_from_json, provider_to_json
 from tmnb.kubelet.topologymanager.topology_manager import TopologyManagerConfig, new_topology_manager
 

@@ -26,7 +26,7 @@ from tmnb.kubelet.names import CPU_NONE, CPU_STATIC, MEMORY_NONE, MEMORY_STATIC
 from tmnb.kubelet.node import ExistingAllocation, Machine, ModelSettings, NodeModel, NodeSimulator, NUMANode
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
-from tmnb.kubelet.startup import start_settings
+from tmnb.kubelet.startup.start import start_settings
 from tmnb.parse.quantity import quantity
 from tmnb.replay.plan import NodePlan, plan_for
 from tmnb.snapshot import Container, Node, Pod

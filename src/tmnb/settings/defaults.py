@@ -11,15 +11,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from tmnb.kubelet import startup
 from tmnb.kubelet.names import CPU_NONE, MEMORY_NONE, SCOPE_CONTAINER, TOPOLOGY_NONE
 from tmnb.kubelet.profiles import resolve
+from tmnb.kubelet.startup import config
 from tmnb.parse.duration import parse_go_duration
 from tmnb.parse.kubelet_fields import DURATION_FIELDS, FIELD_TYPES
 from tmnb.versions import KubeVersion
 
 #: eviction.DefaultEvictionHard, which every supported minor writes to /configz when the file has none.
-DEFAULT_EVICTION_HARD: dict[str, str] = dict(startup.DEFAULT_EVICTION_HARD)
+DEFAULT_EVICTION_HARD: dict[str, str] = dict(config.DEFAULT_EVICTION_HARD)
 _DEFAULTS: dict[str, Any] = {
     "cpuManagerPolicy": CPU_NONE,
     "cpuManagerReconcilePeriod": "10s",

@@ -2,7 +2,7 @@
 
 ``validate_settings`` combines the provenance checks here (unknown fields, flags that shadow the
 configuration or that the kubelet version does not know, /configz drift, drop-in files the kubelet
-skips) with the kubelet's own start-up checks (``kubelet.checks``: the model's start is their only
+skips) with the kubelet's own start-up checks (``kubelet.startup.checks``: the model's start is their only
 implementation, so every refusal is in the kubelet's words) and tmnb's advice on each manager in
 ``managers``. Whether the kubelet restores its state files is the model's start (``tmnb.kubelet.checkpoints``).
 """
@@ -16,10 +16,10 @@ from typing import Any
 
 from tmnb.cpuset import CPUSet
 from tmnb.kubelet import gostr
-from tmnb.kubelet.checks import Start
 from tmnb.kubelet.node import Machine
 from tmnb.kubelet.profiles import KubeletProfile, resolve
-from tmnb.kubelet.startup import Hardware
+from tmnb.kubelet.startup.checks import Start
+from tmnb.kubelet.startup.types import Hardware
 from tmnb.parse.kubelet_fields import FIELD_SINCE
 from tmnb.parse.kubelet_flags import CONFIG_FLAGS
 from tmnb.settings.effective import KubeletSettings, same_value
@@ -51,7 +51,7 @@ def validate_settings(
 ) -> list[Finding]:
     """Check effective settings against a kubelet ``version``: every finding, where the kubelet would
     stop at the first. The kubelet's own refusals come from its start-up steps
-    (``kubelet.checks.STEPS``), each run on its own. Hardware facts are optional, and a ``machine``
+    (``kubelet.startup.checks.STEPS``), each run on its own. Hardware facts are optional, and a ``machine``
     gives them all; checks that need a missing one are skipped (NUMA nodes, sockets, memory for a %
     eviction threshold, online CPUs; the CPU topology and the capacity come only with a machine)."""
     out = Findings(version)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from tmnb.errors import InputError
 from tmnb.kubelet import gostr
-from tmnb.kubelet.checks import Start
 from tmnb.kubelet.go_quantity import GoQuantity
 from tmnb.kubelet.names import CPU_POLICIES, CPU_STATIC
-from tmnb.kubelet.startup import cpu_count
+from tmnb.kubelet.startup.checks import Start
+from tmnb.kubelet.startup.run import cpu_count
 from tmnb.settings.findings import Findings
 from tmnb.settings.managers.shared import case_hint, kubelet_refusals
 

@@ -4,8 +4,8 @@ tmnb adds: reservedMemory that has no effect, and a sum it cannot check."""
 
 from __future__ import annotations
 
-from tmnb.kubelet.checks import Start
 from tmnb.kubelet.names import MEMORY_NONE, MEMORY_POLICIES, MEMORY_STATIC
+from tmnb.kubelet.startup.checks import Start
 from tmnb.settings.findings import Findings
 from tmnb.settings.managers.shared import case_hint, kubelet_refusals
 

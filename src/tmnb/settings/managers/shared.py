@@ -7,12 +7,12 @@ import re
 
 from tmnb.errors import InputError
 from tmnb.kubelet import gostr
-from tmnb.kubelet.checks import STEPS, Area, Start
+from tmnb.kubelet.startup.checks import STEPS, Area, Start
 from tmnb.settings.findings import Findings
 
 
 def kubelet_refusals(start: Start, area: Area, out: Findings) -> None:
-    """Every start-up check of ``area`` (``kubelet.checks.STEPS``), each run on its own: each refusal
+    """Every start-up check of ``area`` (``kubelet.startup.checks.STEPS``), each run on its own: each refusal
     an error finding in the kubelet's words, under the step's code and field. A value the checks
     cannot read at all is ``config.invalid`` (once, however many checks read it)."""
     for step in STEPS:

@@ -3,9 +3,9 @@ options, NUMA distances and the NUMA node limit), then tmnb's advice on what the
 
 from __future__ import annotations
 
-from tmnb.kubelet.checks import Start, topology_options
 from tmnb.kubelet.names import CPU_NONE, MEMORY_NONE, SINGLE_NUMA_NODE, TOPOLOGY_NONE
 from tmnb.kubelet.options import DEFAULT_MAX_ALLOWABLE_NUMA_NODES, MAX_ALLOWABLE_NUMA_NODES_WARNING
+from tmnb.kubelet.startup.checks import Start, topology_options
 from tmnb.kubelet.topologymanager.policy import TOPOLOGY_POLICIES
 from tmnb.settings.findings import Findings
 from tmnb.settings.managers.shared import kubelet_refusals

@@ -1,8 +1,10 @@
 """Every configuration check of the kubelet's start-up as a named step, in the kubelet's order.
 
 The checks themselves live where the model's start calls them: the validation rules and ``run()``'s
-checks in ``startup`` (``VALIDATION``, ``RUN``), the managers' in ``manager``, ``options`` and the
-static policies. A step here reads a configuration and a machine as the model's start reads them
+checks in ``validation`` and ``run`` (``VALIDATION``, ``RUN``), the managers' in each manager's
+``NewManager`` module (``topologymanager.topology_manager``, ``cpumanager.cpu_manager``,
+``memorymanager.memory_manager``), ``options`` and the static policies, Node Allocatable's in
+``node``. A step here reads a configuration and a machine as the model's start reads them
 and calls those functions, so ``STAGES`` is what the kubelet refuses, in its words, and nowhere
 else: the settings validator runs every step on its own and lists each ``Refusal`` as a finding. The
 kubelet stops at the first stage with a refusal (validation: every rule's errors together, its
@@ -12,6 +14,9 @@ aggregate; any later stage: the first), which is what ``start_settings`` and ``N
 A step gives nothing when the fact it needs is unknown (``Hardware`` fields left None) or when a
 check before it already refused what it reads (options that do not parse, a reservation ``run()``
 cannot parse): that check's own step reports it.
+
+No kubelet file of its own: the stages are those of cmd/kubelet/app/server.go and
+pkg/kubelet/cm/container_manager_linux.go (1.33–1.37), each step naming the function it runs.
 """
 
 from __future__ import annotations
@@ -22,7 +27,6 @@ from typing import Any, Literal
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
-from tmnb.kubelet import startup
 from tmnb.kubelet.cpumanager.cpu_manager import (
     cpu_policy_error,
     cpu_reservation_error,
@@ -53,7 +57,15 @@ from tmnb.kubelet.options import (
     parse_cpu_manager_options,
 )
 from tmnb.kubelet.profiles import KubeletProfile
-from tmnb.kubelet.startup import Hardware, Refusal, Reservations
+from tmnb.kubelet.startup import run, validation
+from tmnb.kubelet.startup.allocatable import (
+    Reservations,
+    allocatable_reservation,
+    reserved_cpu_count,
+    reserved_memory_of,
+)
+from tmnb.kubelet.startup.config import defaults
+from tmnb.kubelet.startup.types import Hardware, Refusal
 from tmnb.kubelet.topologymanager.policy import TOPOLOGY_POLICIES
 from tmnb.kubelet.topologymanager.topology_manager import numa_distances_error, numa_limit_error, sparse_numa_panic
 
@@ -69,7 +81,7 @@ class Start:
     config: Mapping[str, Any]
     kubelet: KubeletProfile
     hardware: Hardware
-    #: with the v1beta1 defaults filled in (``startup.defaults``)
+    #: with the v1beta1 defaults filled in (``config.defaults``)
     cfg: Mapping[str, Any]
     #: ``GetNodeAllocatableReservation`` of what ``run()`` parses; None when it refuses (its step says why)
     reservation: Mapping[str, GoQuantity] | None
@@ -80,21 +92,21 @@ class Start:
     @classmethod
     def of(cls, config: Mapping[str, Any], kubelet: KubeletProfile, hardware: Hardware | None = None) -> Start:
         hardware = hardware or Hardware()
-        cfg = startup.defaults(config, kubelet)
+        cfg = defaults(config, kubelet)
         try:
-            r: Reservations | None = startup.reservations(cfg)
+            r: Reservations | None = run.reservations(cfg)
         except (ConfigRejected, InputError):
             r = None
         if r is None:
             return cls(config, kubelet, hardware, cfg, None, True)
         if hardware.capacity is not None:
-            return cls(config, kubelet, hardware, cfg, startup.allocatable_reservation(hardware.capacity, r), True)
+            return cls(config, kubelet, hardware, cfg, allocatable_reservation(hardware.capacity, r), True)
         # The machine's capacity unknown: it is taken to have every resource the configuration reserves.
         caps = {name: GoQuantity.of(0) for name in ("cpu", *r.kube, *r.system)}
         caps["memory"] = GoQuantity.of(hardware.memory or 0, BINARY_SI)
         fraction = r.memory_available is not None and r.memory_available[0] is None
         known = not (fraction and hardware.memory is None)
-        return cls(config, kubelet, hardware, cfg, startup.allocatable_reservation(caps, r), known)
+        return cls(config, kubelet, hardware, cfg, allocatable_reservation(caps, r), known)
 
 
 @dataclass(frozen=True)
@@ -141,32 +153,35 @@ def _feature_gates(start: Start) -> list[Refusal]:
     )
 
 
-def _rule(rule: startup.Rule) -> Callable[[Start], list[Refusal]]:
+def _rule(rule: validation.Rule) -> Callable[[Start], list[Refusal]]:
     return lambda start: rule(start.cfg, start.kubelet)
 
 
-def _run(step: startup.RunStep) -> Callable[[Start], list[Refusal]]:
+def _run(step: run.RunStep) -> Callable[[Start], list[Refusal]]:
     return lambda start: step(start.cfg, start.kubelet, start.hardware)
 
 
-_RULES: Mapping[startup.Rule, tuple[Area, tuple[str, ...]]] = {
-    startup.image_minimum_gc_age: ("config", ("config.image-gc-age",)),
-    startup.max_pods: ("config", ("config.max-pods",)),
-    startup.pods_per_core: ("config", ("config.pods-per-core",)),
-    startup.topology_manager_policy: ("topology", ("topology.policy",)),
-    startup.topology_manager_scope: ("topology", ("topology.scope",)),
-    startup.enforce_node_allocatable: ("config", ("config.enforce-node-allocatable",)),
-    startup.reserved_cpus_cgroup: ("cpu", ("cpu.reserved-cpus-cgroup",)),
-    startup.reserved_cpus_parse: ("cpu", ("cpu.reserved-cpus-parse",)),
-    startup.reserved_memory: ("memory", ("memory.reserved-type", "memory.reserved-zero", "memory.reserved-duplicate")),
-    startup.memory_reservation_policy: ("memory", ("memory.reservation-policy",)),
+_RULES: Mapping[validation.Rule, tuple[Area, tuple[str, ...]]] = {
+    validation.image_minimum_gc_age: ("config", ("config.image-gc-age",)),
+    validation.max_pods: ("config", ("config.max-pods",)),
+    validation.pods_per_core: ("config", ("config.pods-per-core",)),
+    validation.topology_manager_policy: ("topology", ("topology.policy",)),
+    validation.topology_manager_scope: ("topology", ("topology.scope",)),
+    validation.enforce_node_allocatable: ("config", ("config.enforce-node-allocatable",)),
+    validation.reserved_cpus_cgroup: ("cpu", ("cpu.reserved-cpus-cgroup",)),
+    validation.reserved_cpus_parse: ("cpu", ("cpu.reserved-cpus-parse",)),
+    validation.reserved_memory: (
+        "memory",
+        ("memory.reserved-type", "memory.reserved-zero", "memory.reserved-duplicate"),
+    ),
+    validation.memory_reservation_policy: ("memory", ("memory.reservation-policy",)),
 }
-_RUN: Mapping[startup.RunStep, tuple[Area, tuple[str, ...]]] = {
-    startup.reserved_cpus_online: ("cpu", ("cpu.reserved-cpus-offline",)),
-    startup.kube_reserved: ("config", ("config.kube-reserved",)),
-    startup.system_reserved: ("config", ("config.system-reserved",)),
-    startup.eviction_hard: ("config", ("config.eviction-hard",)),
-    startup.topology_options_gate: ("topology", ("kubelet.rejects",)),
+_RUN: Mapping[run.RunStep, tuple[Area, tuple[str, ...]]] = {
+    run.reserved_cpus_online: ("cpu", ("cpu.reserved-cpus-offline",)),
+    run.kube_reserved: ("config", ("config.kube-reserved",)),
+    run.system_reserved: ("config", ("config.system-reserved",)),
+    run.eviction_hard: ("config", ("config.eviction-hard",)),
+    run.topology_options_gate: ("topology", ("kubelet.rejects",)),
 }
 
 
@@ -236,7 +251,7 @@ def _cpu_policy(start: Start) -> list[Refusal]:
 
 def _reserved_cpus(start: Start) -> int | None:
     """How many CPUs the static policy reserves; None when unknown."""
-    return None if start.reservation is None else startup.reserved_cpu_count(start.reservation)
+    return None if start.reservation is None else reserved_cpu_count(start.reservation)
 
 
 def _cpu_reservation(start: Start) -> list[Refusal]:
@@ -337,7 +352,7 @@ def _reserved_memory_numa(start: Start) -> list[Refusal]:
     nodes = start.hardware.numa_nodes
     if start.cfg["memoryManagerPolicy"] != MEMORY_STATIC or nodes is None:
         return []
-    error = reserved_memory_numa_error(startup.reserved_memory_of(start.cfg), nodes)
+    error = reserved_memory_numa_error(reserved_memory_of(start.cfg), nodes)
     return _refusal("memory.reserved-unknown-numa", "reservedMemory", error)
 
 
@@ -346,14 +361,14 @@ def _reserved_memory_sum(start: Start) -> list[Refusal]:
         return []
     if not start.memory_reservation_known:
         return []
-    error = reserved_memory_sum_error(startup.reserved_memory_of(start.cfg), start.reservation)
+    error = reserved_memory_sum_error(reserved_memory_of(start.cfg), start.reservation)
     return _refusal("memory.reserved-sum", "reservedMemory", error)
 
 
 def _system_reserved_memory(start: Start) -> list[Refusal]:
     if start.cfg["memoryManagerPolicy"] != MEMORY_STATIC:
         return []
-    error = system_reserved_memory_error(reserved_memory_bytes(startup.reserved_memory_of(start.cfg)))
+    error = system_reserved_memory_error(reserved_memory_bytes(reserved_memory_of(start.cfg)))
     return _refusal("memory.reserved-missing", "reservedMemory", error)
 
 
@@ -374,9 +389,9 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "ValidateKubeletConfiguration",
         True,
-        tuple(Step(rule.__name__, *_RULES[rule], _rule(rule)) for rule in startup.VALIDATION),
+        tuple(Step(rule.__name__, *_RULES[rule], _rule(rule)) for rule in validation.VALIDATION),
     ),
-    Stage("run", False, tuple(Step(step.__name__, *_RUN[step], _run(step)) for step in startup.RUN)),
+    Stage("run", False, tuple(Step(step.__name__, *_RUN[step], _run(step)) for step in run.RUN)),
     Stage(
         "topologymanager.NewManager",
         False,
