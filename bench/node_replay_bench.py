@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Any
 
-from tmnb.kubelet.conformance import answer
+from tmnb.conformance.runner import answer
 
 GI = 1 << 30
 POLICIES = ("none", "best-effort", "restricted", "single-numa-node")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tmnb.kubelet.conformance import answer, main
+from tmnb.conformance.runner import answer, main
 
-CASE_DIR = Path(__file__).resolve().parents[1] / "conformance"
+CASE_DIR = Path(__file__).resolve().parent
 
 
 def _load() -> list[dict]:
