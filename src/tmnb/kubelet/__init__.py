@@ -1,11 +1,24 @@
 """A faithful model of Topology Manager admission in each supported kubelet minor (``profiles``),
-ported from the kubelet's ``pkg/kubelet/cm`` (topologymanager, cpumanager, memorymanager, devicemanager).
+laid out as the kubelet's pkg/kubelet/cm, with imports pointing downward only:
 
-Entry points: :class:`NodeSimulator` (admit pods on a modelled node),
-:func:`new_topology_manager` (start-up checks), :data:`POLICIES` / :func:`policy_for` (one
-:class:`TopologyPolicy` type per policy, each with its hint merge),
-the option parsers in :mod:`tmnb.kubelet.options`, and the conformance runner
-``python -m tmnb.kubelet.conformance``. Free of pandas, notebooks and network access.
+- ``topologymanager/`` at the bottom: NUMA masks, hints, the merge, one type per policy
+  (``POLICIES``), one class per scope (``SCOPES``) and ``NewManager``;
+- ``cpumanager/``, ``memorymanager/`` and ``devicemanager/`` above it: the hint providers;
+- ``checkpoints/`` above them: their state files as each minor restores and writes them;
+- on top, the node simulator (``node``: the container manager creating, starting and admitting
+  through the managers) and ``startup/`` (the configuration decoded, validated and turned into the
+  managers' inputs; ``startup.checks`` lists every check as a step for the settings validator).
+
+At this level, shared by all: ``profiles`` (what each minor knows), ``options``, ``gates``, ``pod``,
+``names``, ``errors``, ``gostr``, ``go_quantity`` and ``memo``. Each module names the kubelet files
+it ports and the minors it models; the paths are those of the 1.33–1.36 trees (no 1.37 tree was
+readable: its facts come from its PRs, see docs/kubelet-minors.md).
+
+Entry points: :class:`NodeSimulator` (admit pods on a modelled node), :func:`new_topology_manager`
+(start-up checks), :data:`POLICIES` / :func:`policy_for` (one :class:`TopologyPolicy` type per
+policy, each with its hint merge) and the option parsers in :mod:`tmnb.kubelet.options`. The
+conformance runner is the room above, ``tmnb.conformance``; ``python -m tmnb.kubelet.conformance``
+stays its published command. Free of pandas, notebooks and network access.
 """
 
 from tmnb.kubelet.cpumanager.topology import CPUInfo, CPUTopology

@@ -5,6 +5,9 @@ Admission errors are outcomes, not user mistakes: a scope's ``admit`` turns an `
 into the kubelet's admit result (reason and message), and the CPU manager wraps the allocator's
 error. ``Unpredictable`` and ``pod_level_managers_unmodelled`` are input errors any manager may
 raise, so they live below all of them.
+
+The admission errors port the reasons of pkg/kubelet/cm/cpumanager/policy_static.go
+(``SMTAlignmentError``) and pkg/kubelet/cm/admission/errors.go (1.33–1.37).
 """
 
 from __future__ import annotations

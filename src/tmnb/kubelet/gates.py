@@ -9,6 +9,10 @@ not name; from 1.35 it then checks every enabled gate's dependencies (sorted lis
 failing gate. The kubelet walks Go maps in random order, so with several errors its order varies
 from start to start: here the file's key order is used for the map and the gates' names for the
 dependencies.
+
+Ports ``SetFromMap`` of k8s.io/component-base/featuregate/feature_gate.go as
+``SetDefaults_KubeletConfiguration`` (pkg/kubelet/apis/config/v1beta1/defaults.go) calls it
+(1.33–1.37).
 """
 
 from __future__ import annotations

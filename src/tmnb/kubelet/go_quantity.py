@@ -3,6 +3,8 @@
 ``validateNodeAllocatable`` formats quantities with ``%v`` of the struct, not ``String()``
 (``{{9400 -3} {<nil>}  DecimalSI}`` in a real kubelet log), so the integer mantissa and decimal
 scale that Go keeps after ``Add``/``Sub`` matter, not only the value.
+
+Ports the in-memory form of k8s.io/apimachinery/pkg/api/resource/quantity.go (1.33–1.37).
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 
 The kubelet builds its messages with ``fmt.Errorf("%q", ...)`` and ``strconv`` parse errors;
 Python's ``repr`` and ``int()`` differ in quoting and in what they accept.
+
+No kubelet file: Go's ``strconv`` and ``fmt``, and ``Parse`` of k8s.io/utils/cpuset/cpuset.go, as the
+kubelet's texts print them (1.33–1.37).
 """
 
 from __future__ import annotations

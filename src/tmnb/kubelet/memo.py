@@ -4,6 +4,8 @@ A fleet what-if replays thousands of nodes of a few machine shapes under pods of
 the same free-CPU masks and memory states come up again and again, across nodes as well as within
 one. Each entry has a weight (its hint count, say); once the weights reach the budget the memo
 starts afresh, so a replay on 16 NUMA nodes (65,535 hints a list) cannot grow it without bound.
+
+No kubelet file: tmnb's own, so a fleet replay is fast; every memo holds pure answers only.
 """
 
 from __future__ import annotations

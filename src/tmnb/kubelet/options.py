@@ -9,6 +9,11 @@ Error texts are the kubelet's own (``ConfigRejected``); malformed input from tmn
 Known deviation: the kubelet walks the option map in Go's random map order, so with several bad
 options the error it reports varies from start to start; here the first bad option in the
 mapping's order wins.
+
+Ports ``NewPolicyOptions`` and ``CheckPolicyOptionAvailable`` of
+pkg/kubelet/cm/topologymanager/policy_options.go, ``NewStaticPolicyOptions`` of
+pkg/kubelet/cm/cpumanager/policy_options.go and the option-map gate check of cmd/kubelet/app/server.go
+(1.33–1.37).
 """
 
 from __future__ import annotations

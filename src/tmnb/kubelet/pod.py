@@ -5,6 +5,9 @@ Quantities are parsed by ``tmnb.parse.quantity`` (the official client's parser);
 round up like Go's ``Quantity.Value()``/``MilliValue()``, which decides whether a CPU request is
 "integer" for the static policy. No API defaulting is applied: a container with limits but no
 requests keeps empty requests, exactly as the kubelet would see a raw object.
+
+Ports ``ComputePodQOS`` of pkg/apis/core/v1/helper/qos/qos.go and the pod and container requests of
+k8s.io/component-helpers/resource/helpers.go, as the resource managers read them (1.33–1.37).
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ tree); see ``docs/kubelet-minors.md``.
 
 A node whose kubelet is outside 1.33-1.37 is predicted with the nearest minor's profile and marked
 not modelled (``resolve``): callers say so, never silently.
+
+No kubelet file of its own: the facts of every file the other modules port, minor by minor.
 """
 
 from __future__ import annotations
