@@ -86,6 +86,14 @@ def test_module_entry_point():
     assert json.loads(proc.stdout) == {"id": case["id"], "expected": case["expected"]}
 
 
+def test_the_entry_point_ends_quietly_when_its_reader_stops():
+    """``python -m tmnb.kubelet.conformance < cases | head -1``: no traceback on the closed pipe."""
+    cases = "".join(json.dumps(c) + "\n" for c in CASES if c["kind"] == "merge") * 20
+    shell = f"{sys.executable} -m tmnb.kubelet.conformance | head -1"
+    proc = subprocess.run(["bash", "-c", shell], input=cases, capture_output=True, text=True, check=True)
+    assert len(proc.stdout.splitlines()) == 1 and proc.stderr == ""
+
+
 def test_node_restart_refuses_checkpoints_that_are_not_text():
     case = next(c for c in CASES if c["kind"] == "node_restart")
     broken = {**case, "input": {**case["input"], "checkpoints": {"cpu_manager_state": {"policyName": "none"}}}}

@@ -10,6 +10,7 @@ calls ``main``).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TextIO
@@ -51,8 +52,17 @@ def run_lines(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         yield answer(case)
 
 
+#: The exit status of a filter whose reader went away (128 + SIGPIPE), as a shell reports it.
+EXIT_SIGPIPE = 141
+
+
 def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     out = stdout or sys.stdout
-    for result in run_lines(stdin or sys.stdin):
-        out.write(json.dumps(result, separators=(",", ":")) + "\n")
+    try:
+        for result in run_lines(stdin or sys.stdin):
+            out.write(json.dumps(result, separators=(",", ":")) + "\n")
+        out.flush()
+    except BrokenPipeError:  # the reader stopped (`| head`): end quietly, as a Unix filter does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        return EXIT_SIGPIPE
     return 0
