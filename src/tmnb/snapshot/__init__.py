@@ -28,6 +28,8 @@ from tmnb.snapshot.model import (
     Snapshot,
     SnapshotSource,
     StateFile,
+    Taint,
+    Toleration,
     Versions,
 )
 
@@ -58,6 +60,8 @@ __all__ = [
     "Snapshot",
     "SnapshotSource",
     "StateFile",
+    "Taint",
+    "Toleration",
     "Versions",
     "digest",
     "from_dict",

@@ -33,6 +33,7 @@ QuantityText = Annotated[
     str, AfterValidator(non_negative_quantity), Field(description="Kubernetes quantity, e.g. 4, 500m, 16Gi")
 ]
 SettingSource = Literal["default", "file", "dropin", "flag", "configz", "nrt", "unknown"]
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
 @dataclass(config=_STRICT, frozen=True)
@@ -208,6 +209,28 @@ class KubeletInfo:
 
 
 @dataclass(config=_STRICT, frozen=True)
+class Taint:
+    """A node taint as ``spec.taints`` holds it; a cordon shows as ``node.kubernetes.io/unschedulable:NoSchedule``
+    beside ``unschedulable``."""
+
+    key: str
+    effect: TaintEffect
+    value: str = Field(default="", description="empty when the taint has none")
+    time_added: str | None = Field(default=None, description="RFC 3339, as the API sets it for controller taints")
+
+
+@dataclass(config=_STRICT, frozen=True)
+class Toleration:
+    """A pod toleration as ``spec.tolerations`` holds it (matched as Kubernetes does: ``snapshot.taints``)."""
+
+    key: str = Field(default="", description="empty with operator Exists: every key")
+    operator: str = Field(default="Equal", description="Equal (the API's empty operator) or Exists")
+    value: str = ""
+    effect: TaintEffect | None = Field(default=None, description="null: every effect")
+    toleration_seconds: int | None = Field(default=None, description="how long a NoExecute taint is tolerated")
+
+
+@dataclass(config=_STRICT, frozen=True)
 class KubeletJournal:
     """A bounded, redacted excerpt of the node's kubelet log, kept raw so it can be re-read later."""
 
@@ -229,6 +252,7 @@ class Node:
     allocatable: dict[str, QuantityText] = Field(default_factory=dict)
     ready: bool | None = None
     unschedulable: bool = False
+    taints: list[Taint] = Field(default_factory=list, description="spec.taints; absent in older snapshots")
     kubelet: KubeletInfo = Field(default_factory=KubeletInfo)
     cpus: list[Cpu] = Field(default_factory=list)
     numa: list[NumaZone] = Field(default_factory=list)
@@ -306,6 +330,9 @@ class Pod:
     volumes_emptydir: bool = Field(default=False, description="uses emptyDir (drain needs --delete-emptydir-data)")
     resources: PodResources | None = Field(
         default=None, description="pod-level spec.resources; null when the pod has none, {} when it is empty"
+    )
+    tolerations: list[Toleration] = Field(
+        default_factory=list, description="spec.tolerations; absent in older snapshots"
     )
 
 

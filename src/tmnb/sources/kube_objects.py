@@ -13,12 +13,13 @@ from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.pod import compute_qos
 from tmnb.parse.gojson import kind
-from tmnb.snapshot import Container, OwnerRef, Pod, PodResources
+from tmnb.snapshot import Container, OwnerRef, Pod, PodResources, Toleration
 from tmnb.snapshot.identity import duplicate_pod
 from tmnb.snapshot.values import non_negative_quantity
 
 QosClass = Literal["Guaranteed", "Burstable", "BestEffort"]
 _QOS_CLASSES: Final = ("Guaranteed", "Burstable", "BestEffort")
+_TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
 def _qos_class(value: object) -> QosClass | None:
@@ -75,6 +76,26 @@ def _containers(spec: Mapping[str, Any], key: str, where: str, source: str) -> l
                 image=c.get("image"),
             )
         )
+    return out
+
+
+def tolerations_from_api(spec: Mapping[str, Any], where: str = "$", source: str = "<pod>") -> list[Toleration]:
+    """``spec.tolerations`` as served; no operator is Equal, no effect every effect, as the scheduler reads them."""
+    out = []
+    for i, raw in enumerate(_list(spec.get("tolerations"), f"{where}.spec.tolerations", source)):
+        at = f"{where}.spec.tolerations[{i}]"
+        t = _map(raw, at, source)
+        effect, seconds = t.get("effect") or None, t.get("tolerationSeconds")
+        if effect is not None and effect not in _TAINT_EFFECTS:
+            raise InputError(f"expected a taint effect ({', '.join(_TAINT_EFFECTS)}), got {effect!r}", source=source,
+                             where=f"{at}.effect")  # fmt: skip
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int)):
+            raise InputError(
+                f"expected whole seconds, got {kind(seconds)}", source=source, where=f"{at}.tolerationSeconds"
+            )
+        operator = str(t.get("operator") or "Equal")
+        value = str(t.get("value") or "")
+        out.append(Toleration(str(t.get("key") or ""), operator, value, effect, seconds))
     return out
 
 
@@ -155,6 +176,7 @@ def _pod(obj: object, source: str, where: str) -> Pod:
             for v in _list(spec.get("volumes"), f"{where}.spec.volumes", source)
         ),
         resources=resources,
+        tolerations=tolerations_from_api(spec, where, source),
     )
 
 

@@ -21,6 +21,7 @@ from tmnb.snapshot import (
     NrtZone,
     Pod,
     Setting,
+    Taint,
     Versions,
 )
 from tmnb.snapshot import Node as SnapshotNode
@@ -37,7 +38,7 @@ def _get(obj: Mapping[str, Any], *keys: str) -> Any:
 
 
 def node_from_api(obj: Mapping[str, Any]) -> SnapshotNode:
-    """Identity, versions, capacity and readiness of a v1 Node."""
+    """Identity, versions, capacity, readiness, cordon and taints of a v1 Node."""
     meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
     info = status.get("nodeInfo") or {}
     ready = next((c.get("status") for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
@@ -56,6 +57,14 @@ def node_from_api(obj: Mapping[str, Any]) -> SnapshotNode:
         allocatable={str(k): str(v) for k, v in (status.get("allocatable") or {}).items()},
         ready=None if ready is None else ready == "True",
         unschedulable=bool(spec.get("unschedulable")),
+        taints=[taint_from_api(t) for t in spec.get("taints") or []],
+    )
+
+
+def taint_from_api(obj: Mapping[str, Any]) -> Taint:
+    """One entry of a v1 Node's ``spec.taints``."""
+    return Taint(
+        key=str(obj["key"]), effect=obj["effect"], value=str(obj.get("value") or ""), time_added=obj.get("timeAdded")
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from decimal import Decimal
 
 from tmnb.cpuset import CPUSet
@@ -13,9 +14,21 @@ from tmnb.kubelet.names import CPU_STATIC
 from tmnb.kubelet.node import ContainerResult, NodeSimulator, PodResult
 from tmnb.parse.quantity import quantity
 from tmnb.replay import node_model
-from tmnb.snapshot import Allocation, Device, DeviceAllocation, Issue, MemoryBlock, Node, Pod, Setting, Versions
+from tmnb.snapshot import (
+    Allocation,
+    Device,
+    DeviceAllocation,
+    Issue,
+    MemoryBlock,
+    Node,
+    Pod,
+    Setting,
+    Taint,
+    Versions,
+)
+from tmnb.snapshot.taints import CORDON_TAINT
 from tmnb.twin.sample.catalogue import POOLS, PROFILES, SHAPES, Profile, Shape
-from tmnb.twin.sample.common import POOL_LABEL, bytes_text, cpu_text, new_uid, pages_text, random_stream
+from tmnb.twin.sample.common import POOL_LABEL, bytes_text, cpu_text, new_uid, pages_text, random_stream, rfc3339
 from tmnb.twin.sample.hardware import node_capacity, numa_zones, shape_cpus, shape_devices, shape_zones
 from tmnb.twin.sample.layers import kubelet_info
 from tmnb.twin.sample.specs import NodeSpec
@@ -44,6 +57,10 @@ class BuiltNode:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def schedulable(self, at: datetime) -> bool:
+        """Whether the scheduler may bind a pod created ``at`` here: not drained, not cordoned by then."""
+        return self.accepting and (self.spec.cordoned is None or at < self.spec.cordoned)
 
     def fits(self, request: Mapping[str, int]) -> bool:
         requested, limit = self.requested, self.limit
@@ -124,7 +141,8 @@ def build_node(spec: NodeSpec, seed: int) -> BuiltNode:
         capacity=capacity,
         allocatable=_allocatable_text(allocatable),
         ready=True,
-        unschedulable=spec.cordoned,
+        unschedulable=spec.cordoned is not None,
+        taints=_taints(spec),
         kubelet=kubelet,
         cpus=list(cpus),
         numa=numa_zones(shape, {}),
@@ -132,6 +150,14 @@ def build_node(spec: NodeSpec, seed: int) -> BuiltNode:
         issues=_issues(profile),
     )
     return BuiltNode(spec, shape, base, allocatable, NodeSimulator(node_model(base, {})))
+
+
+def _taints(spec: NodeSpec) -> list[Taint]:
+    """The pool's taints, and the one a cordon adds (with the time the node lifecycle controller stamps)."""
+    taints = list(POOLS[spec.pool].taints)
+    if spec.cordoned is not None:
+        taints.append(Taint(key=CORDON_TAINT, effect="NoSchedule", time_added=rfc3339(spec.cordoned)))
+    return taints
 
 
 def _labels(spec: NodeSpec, shape: Shape) -> dict[str, str]:

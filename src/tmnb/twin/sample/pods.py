@@ -167,6 +167,7 @@ def make_pod(intent: Intent, template: Template, node: str | None, phase: str, s
         init_containers=list(template.init_containers),
         priority_class=w.priority_class,
         volumes_emptydir=w.emptydir,
+        tolerations=list(w.tolerations),
     )
 
 

@@ -22,7 +22,8 @@ MAX_REJECTIONS = 3
 
 
 class _Scheduler:
-    """Topology-unaware like kube-scheduler: fit by requests, then the least-allocated node (name breaks ties)."""
+    """Topology-unaware like kube-scheduler: within the workload's pools (whose taints it tolerates), the
+    nodes not drained or cordoned that fit its requests, then the least-allocated (name breaks ties)."""
 
     def __init__(self, nodes: Sequence[BuiltNode]) -> None:
         self._nodes = {n.name: n for n in nodes}
@@ -35,7 +36,7 @@ class _Scheduler:
     def node(self, name: str) -> BuiltNode:
         return self._nodes[name]
 
-    def pick(self, pool: str, request: Mapping[str, int]) -> BuiltNode | None:
+    def pick(self, pool: str, request: Mapping[str, int], at: datetime) -> BuiltNode | None:
         heap = self._heaps.get(pool, [])
         skipped = []
         chosen = None
@@ -45,7 +46,7 @@ class _Scheduler:
             if entry[2] != node.version:
                 continue
             skipped.append(entry)
-            if node.accepting and node.fits(request):
+            if node.schedulable(at) and node.fits(request):
                 chosen = node
                 break
         for entry in skipped:
@@ -140,7 +141,8 @@ class Admission:
 def _bind_target(scheduler: _Scheduler, intent: Intent, request: Mapping[str, int]) -> BuiltNode | None:
     if intent.node is not None:
         return scheduler.node(intent.node)
-    return next((n for p in intent.workload.pools or () if (n := scheduler.pick(p, request)) is not None), None)
+    pools = intent.workload.pools or ()
+    return next((n for p in pools if (n := scheduler.pick(p, request, intent.created)) is not None), None)
 
 
 def run_admission(nodes: Sequence[BuiltNode], intents: Sequence[Intent], seed: int) -> Admission:

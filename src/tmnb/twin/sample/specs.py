@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 
 from tmnb.errors import InputError
 from tmnb.twin.sample.catalogue import POOLS, Pool
-from tmnb.twin.sample.common import SERVER_VERSION
+from tmnb.twin.sample.common import CAPTURED_AT, SERVER_VERSION
+
+#: When someone cordoned gen-icx-02 (a hardware ticket): what ran there stays, nothing new lands.
+CORDONED_AT = CAPTURED_AT - timedelta(hours=5)
 
 
 @dataclass(frozen=True)
@@ -20,7 +24,7 @@ class NodeSpec:
     runtime: str = "containerd://2.1.4"
     kernel: str | None = None  # None: the shape's
     os_image: str | None = None
-    cordoned: bool = False
+    cordoned: datetime | None = None  # when ``kubectl cordon`` ran; None: schedulable
 
 
 def curated_specs() -> list[NodeSpec]:
@@ -30,7 +34,7 @@ def curated_specs() -> list[NodeSpec]:
         for i in range(len(pool.profiles)):
             specs.append(NodeSpec(f"{pool.prefix}-{i + 1:02d}", pool.name, pool.profiles[i], i + 1))
     overrides: dict[str, Callable[[NodeSpec], NodeSpec]] = {
-        "gen-icx-02": lambda s: replace(s, kubelet="v1.36.1", cordoned=True),
+        "gen-icx-02": lambda s: replace(s, kubelet="v1.36.1", cordoned=CORDONED_AT),
         "gen-icx-03": lambda s: replace(
             s,
             kubelet="v1.34.5",

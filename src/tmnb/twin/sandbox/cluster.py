@@ -228,7 +228,8 @@ class Cluster:
             if node is None:
                 raise not_found("nodes", name)
             # RFC 7386; a strategic merge patch of scalar fields (cordon, labels) means the same
-            node["spec"] = merge_patch(node["spec"], patch.get("spec") or {})
+            spec = merge_patch(node["spec"], patch.get("spec") or {})
+            node["spec"] = objects.cordon_taint(spec, objects.now_rfc3339())
             meta = merge_patch(
                 node["metadata"],
                 {k: v for k, v in (patch.get("metadata") or {}).items() if k in ("labels", "annotations")},

@@ -10,7 +10,8 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from tmnb.snapshot import Container, DisruptionBudget, Event, Node, Pod
+from tmnb.snapshot import Container, DisruptionBudget, Event, Node, Pod, Taint, Toleration
+from tmnb.snapshot.taints import CORDON_TAINT
 
 Obj = dict[str, Any]
 
@@ -23,15 +24,35 @@ def new_uid() -> str:
     return str(uuid.uuid4())
 
 
+def _taint(t: Taint) -> Obj:
+    out: Obj = {"key": t.key, "effect": t.effect}
+    return out | ({"value": t.value} if t.value else {}) | ({"timeAdded": t.time_added} if t.time_added else {})
+
+
+def cordon_taint(spec: Obj, when: str) -> Obj:
+    """``spec`` with the taint a cordon brings in step with ``unschedulable``, as the node lifecycle
+    controller keeps it: added (stamped ``when``) on a cordon, removed on an uncordon."""
+    taints = spec.get("taints") or []
+    others = [t for t in taints if (t.get("key"), t.get("effect")) != (CORDON_TAINT, "NoSchedule")]
+    if spec.get("unschedulable"):
+        kept = next((t for t in taints if t not in others), None)
+        others.append(kept or {"key": CORDON_TAINT, "effect": "NoSchedule", "timeAdded": when})
+    out = {k: v for k, v in spec.items() if k != "taints"}
+    return out | ({"taints": others} if others else {})
+
+
 def node_object(node: Node, created: str) -> Obj:
     labels = {"kubernetes.io/hostname": node.name, "kubernetes.io/os": "linux", **node.labels}
     v = node.versions
     uid = node.uid or new_uid()
+    spec: Obj = {"unschedulable": True} if node.unschedulable else {}
+    if node.taints:
+        spec["taints"] = [_taint(t) for t in node.taints]
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {"name": node.name, "uid": uid, "creationTimestamp": created, "labels": labels},
-        "spec": {"unschedulable": True} if node.unschedulable else {},
+        "spec": cordon_taint(spec, created),
         "status": {
             "capacity": dict(node.capacity),
             "allocatable": dict(node.allocatable),
@@ -60,6 +81,11 @@ def _container(c: Container) -> Obj:
     return out
 
 
+def _toleration(t: Toleration) -> Obj:
+    fields = (("key", t.key), ("value", t.value), ("effect", t.effect), ("tolerationSeconds", t.toleration_seconds))
+    return {"operator": t.operator} | {k: v for k, v in fields if v not in ("", None)}
+
+
 def owner_reference(kind: str, name: str, uid: str) -> Obj:
     group = "v1" if kind == "Node" else ("batch/v1" if kind in ("Job", "CronJob") else "apps/v1")
     return {"apiVersion": group, "kind": kind, "name": name, "uid": uid, "controller": True, "blockOwnerDeletion": True}
@@ -85,6 +111,8 @@ def pod_object(pod: Pod, owner_uid: str | None) -> Obj:
         spec["priorityClassName"] = pod.priority_class
     if pod.volumes_emptydir:
         spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+    if pod.tolerations:
+        spec["tolerations"] = [_toleration(t) for t in pod.tolerations]
     if pod.resources is not None:
         spec["resources"] = {
             k: dict(v) for k, v in (("requests", pod.resources.requests), ("limits", pod.resources.limits)) if v

@@ -1,5 +1,6 @@
 """Where the sandbox's scheduler may place a pod: the default scheduler's filters that a rollout
-meets (unschedulable, not ready, pod count, resource fit) and its least-allocated CPU score.
+meets (unschedulable and taints, each unless tolerated, not ready, pod count, resource fit) and its
+least-allocated CPU score.
 
 Pure functions of API objects; the cluster passes each node's bound, active pods. Requests are
 summed exactly, as the scheduler counts integer milli-CPUs and bytes: in floats three pods of
@@ -12,6 +13,10 @@ from collections.abc import Iterable
 from decimal import Decimal
 
 from tmnb.parse.quantity import parse_quantity
+from tmnb.snapshot import Taint
+from tmnb.snapshot.taints import CORDON_TAINT, tolerates, untolerated
+from tmnb.sources.cluster.convert import taint_from_api
+from tmnb.sources.kube_objects import tolerations_from_api
 from tmnb.twin.sandbox.objects import Obj
 
 _NONE = Decimal(0)
@@ -33,8 +38,13 @@ def requests(pod: Obj) -> dict[str, Decimal]:
 def unfit(node: Obj, bound: Iterable[Obj], pod: Obj) -> str | None:
     """Why the scheduler cannot place ``pod`` on ``node`` beside its ``bound`` pods, in the words of
     its FailedScheduling message (None: it fits)."""
-    if node["spec"].get("unschedulable"):
+    tolerations = tolerations_from_api(pod["spec"])
+    cordon = Taint(key=CORDON_TAINT, effect="NoSchedule")
+    if node["spec"].get("unschedulable") and not any(tolerates(t, cordon) for t in tolerations):
         return "node(s) were unschedulable"
+    taints = untolerated([taint_from_api(t) for t in node["spec"].get("taints") or []], tolerations)
+    if taints:
+        return f"node(s) had untolerated taint {{{taints[0].key}: {taints[0].value}}}"
     if not is_ready(node):
         return "node(s) had untolerated taint {node.kubernetes.io/unreachable: }"
     used: dict[str, Decimal] = {}
