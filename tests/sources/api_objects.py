@@ -20,9 +20,17 @@ def node_json(node: Node) -> dict[str, Any]:
         "machineID": "m",
     }
     conditions = [] if node.ready is None else [{"type": "Ready", "status": "True" if node.ready else "False"}]
+    spec: dict[str, Any] = {"unschedulable": True} if node.unschedulable else {}
+    if node.taints:
+        spec["taints"] = [
+            {"key": t.key, "effect": t.effect}
+            | ({"value": t.value} if t.value else {})
+            | ({"timeAdded": t.time_added} if t.time_added else {})
+            for t in node.taints
+        ]
     return {
         "metadata": {"name": node.name, "uid": node.uid, "labels": node.labels},
-        "spec": {"unschedulable": True} if node.unschedulable else {},
+        "spec": spec,
         "status": {
             "capacity": node.capacity,
             "allocatable": node.allocatable,
@@ -67,6 +75,12 @@ def pod_json(pod: Pod) -> dict[str, Any]:
         spec["priorityClassName"] = pod.priority_class
     if pod.volumes_emptydir:
         spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+    if pod.tolerations:
+        spec["tolerations"] = [
+            {k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value), ("effect", t.effect),
+                               ("tolerationSeconds", t.toleration_seconds)) if v not in ("", None)}
+            for t in pod.tolerations
+        ]  # fmt: skip
     status = {"phase": pod.phase, "qosClass": pod.qos_class}
     status |= {k: v for k, v in (("reason", pod.reason), ("message", pod.message)) if v}
     return {"metadata": meta, "spec": spec, "status": status}

@@ -11,18 +11,24 @@ from kubernetes.client import ApiClient, V1Node, V1NodeCondition, V1NodeStatus, 
 
 from factories import busy_snapshot, node, pod
 from tmnb.cli.main import main
-from tmnb.errors import CollectError
-from tmnb.snapshot import DisruptionBudget, Event, Issue, OwnerRef, Versions, load, to_dict
+from tmnb.errors import CollectError, InputError
+from tmnb.snapshot import DisruptionBudget, Event, Issue, OwnerRef, Taint, Toleration, Versions, load, to_dict
 from tmnb.sources.cluster import ClusterApi, collect_cluster, connect
 from tmnb.sources.cluster.api import NRT
 from tmnb.sources.cluster.convert import node_from_api, nrt_settings, nrt_zones
 from tmnb.sources.cluster.retry import Backoff
+from tmnb.sources.kube_objects import pod_from_api
 from tmnb.sources.node_root import read_node_root
 from tmnb.sources.resolve import open_snapshot
 
 from .api_objects import NRT_LIST, api_lists, configz_paths, pod_json
 from .apiserver import TOKEN, ApiServer, FakeApi
 from .node_fixture import make_node_root
+
+W2_TAINTS = [
+    Taint(key="dedicated", value="latency", effect="NoSchedule"),
+    Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule", time_added="2026-12-01T08:00:00Z"),
+]
 
 
 def fleet():
@@ -34,7 +40,7 @@ def fleet():
             uid="uid-w1",
             versions=Versions(kubelet="v1.36.1", container_runtime="containerd://2.1.0", kernel="6.8.0"),
         ),
-        node("w2", "v1.32.4", uid="uid-w2", unschedulable=True),
+        node("w2", "v1.32.4", uid="uid-w2", unschedulable=True, taints=W2_TAINTS),
         node("w3", "v1.34.0", uid="uid-w3", ready=False),
         node("w4", "v1.36.1", uid="uid-w4"),
     ]
@@ -43,6 +49,10 @@ def fleet():
     rollout = OwnerRef(kind="ReplicaSet", name="canary-55", uid="rs-2", controller_kind="Rollout",
                        controller_name="canary")  # fmt: skip
     pods = [pod(f"api-{i}", f"w{1 + i % 4}", owner=owner, labels={"app": "api"}) for i in range(9)]
+    pods[1] = dataclasses.replace(pods[1], tolerations=[
+        Toleration(key="dedicated", value="latency", effect="NoSchedule"),
+        Toleration(key="node.kubernetes.io/not-ready", operator="Exists", effect="NoExecute", toleration_seconds=300),
+    ])  # fmt: skip
     pods.append(pod("canary-0", "w1", owner=rollout))
     cron = OwnerRef(kind="Job", name="report-29742330", uid="job-1", controller_kind="CronJob",
                     controller_name="report")  # fmt: skip
@@ -83,7 +93,7 @@ def test_live_collection_gives_back_the_snapshot(tmp_path):
     assert kubeconfig_snap.source.context == "prod-east" and len(kubeconfig_snap.pods) == len(want.pods)
     assert got.cluster.server_version == "v1.36.2"
     for back, orig in zip(got.nodes, want.nodes, strict=True):
-        fields = ("name", "uid", "labels", "versions", "capacity", "allocatable", "ready", "unschedulable")
+        fields = ("name", "uid", "labels", "versions", "capacity", "allocatable", "ready", "unschedulable", "taints")
         assert {f: getattr(back, f) for f in fields} == {f: getattr(orig, f) for f in fields}
         assert {k: s.value for k, s in back.kubelet.settings.items()} == {
             k: s.value for k, s in orig.kubelet.settings.items()
@@ -206,6 +216,64 @@ def test_node_from_client_model_object():
     assert got.versions == Versions(kubelet="v1.31.2", container_runtime="cri-o://1.31", kernel="6.1", os_image="RHCOS")
     assert (got.ready, got.unschedulable, got.capacity, got.labels) == (False, False, {"cpu": "64"}, {"a": "b"})
     assert node_from_api({"metadata": {"name": "x"}}).ready is None
+
+
+def test_cordon_and_taints_as_the_api_serves_a_node():
+    """``kubectl get node -o json`` of a cordoned GPU node: the cordon shows twice, as spec.unschedulable
+    and as the taint the node lifecycle controller adds with its time; a taint without a value has none."""
+    obj = {
+        "metadata": {"name": "gpu-7"},
+        "spec": {
+            "podCIDR": "10.244.7.0/24",
+            "taints": [
+                {"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "present"},
+                {"effect": "PreferNoSchedule", "key": "team"},
+                {
+                    "effect": "NoSchedule",
+                    "key": "node.kubernetes.io/unschedulable",
+                    "timeAdded": "2026-07-21T04:30:00Z",
+                },
+            ],
+            "unschedulable": True,
+        },
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    got = node_from_api(obj)
+    assert got.unschedulable and got.ready
+    assert [(t.key, t.value, t.effect, t.time_added) for t in got.taints] == [
+        ("nvidia.com/gpu", "present", "NoSchedule", None),
+        ("team", "", "PreferNoSchedule", None),
+        ("node.kubernetes.io/unschedulable", "", "NoSchedule", "2026-07-21T04:30:00Z"),
+    ]
+    schedulable = node_from_api({"metadata": {"name": "n"}, "spec": {}})
+    assert (schedulable.unschedulable, schedulable.taints) == (False, [])
+
+
+def test_pod_tolerations_as_the_api_serves_them():
+    """What the API server returns for a pod after admission: its own tolerations (one without an operator,
+    which Kubernetes reads as Equal) and the two DefaultTolerationSeconds adds."""
+    obj = pod_json(pod("p", "w1"))
+    default = {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+    obj["spec"]["tolerations"] = [
+        {"key": "dedicated", "value": "latency", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"operator": "Exists"},
+        {"key": "node.kubernetes.io/not-ready", **default},
+        {"key": "node.kubernetes.io/unreachable", **default},
+    ]
+    got = pod_from_api(obj).tolerations
+    assert [(t.key, t.operator, t.value, t.effect, t.toleration_seconds) for t in got] == [
+        ("dedicated", "Equal", "latency", "NoSchedule", None),
+        ("nvidia.com/gpu", "Exists", "", "NoSchedule", None),
+        ("", "Exists", "", None, None),
+        ("node.kubernetes.io/not-ready", "Exists", "", "NoExecute", 300),
+        ("node.kubernetes.io/unreachable", "Exists", "", "NoExecute", 300),
+    ]
+    assert pod_from_api(pod_json(pod("q", "w1"))).tolerations == []
+    obj["spec"]["tolerations"] = [{"key": "a", "effect": "NoSchedul"}]
+    with pytest.raises(InputError, match=r"expected a taint effect") as err:
+        pod_from_api(obj, source="pods.json")
+    assert err.value.where == "$.spec.tolerations[0].effect"
 
 
 def test_nrt_without_attributes_gives_no_settings():

@@ -32,6 +32,7 @@ from tmnb.twin.sample.specs import apportion
 from tmnb.versions import KubeVersion
 
 TAE = "TopologyAffinityError"
+CORDON = "node.kubernetes.io/unschedulable"
 TAE_MESSAGE = "Resources cannot be allocated with Topology locality"
 EVENT_TTL = timedelta(hours=1)
 TRACKED = RESOURCE_MANAGER_FIELDS
@@ -351,6 +352,40 @@ def time_problems(s: Snapshot) -> list[str]:
     return out
 
 
+def _tolerated(pod: Pod, key: str, value: str, effect: str) -> bool:
+    """Kubernetes' rule, written from its docs: an empty effect matches all, an empty key with Exists
+    every taint, Exists any value, Equal (or no operator) the same value."""
+    return any(
+        (t.effect in (None, effect))
+        and (not t.key or t.key == key)
+        and (t.operator == "Exists" or (t.operator in ("Equal", "") and t.value == value))
+        for t in pod.tolerations
+    )
+
+
+def scheduling_problems(s: Snapshot) -> list[str]:
+    """Every pod runs where its tolerations let it (the scheduler and the DaemonSet controller both check
+    NoSchedule and NoExecute taints); a cordon carries its taint, with the time, and nothing created after
+    it was bound there."""
+    out = []
+    nodes = {n.name: n for n in s.nodes}
+    for p in s.pods:
+        node = nodes.get(p.node or "")
+        if node is None or p.phase == "Pending":
+            continue
+        for t in node.taints:
+            if t.effect != "PreferNoSchedule" and t.key != CORDON and not _tolerated(p, t.key, t.value, t.effect):
+                out.append(f"{p.namespace}/{p.name} on {node.name} does not tolerate {t.key}={t.value}:{t.effect}")
+        cordon = next((t for t in node.taints if t.key == CORDON), None)
+        if cordon is not None and cordon.time_added and created(p.created) >= created(cordon.time_added):
+            out.append(f"{p.namespace}/{p.name} created after {node.name} was cordoned, and bound there")
+    for n in s.nodes:
+        cordons = [t for t in n.taints if t.key == CORDON and t.effect == "NoSchedule" and t.time_added]
+        if bool(cordons) != n.unschedulable:
+            out.append(f"{n.name}: unschedulable {n.unschedulable} but {len(cordons)} cordon taint(s)")
+    return out
+
+
 CHECKS: dict[str, Callable[[Snapshot], list[str]]] = {
     "qos": qos_problems,
     "cpusets": cpuset_problems,
@@ -362,6 +397,7 @@ CHECKS: dict[str, Callable[[Snapshot], list[str]]] = {
     "capacity": capacity_problems,
     "rejections": rejection_problems,
     "times": time_problems,
+    "scheduling": scheduling_problems,
 }
 
 
@@ -787,6 +823,15 @@ def give_a_device_twice(data: dict[str, Any]) -> None:
     b["devices"][0]["ids"][0] = a["devices"][0]["ids"][0]
 
 
+def untolerate_the_gpu_taint(data: dict[str, Any]) -> None:
+    gpu = {n["name"] for n in data["nodes"] if n["labels"].get(POOL_LABEL) == "gpu"}
+    first(data["pods"], lambda p: p["node"] in gpu and p["phase"] == "Running")["tolerations"] = []
+
+
+def uncordon_without_the_taint(data: dict[str, Any]) -> None:
+    first(data["nodes"], lambda n: n["unschedulable"])["unschedulable"] = False
+
+
 def pin_a_shared_container(data: dict[str, Any]) -> None:
     node = first(data["nodes"], lambda n: n["shared_pool"] and any(not a["exclusive"] for a in n["allocations"]))
     first(node["allocations"], lambda a: not a["exclusive"])["exclusive"] = True
@@ -802,10 +847,25 @@ def pin_a_shared_container(data: dict[str, Any]) -> None:
         ("memory", shrink_reserved_memory),
         ("devices", give_a_device_twice),
         ("pinning", pin_a_shared_container),
+        ("scheduling", untolerate_the_gpu_taint),
+        ("scheduling", uncordon_without_the_taint),
     ],
 )
 def test_checks_catch_a_broken_fleet(committed: Snapshot, check: str, breakage: Callable[[dict], None]) -> None:
     assert CHECKS[check](mutate(committed, breakage))
+
+
+def test_pools_are_tainted_as_their_owners_set_them_and_gen_icx_02_is_cordoned(committed: Snapshot) -> None:
+    taints = {n.name: {(t.key, t.value, t.effect) for t in n.taints} for n in committed.nodes}
+    assert taints["gpu-h100-01"] == taints["gpu-h100-02"] == {("nvidia.com/gpu", "present", "NoSchedule")}
+    assert taints["gb200-01"] == {("nvidia.com/gpu", "present", "NoSchedule")}
+    assert all(taints[f"lat-icx-0{i}"] == {("dedicated", "latency", "NoSchedule")} for i in (1, 2, 3))
+    assert taints["big-epyc-01"] == {("dedicated", "bigmem", "PreferNoSchedule")}  # a preference, not a wall
+    assert taints["gen-icx-01"] == taints["gen-icx-03"] == set()
+    cordoned = [n.name for n in committed.nodes if n.unschedulable]
+    assert cordoned == ["gen-icx-02"] and taints["gen-icx-02"] == {(CORDON, "", "NoSchedule")}
+    (cordon,) = committed.node("gen-icx-02").taints
+    assert cordon.time_added is not None and created(cordon.time_added) < created(committed.captured_at)
 
 
 def test_pod_names_are_unique_per_namespace_at_scale():
