@@ -14,7 +14,8 @@ import pytest
 from factories import node, pod, settings, snapshot
 from tmnb.analysis.diagnose import Diagnosis, diagnose
 from tmnb.errors import InputError
-from tmnb.snapshot import Allocation, KubeletInfo, Snapshot
+from tmnb.snapshot import Allocation, Container, KubeletInfo, Pod, Snapshot, Taint, Toleration
+from tmnb.sources.embedded import load_sample
 
 STATIC = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0,8", "topologyManagerPolicy": "single-numa-node"}
 
@@ -149,3 +150,68 @@ def test_a_node_whose_kubelet_refused_to_start_gets_the_kubelets_words_and_the_f
     assert list(refused["node"]) == ["w1"]
     (row,) = refused.to_dict("records")
     assert "single-numa" in row["kubelet said"] and row["fix"].startswith("/var/lib/kubelet/config.yaml")
+
+
+# ------------------------------------------------------------------------------- scheduling context
+def wide_on_the_latency_canary() -> tuple[Snapshot, Pod]:
+    """The demo's staged failure on the embedded sample: a Guaranteed batch pod (no tolerations) bound by
+    name to lat-icx-02, 40 CPUs where the largest free set on one NUMA node is 32, rejected by its
+    single-numa-node policy. The general pool's nodes run the none policy and have the CPUs, so they admit
+    it; gen-icx-02 among them is cordoned. The GPU, telco and 16-NUMA pools admit it too but are tainted
+    against it (nvidia.com/gpu=present, dedicated=telco, dedicated=hpc)."""
+    sample = load_sample()
+    resources = {"cpu": "40", "memory": "1Gi"}
+    wide = Pod(namespace="batch", name="wide-batch-0", uid="uid-wide", node="lat-icx-02", qos_class="Guaranteed",
+               phase="Failed", created="2026-07-21T09:20:00Z", reason="TopologyAffinityError",
+               message="Pod was rejected: Resources cannot be allocated with Topology locality",
+               containers=[Container(name="main", requests=resources, limits=dict(resources))])  # fmt: skip
+    return dataclasses.replace(sample, pods=[*sample.pods, wide]), wide
+
+
+def test_06_never_suggests_the_cordoned_gen_icx_02_but_names_it_as_cordoned(tmp_path):
+    """06-postmortem's diagnoses (the evidence folder as 01 leaves it) of a pod the general pool would take."""
+    import json
+
+    from tmnb.postmortem.evidence import open_evidence
+    from tmnb.postmortem.rejections import diagnoses
+    from tmnb.snapshot import save
+
+    snap, _ = wide_on_the_latency_canary()
+    folder = tmp_path / "01-inventory"
+    folder.mkdir()
+    save(snap, folder / "snapshot.json.gz")
+    (folder / "manifest.json").write_text(json.dumps({"notebook": "01-inventory.ipynb", "status": "ok"}))
+    (explained,) = [d for _, d, _ in diagnoses(open_evidence(tmp_path)) if d.pod == "batch/wide-batch-0"]
+    elsewhere = [r for r in explained.remedies if r.kind == "another node"]
+    assert [r.change for r in elsewhere] == ["schedule it on pool general: gen-icx-01, gen-icx-03"]
+    assert elsewhere[0].note == "gen-icx-02 would admit it too, but is cordoned"
+
+
+def test_remedies_never_offer_pools_tainted_against_the_pod():
+    snap, wide = wide_on_the_latency_canary()
+    offered = " ".join(r.change for r in diagnose(snap, wide).remedies)
+    for pool in ("gpu", "telco", "numa16"):
+        assert f"pool {pool}" not in offered
+
+
+def test_a_tolerated_taint_is_no_obstacle():
+    snap, wide = wide_on_the_latency_canary()
+    gpu = Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")
+    changes = [r.change for r in diagnose(snap, dataclasses.replace(wide, tolerations=[gpu])).remedies]
+    assert "schedule it on pool gpu: gpu-h100-01, gpu-h100-02" in changes
+
+
+def test_cordoned_and_tainted_nodes_are_offered_as_such_when_nothing_else_admits():
+    """worker-2 and worker-3 would admit the pod; one is cordoned, the other tainted against it."""
+    snap = fleet()
+    w2 = dataclasses.replace(snap.node("worker-2"), unschedulable=True)
+    w3 = dataclasses.replace(snap.node("worker-2"), name="worker-3", labels={"tmnb.dev/pool": "ml"},
+                             taints=[Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")])  # fmt: skip
+    d = diagnose_big(dataclasses.replace(snap, nodes=[snap.node("worker-1"), w2, w3]))
+    elsewhere = [(r.change, r.note) for r in d.remedies if r.kind == "another node"]
+    assert elsewhere == [
+        ("schedule it on pool batch once uncordoned: worker-2",
+         "cordoned now: whoever cordoned it says when it takes pods again"),
+        ("tolerate nvidia.com/gpu=present:NoSchedule and schedule it on pool ml: worker-3",
+         "the pool is tainted to keep other workloads off: agree with its owners first"),
+    ]  # fmt: skip

@@ -5,7 +5,7 @@ import pytest
 from factories import node, pod, settings, snapshot
 from tmnb.analysis.readiness import assess, lint_by_rule, rejected_first, results, summary
 from tmnb.errors import InputError
-from tmnb.snapshot import KubeletInfo
+from tmnb.snapshot import KubeletInfo, Taint
 
 STATIC = KubeletInfo(settings=settings(cpuManagerPolicy="static", reservedSystemCPUs="0,8"))
 
@@ -216,3 +216,21 @@ def test_the_admission_table_names_pods_without_their_uid():
     shown = rejected_first(report.pods)
     assert "uid" in report.pods.columns and "uid" not in shown.columns
     assert list(shown["pod"])[:1] == ["big3"] and len(shown) == len(report.pods)
+
+
+def test_the_canary_is_not_cordoned_nor_tainted_unlike_its_pool():
+    """Three general nodes, the fewest Guaranteed pods on a (none), then b (one), then c (two): a is
+    cordoned and b carries a maintenance taint the others do not, so c is the canary. A taint every
+    node of a pool shares (the GPU pool's) is the pool's own, which its workloads tolerate."""
+    maintenance = Taint(key="maintenance", value="disk", effect="NoSchedule")
+    gpu = Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")
+    nodes = [node("a", kubelet=STATIC, unschedulable=True), node("b", kubelet=STATIC, taints=[maintenance]),
+             node("c", kubelet=STATIC)]  # fmt: skip
+    gpus = [node(f"g{i}", kubelet=STATIC, taints=[gpu], labels={"tmnb.dev/pool": "gpu"}) for i in (1, 2)]
+    pods = [pod("b1", "b"), pod("c1", "c"), pod("c2", "c"), pod("g", "g1")]
+    report = assess(snapshot([*nodes, *gpus], pods), {"topologyManagerPolicy": "restricted"})
+    assert report.not_canary == {
+        "a": "cordoned",
+        "b": "tainted maintenance=disk:NoSchedule, unlike the rest of its pool: its pods do not land there",
+    }
+    assert report.canary.set_index("pool")["canary"].to_dict() == {"general": "c", "gpu": "g2"}

@@ -137,3 +137,56 @@ def test_a_killed_run_and_its_resume_are_told_from_the_journal(
         capsys.readouterr().out.splitlines()[-1] == f"completed: every planned node has the change (1 node(s)); {done}"
     )
     assert [r["summary"] for r in records(state, "c1") if r["step"] == "node"] == [done]
+
+
+LEFT = "left cordoned: it was cordoned before the change"
+#: w2 the canary, then w3, which someone cordoned before the change (a hardware ticket, say)
+AROUND_A_CORDON = ("--change-id", "c1", "--set", "topologyManagerPolicy=restricted", "--node", "w2", "--node", "w3",
+                   "--canary", "w2", "--approve", "canary", "--approve", "wave-1")  # fmt: skip
+
+
+def _cordoned(box: Sandbox, name: str) -> bool:
+    spec = box.cluster.get("nodes", "", name)["spec"]
+    taints = [t["key"] for t in spec.get("taints") or []]
+    return bool(spec.get("unschedulable")) and taints == ["node.kubernetes.io/unschedulable"]
+
+
+def test_a_node_cordoned_before_the_change_is_left_cordoned_and_every_account_says_so(
+    box: Sandbox, kubeconfig: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    box.cluster.patch_node("w3", {"spec": {"unschedulable": True}})
+    state = tmp_path / "s"
+    capsys.readouterr()
+    assert rollout(kubeconfig, state, *AROUND_A_CORDON) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert box.cluster.configz("w3")["kubeletconfig"]["topologyManagerPolicy"] == "restricted"
+    assert _cordoned(box, "w3") and not box.cluster.get("nodes", "", "w2")["spec"].get("unschedulable")
+    steps = {(r["node"], r["step"]): r for r in records(state, "c1") if r["event"] in ("done", "skipped")}
+    assert steps[("w3", "uncordon")]["event"] == "skipped" and steps[("w3", "uncordon")]["result"] == LEFT
+    assert steps[("w2", "uncordon")]["event"] == "done"
+    done = f"w3 has the change: it wrote {CONFIG} and restarted the kubelet, was verified and {LEFT}"
+    assert steps[("w3", "node")]["summary"] == done
+    assert printed[-1] == f"completed: every planned node has the change (2 node(s)); w3 {LEFT}"
+    from tmnb.cli.main import main
+
+    assert main(["rollout", "status", "--change-id", "c1", "--state-dir", str(state)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == done
+    looked = prepare(RolloutRequest(target={"topologyManagerPolicy": "restricted"}, change_id="c1", source="live",
+                                    kubeconfig=str(kubeconfig), nodes=("w2", "w3"), canary="w2", executor="sandbox",
+                                    state_dir=str(state)))  # fmt: skip
+    assert f"w3 {LEFT}" in looked.summary(looked.rollout.outcome()).splitlines()[0]  # 04's summary
+    assert looked.plan.node("w3").warnings[-1].startswith("cordoned before the change: the rollout leaves it cordoned")
+
+
+def test_a_rollback_leaves_a_node_cordoned_before_the_change_cordoned(
+    box: Sandbox, kubeconfig: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    box.cluster.patch_node("w3", {"spec": {"unschedulable": True}})
+    box.api.set_faults(Faults(never_ready={"w3"}))
+    capsys.readouterr()
+    assert rollout(kubeconfig, tmp_path / "s", *AROUND_A_CORDON, "--ready-timeout", "1") == 3
+    assert _cordoned(box, "w3")
+    uncordon = [(r["event"], r["result"]) for r in records(tmp_path / "s", "c1") if r["step"] == "uncordon"
+                and r["node"] == "w3"]  # fmt: skip
+    assert uncordon == [("skipped", LEFT)]
+    assert _message(capsys).endswith(f"saw the old settings in configz; {LEFT}; the rollout stopped there")

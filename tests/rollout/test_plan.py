@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 
@@ -15,6 +16,7 @@ from tmnb.rollout.apply import DROPIN_NAME
 from tmnb.rollout.arguments import validate_change_id
 from tmnb.rollout.config_yaml import edit_config
 from tmnb.rollout.plan import (
+    CORDONED_BEFORE,
     CPU_STATE,
     RolloutPlan,
     build_plan,
@@ -447,3 +449,46 @@ def test_a_diff_shows_a_changed_secret_as_changed_without_its_value() -> None:
         " providerID: <redacted>\n"
         " maxPods: 80\n"
     )
+
+
+def test_on_the_sample_each_wave_keeps_to_one_pool_and_the_cordoned_node_goes_last_and_stays_cordoned() -> None:
+    """tmnb rollout plan --set topologyManagerPolicy=restricted on the embedded sample: six nodes change, in
+    four pools; gen-icx-02 is cordoned (a hardware ticket), so it is no canary, goes after its pool's
+    schedulable nodes and the plan says the rollout leaves it cordoned."""
+    from tmnb.sources.embedded import load_sample
+
+    sample = load_sample()
+    pools = {n.name: n.labels["tmnb.dev/pool"] for n in sample.nodes}
+    plan = _plan(sample, {"topologyManagerPolicy": "restricted"})
+    (canary,) = plan.in_gate("canary")
+    assert canary.node != "gen-icx-02"
+    for gate in plan.gates[1:]:
+        assert len({pools[n.node] for n in plan.in_gate(gate)}) == 1, gate
+    home = [n.node for n in plan.nodes if pools[n.node] == pools[canary.node] and n is not canary]
+    assert [n.node for n in plan.in_gate("wave-1")] == home  # the canary's pool goes on first
+    general = [n.node for n in plan.nodes if pools[n.node] == "general"]
+    assert general[-1] == "gen-icx-02"
+    assert plan.node("gen-icx-02").warnings[-1] == CORDONED_BEFORE
+    assert not any(CORDONED_BEFORE in w for n in plan.nodes if n.node != "gen-icx-02" for w in n.warnings)
+
+
+def test_waves_are_cut_pool_by_pool_from_the_canarys_pool_on() -> None:
+    """Worked by hand: pools a (a1-a3) and b (b1, b2), all at none; canary b2, waves of 2: the canary's pool
+    first (b1), then a1, a2, then a3 alone rather than beside a node of another pool."""
+    info = KubeletInfo(settings=settings(**STATIC), config_file="/var/lib/kubelet/config.yaml")
+    names = {"a1": "a", "a2": "a", "a3": "a", "b1": "b", "b2": "b"}
+    nodes = [node(n, kubelet=info, labels={"tmnb.dev/pool": p}) for n, p in names.items()]
+    plan = _plan(snapshot(nodes, []), {"topologyManagerPolicy": "best-effort"}, waves=2, canary="b2")
+    assert [(n.node, n.gate) for n in plan.nodes] == [
+        ("b2", "canary"), ("b1", "wave-1"), ("a1", "wave-2"), ("a2", "wave-2"), ("a3", "wave-3"),
+    ]  # fmt: skip
+
+
+def test_a_cordoned_node_named_as_the_canary_is_refused() -> None:
+    fleet = _fleet()
+    cordoned = snapshot([*fleet.nodes[:2], dataclasses.replace(fleet.nodes[2], unschedulable=True)], fleet.pods)
+    with pytest.raises(InputError, match="w3 is cordoned: no new pod lands there") as err:
+        _plan(cordoned, {"topologyManagerPolicy": "best-effort"}, canary="w3")
+    assert err.value.where == "canary"
+    plan = _plan(cordoned, {"topologyManagerPolicy": "best-effort"}, canary="w1")
+    assert [n.node for n in plan.nodes][-1] == "w3" and plan.node("w3").gate == "wave-1"

@@ -31,6 +31,7 @@ from tmnb.replay.node_input import model_for, model_pod
 from tmnb.replay.plan import plan_for
 from tmnb.report.tables import some
 from tmnb.snapshot import Node, Pod, Snapshot
+from tmnb.snapshot.taints import keeps_off, taint_text, untolerated
 
 PREFER_CLOSEST = "prefer-closest-numa-nodes"
 NO_FIT = "none: cannot fit"
@@ -226,22 +227,53 @@ def _offers(other: Node, pod: ModelPod) -> bool:
     return True
 
 
-def _other_pools(snapshot: Snapshot, pod: ModelPod, node: str, pool_of: Callable[[str], str]) -> Iterable[Remedy]:
-    admitting: dict[str, list[str]] = {}
+#: (pool, the taints the pod does not tolerate there) -> nodes whose model admits it
+_Group = dict[tuple[str, str], list[str]]
+
+
+def _other_pools(snapshot: Snapshot, pod: Pod, mpod: ModelPod, pool_of: Callable[[str], str]) -> Iterable[Remedy]:
+    """Nodes whose model admits the pod, by pool, where the scheduler would place it. A cordoned node,
+    or one tainted against the pod, is never offered as if it were free: a cordoned one is named beside
+    its pool's remedy, and only when no other node admits the pod are they offered, with what they need
+    (an uncordon; a toleration its pool's owners agree to, since a taint keeps other workloads off on purpose)."""
+    placeable: _Group = {}
+    cordoned: _Group = {}
+    tainted: _Group = {}
     for other in snapshot.nodes:
-        if other.name == node or not other.ready or not _offers(other, pod):
+        if other.name == pod.node or not other.ready or not _offers(other, mpod):
             continue
         try:
             model = _model(snapshot, other.name)
         except (InputError, ConfigRejected):
             continue
-        if _admits(model, pod):
-            admitting.setdefault(pool_of(other.name), []).append(other.name)
-    here = pool_of(node)
-    for pool, nodes in sorted(admitting.items(), key=lambda kv: (kv[0] == here, -len(kv[1]), kv[0])):
-        shown = some(sorted(nodes), 3)
-        where = "other nodes of this pool" if pool == here else f"pool {pool}"
-        yield Remedy("another node", f"schedule it on {where}: {shown}", shown)
+        if not _admits(model, mpod):
+            continue
+        off = keeps_off(other, pod.tolerations)
+        missing = ", ".join(map(taint_text, untolerated(other.taints, pod.tolerations))) if off != "cordoned" else ""
+        group = cordoned if off == "cordoned" else tainted if off else placeable
+        group.setdefault((pool_of(other.name), missing), []).append(other.name)
+    here = pool_of(pod.node or "")
+
+    def where(pool: str) -> str:
+        return "other nodes of this pool" if pool == here else f"pool {pool}"
+
+    def ranked(group: _Group) -> list[tuple[str, str, str]]:
+        order = sorted(group.items(), key=lambda kv: (kv[0][0] == here, -len(kv[1]), kv[0]))
+        return [(pool, taints, some(sorted(nodes), 3)) for (pool, taints), nodes in order]
+
+    for pool, _, shown in ranked(placeable):
+        skipped = sorted(cordoned.get((pool, ""), []))
+        verb = "is" if len(skipped) == 1 else "are"
+        note = f"{some(skipped, 3)} would admit it too, but {verb} cordoned" if skipped else ""
+        yield Remedy("another node", f"schedule it on {where(pool)}: {shown}", shown, note)
+    if placeable:
+        return
+    for pool, _, shown in ranked(cordoned):
+        yield Remedy("another node", f"schedule it on {where(pool)} once uncordoned: {shown}", shown,
+                     "cordoned now: whoever cordoned it says when it takes pods again")  # fmt: skip
+    for pool, taints, shown in ranked(tainted):
+        yield Remedy("another node", f"tolerate {taints} and schedule it on {where(pool)}: {shown}", shown,
+                     "the pool is tainted to keep other workloads off: agree with its owners first")  # fmt: skip
 
 
 def diagnose(snapshot: Snapshot, pod: Pod, *, pool_label: str = "tmnb.dev/pool") -> Diagnosis:
@@ -271,5 +303,5 @@ def diagnose(snapshot: Snapshot, pod: Pod, *, pool_label: str = "tmnb.dev/pool")
         remedies += _smaller_request(model, sim, mpod, node)
         remedies += _setting_changes(model, mpod, node)
         remedies += _moving_pods(snapshot, model, mpod, node)
-        remedies += _other_pools(snapshot, mpod, node, lambda n: labels.get(n, {}).get(pool_label, "(no pool)"))
+        remedies += _other_pools(snapshot, pod, mpod, lambda n: labels.get(n, {}).get(pool_label, "(no pool)"))
     return Diagnosis(who, node, pod.reason or "", pod.message or "", not result.admitted, why, hints, merged, remedies)

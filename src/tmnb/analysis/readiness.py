@@ -37,7 +37,8 @@ from tmnb.replay import DrainSteps, Mode, NodePlan, drain_steps, plans_for, show
 from tmnb.report.tables import some
 from tmnb.report.verdict import Verdict
 from tmnb.settings.target import check_target_fields
-from tmnb.snapshot import Node, Snapshot
+from tmnb.snapshot import Node, Snapshot, Taint
+from tmnb.snapshot.taints import BLOCKING, CORDON_TAINT, cordoned, taint_text
 
 VERDICTS = ("ready", "needs action", "will reject pods", "unknown")
 
@@ -137,20 +138,47 @@ def steps_table(snapshot: Snapshot, steps: Mapping[str, DrainSteps]) -> pd.DataF
     return pd.DataFrame(rows, columns=columns)
 
 
+def _own_taints(snapshot: Snapshot, pool_label: str | None) -> dict[str, list[Taint]]:
+    """Per node, the NoSchedule/NoExecute taints the rest of its pool does not carry (the cordon's aside):
+    a pool's shared taints are what its workloads tolerate, a node's own keep them off it."""
+    pools: dict[str, list[Node]] = {}
+    for node in snapshot.nodes:
+        pools.setdefault(pool_of(node, pool_label), []).append(node)
+    out = {}
+    for nodes in pools.values():
+        shared = set.intersection(*({(t.key, t.value, t.effect) for t in n.taints} for n in nodes))
+        for node in nodes:
+            own = [
+                t
+                for t in node.taints
+                if t.effect in BLOCKING and t.key != CORDON_TAINT and (t.key, t.value, t.effect) not in shared
+            ]
+            if own:
+                out[node.name] = own
+    return out
+
+
 def not_canary(
-    snapshot: Snapshot, verdict_table: pd.DataFrame, findings: Sequence[Finding], steps: Mapping[str, DrainSteps]
+    snapshot: Snapshot,
+    verdict_table: pd.DataFrame,
+    findings: Sequence[Finding],
+    steps: Mapping[str, DrainSteps],
+    pool_label: str | None = None,
 ) -> dict[str, str]:
     """Why each node that cannot be a canary cannot (a node not listed can): a canary must tell whether the
-    change works, so it is one the change changes, Ready and schedulable, with no blocker, a kubelet that
-    starts with the target, and no pod the what-if rejects. The rollout's ``canary: recommended`` reads it."""
+    change works, so it is one the change changes, Ready, schedulable and not tainted unlike the rest of its
+    pool (its pool's pods must land there), with no blocker, a kubelet that starts with the target, and no pod
+    the what-if rejects. The rollout's ``canary: recommended`` reads it."""
     rejecting = set(verdict_table.loc[verdict_table["verdict"] == "will reject pods", "node"])
     blockers: dict[str, list[str]] = {}
     for f in findings:
         if f.severity == "blocker":
             blockers.setdefault(f.node, []).append(f.rule)
+    own = _own_taints(snapshot, pool_label)
     out = {}
     for node in snapshot.nodes:
         step = steps[node.name]
+        tainted = ", ".join(map(taint_text, own.get(node.name, [])))
         reasons = [
             why
             for bad, why in (
@@ -159,7 +187,8 @@ def not_canary(
                 (node.name in blockers, f"blocker: {', '.join(dict.fromkeys(blockers.get(node.name, [])))}"),
                 (node.name in rejecting, "the what-if rejects pods there"),
                 (node.ready is False, "not Ready"),
-                (node.unschedulable, "cordoned"),
+                (cordoned(node), "cordoned"),
+                (bool(tainted), f"tainted {tainted}, unlike the rest of its pool: its pods do not land there"),
             )
             if bad
         ]
@@ -288,7 +317,7 @@ def assess(
     table.loc[table["node"].isin(refused), "verdict"] = "needs action"
     unknown = set(nodes.loc[~nodes["modelled"], "node"]) if not nodes.empty else set()
     table.loc[table["node"].isin(unknown) & (table["verdict"] == "ready"), "verdict"] = "unknown"
-    excluded = not_canary(snapshot, table, findings, steps)
+    excluded = not_canary(snapshot, table, findings, steps, pool_label)
     return Readiness(
         target=dict(target),
         fail_on=fail_on,

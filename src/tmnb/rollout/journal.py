@@ -325,6 +325,10 @@ def _and(parts: list[str]) -> str:
 WRITING_STEPS = ("stop", "state-files", "apply", "start")
 
 
+#: The uncordon step's word, and the account's, for a node someone else had cordoned.
+LEFT_CORDONED = "left cordoned: it was cordoned before the change"
+
+
 def _cordoned(mine: list[JsonDict]) -> bool:
     """Cordoned by this change and not uncordoned since."""
     state = False
@@ -332,6 +336,11 @@ def _cordoned(mine: list[JsonDict]) -> bool:
         if r.get("event") == "done" and r.get("step") in ("cordon", "uncordon"):
             state = r.get("step") == "cordon"
     return state
+
+
+def left_cordoned(records: list[JsonDict], node: str) -> bool:
+    """The change found ``node`` cordoned (its cordon step skipped) and so leaves it cordoned."""
+    return any(r.get("node") == node and r.get("step") == "cordon" and r.get("event") == "skipped" for r in records)
 
 
 def rollback_command(change_id: object, node: str, folder: Path | None) -> str:
@@ -358,7 +367,7 @@ def account(records: list[JsonDict], node: str, folder: Path | None = None) -> s
     failed = [r for r in mine if r.get("event") == "failed" and r.get("step") not in (NODE_STEP, "rollback")]
     reason = closed[-1].get("reason") if closed else None  # a manual rollback's
     why = f"{failed[0].get('step')}: {failed[0].get('error', '')}" if failed else str(reason or "failed")
-    cordon = "; it is still cordoned" if _cordoned(mine) else ""
+    cordon = "; it is still cordoned" if _cordoned(mine) else f"; {LEFT_CORDONED}" if left_cordoned(mine, node) else ""
     back = rollback_command(mine[0].get("change_id"), node, folder)
     tried = [i for i, r in enumerate(mine) if r.get("step") == "rollback" and r.get("event") == "intent"]
     rollback = [r for r in mine[tried[0] if tried else len(mine) :] if r.get("step") == "rollback"]
@@ -376,7 +385,7 @@ def account(records: list[JsonDict], node: str, folder: Path | None = None) -> s
             f"({last.get('error', '')}), so the node may still hold the change{cordon}: {back} retries it"
         )
     if closed and closed[-1].get("result") == "done":
-        kept = "left cordoned, as it was before" if cordon else "uncordoned"
+        kept = cordon.removeprefix("; ") or "uncordoned"
         resumed = "; resumed after an interrupted run" if resumed_node(records, node) else ""
         return f"{node} has the change: {wrote or 'nothing needed writing'}, was verified and {kept}{resumed}"
     if not closed:

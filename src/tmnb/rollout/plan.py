@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import itertools
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -28,12 +29,15 @@ from tmnb.rollout.config_yaml import new_config
 from tmnb.rollout.kubeadm import kubeadm_warning
 from tmnb.snapshot import Node, Snapshot
 from tmnb.snapshot.select import parse_selector
+from tmnb.snapshot.taints import cordoned
 
 if TYPE_CHECKING:
     from tmnb.analysis.readiness import Readiness
 
 DrainPolicy = Literal["auto", "always", "never"]
 
+#: What the plan says of a node cordoned before the change (``steps.NodeRun.uncordon`` keeps its word).
+CORDONED_BEFORE = "cordoned before the change: the rollout leaves it cordoned (it uncordons only what it cordoned)"
 CPU_STATE = f"{KUBELET_ROOT}/cpu_manager_state"
 MEMORY_STATE = f"{KUBELET_ROOT}/memory_manager_state"
 
@@ -298,13 +302,21 @@ def select(snapshot: Snapshot, nodes: Iterable[str] | None, node_selector: str |
     return [n for n in snapshot.nodes if matches(n.labels)]
 
 
-def _gates(canary: str, rest: Sequence[str], waves: int | Sequence[Sequence[str]]) -> dict[str, str]:
+def _gates(
+    canary: str, rest: Sequence[str], waves: int | Sequence[Sequence[str]], pool: Callable[[str], str]
+) -> dict[str, str]:
+    """The gate of each node: the canary's, then waves of at most ``waves`` nodes of one pool each (``rest``
+    comes pool by pool), so a wave's failure points at one pool; waves given as lists are taken as they are."""
     gate = {canary: "canary"}
     if isinstance(waves, int):
         if waves < 1:
             raise InputError(f"expected a wave size of at least 1, got {waves}", where="waves")
-        for i in range(0, len(rest), waves):
-            gate.update({n: f"wave-{i // waves + 1}" for n in rest[i : i + waves]})
+        number = 0
+        for _, members in itertools.groupby(rest, key=pool):
+            same = list(members)
+            for i in range(0, len(same), waves):
+                number += 1
+                gate.update({n: f"wave-{number}" for n in same[i : i + waves]})
         return gate
     listed = [n for wave in waves for n in wave]
     extra = sorted(set(listed) - set(rest) - {canary})
@@ -319,15 +331,26 @@ def _gates(canary: str, rest: Sequence[str], waves: int | Sequence[Sequence[str]
 
 
 def _pick_canary(
-    canary: str, included: Sequence[str], recommended: Sequence[str], not_canary: Mapping[str, str]
+    canary: str,
+    included: Sequence[str],
+    recommended: Sequence[str],
+    not_canary: Mapping[str, str],
+    cordoned: Collection[str],
 ) -> str:
     """The named canary, or for ``recommended`` readiness's choice: its pick of a pool among the planned
-    nodes, else the first planned node that can be a canary (``Readiness.not_canary``), else none."""
+    nodes, else the first planned node that can be a canary (``Readiness.not_canary``), else none. A named
+    canary may be anything the plan changes but a cordoned node, where no new pod would show the change."""
     if not included:
         raise InputError("no node is left to change: every selected node is excluded (see the plan's exclusions)")
     if canary != "recommended":
         if canary not in included:
             raise InputError(f"{canary!r} is not a planned node (excluded, unchanged or unknown)", where="canary")
+        if canary in cordoned:
+            raise InputError(
+                f"{canary} is cordoned: no new pod lands there to show the change works; name another canary "
+                "(the cordoned node can go in a wave, and stays cordoned)",
+                where="canary",
+            )
         return canary
     eligible = [n for n in recommended if n in included] + [n for n in included if n not in not_canary]
     if not eligible:
@@ -419,6 +442,8 @@ def build_plan(
             continue
         files = [_files(node, target, mode, read)]
         warnings = [kubeadm_warning(files[0].path, files[0].how)] if node.kubelet.kubeadm_managed else []
+        if cordoned(node):
+            warnings.append(CORDONED_BEFORE)
         states = steps.state_files
         needs_drain, why = _drain(node.name, steps, drain)
         prediction = _drained_prediction(node, snapshot, readiness, refusals.get(node.name))
@@ -427,17 +452,23 @@ def build_plan(
             node.kubelet.kubeadm_managed,
         )  # fmt: skip
         planned.append((node, change))
-    included = sorted((n.name for n, _ in planned), key=lambda name: (verdicts.get(name, {}).get("pool", ""), name))
+
+    def pool(name: str) -> str:
+        return str(verdicts.get(name, {}).get("pool", ""))
+
+    included = sorted((n.name for n, _ in planned), key=lambda name: (pool(name), name))
     recommended = [c for c in readiness.canary["canary"].tolist() if c] if not readiness.canary.empty else []
     if not planned:
         reasons = "; ".join(f"{e.node}: {e.reason}" for e in excluded) or "no node matches the selection"
         raise InputError(f"nothing to roll out: {reasons}", where="plan")
-    first = _pick_canary(canary, included, recommended, readiness.not_canary)
-    gates = _gates(first, [n for n in included if n != first], waves)
+    held = {n.name for n, _ in planned if cordoned(n)}
+    first = _pick_canary(canary, included, recommended, readiness.not_canary, held)
+    # the canary's pool first, then pool by pool; in each, the cordoned nodes last (they take no new pods)
+    rest = sorted((n for n in included if n != first), key=lambda n: (pool(n) != pool(first), pool(n), n in held, n))
+    gates = _gates(first, rest, waves, pool)
     by_name = {c.node: c for _, c in planned}
-    ordered = sorted(
-        gates, key=lambda n: (0 if gates[n] == "canary" else int(gates[n].split("-")[1]), included.index(n))
-    )
+    order = [first, *rest]
+    ordered = sorted(gates, key=lambda n: (0 if gates[n] == "canary" else int(gates[n].split("-")[1]), order.index(n)))
     nodes_out = [NodeChange(**{**asdict(by_name[n]), "files": by_name[n].files, "gate": gates[n]}) for n in ordered]
     return RolloutPlan(change_id, target, snapshot.captured_at, nodes_out, excluded)
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from tmnb.errors import InputError, RolloutError
 from tmnb.parse.jsonable import JsonDict
 from tmnb.rollout.cluster import ClusterOps
-from tmnb.rollout.journal import NODE_STEP, account, resumed_node
+from tmnb.rollout.journal import LEFT_CORDONED, NODE_STEP, account, left_cordoned, resumed_node
 from tmnb.rollout.plan import RolloutPlan
 from tmnb.rollout.soak import Soak, check
 from tmnb.rollout.steps import NodeResult, NodeRun, Options
@@ -189,14 +189,15 @@ class Rollout:
             records, here = self.journal.records(), self.journal.path.parent
             interrupted = [account(records, n, here) for n, s in nodes.items() if s == "in progress"]
             resumed = [account(records, n, here) for n in nodes if resumed_node(records, n)]
+            kept = [f"{n} {LEFT_CORDONED}" for n in nodes if left_cordoned(records, n)]
             message = {
                 "rolled back": "; ".join(account(records, n, here) for n in back) + "; the rollout stopped there",
                 "stopped": "; ".join(account(records, n, here) for n in failed)
                 if failed
                 else f"stopped after the canary's soak: {soaked}",
-                "completed": "; ".join([f"every planned node has the change ({len(nodes)} node(s))", *resumed]),
+                "completed": "; ".join([f"every planned node has the change ({len(nodes)} node(s))", *kept, *resumed]),
                 "planned": "; ".join([f"plan only: nothing was written by this run; next gate {nxt}", *interrupted]),
-                "awaiting approval": "; ".join([f"waiting at gate {nxt}: approve it to continue", *interrupted]),
+                "awaiting approval": "; ".join([f"waiting at gate {nxt}: approve it to continue", *kept, *interrupted]),
                 "held": self._held_message(held) if held else "",
             }[status]
         return Outcome(status, nodes, nxt, message, self.mode, back)

@@ -29,6 +29,7 @@ from tmnb.rollout.cluster import (
     restarts,
     uses_emptydir,
 )
+from tmnb.rollout.journal import LEFT_CORDONED
 from tmnb.rollout.plan import CPU_STATE, NodeChange, RolloutPlan, overridden_by
 from tmnb.rollout.verify import (
     VerifyPodPrediction,
@@ -408,18 +409,25 @@ class NodeRun:
             )
         return {"pod": f"{namespace}/{name}", **actual}
 
+    def cordoned_here(self) -> bool:
+        """This change cordoned the node: its cordon step did it (a node someone else cordoned, before the
+        preflight or between it and the cordon, skips that step, and stays cordoned)."""
+        cordon = self.done("cordon")
+        return cordon is not None and cordon.get("event") == "done"
+
     def uncordon(self) -> JsonDict:
-        if (self.done("preflight") or {}).get("was_unschedulable"):
-            return {"event": "skipped", "result": "the node was unschedulable before the change: left cordoned"}
-        if self.done("cordon") is None:
-            return {"event": "skipped", "result": "never cordoned"}
+        if not self.cordoned_here():
+            return {"event": "skipped", "result": LEFT_CORDONED if self.done("cordon") else "never cordoned"}
         self.cluster.set_unschedulable(self.node, False)
         return {"result": "uncordoned"}
 
     def release(self, why: str = "nothing was applied") -> None:
         """Undo the cordon: after a failure before anything was written, or once a rollback restored
-        what was (``why`` says which, as the journal's record of the uncordon)."""
-        if self.done("cordon") is not None and not (self.done("preflight") or {}).get("was_unschedulable"):
+        what was (``why`` says which, as the journal's record of the uncordon); a node this change did not
+        cordon is left cordoned, and the journal says so."""
+        if self.done("cordon") is not None and not self.cordoned_here():
+            self._skip("uncordon", LEFT_CORDONED)
+        if self.cordoned_here():
             try:
                 self.cluster.set_unschedulable(self.node, False)
                 self.journal.record(self.node, "uncordon", "done", result=f"uncordoned: {why}")
