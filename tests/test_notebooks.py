@@ -1,6 +1,7 @@
 """Committed notebooks are clean (no outputs, one parameters cell, thin) and really run."""
 
 import ast
+import csv
 import json
 
 import nbformat
@@ -117,6 +118,11 @@ def test_inventory_on_the_sample(tmp_path):
     assert "Effective kubelet settings" in html and "⚑flag" in html
     # the sample runs 1.34 (gen-icx-03) and 1.36: both minors, and what differs between them
     assert "Kubelet minors" in html and "MemoryManager gate" in html
+    # gen-icx-02 is cordoned, the GPU pool tainted: the scheduling context is on the page and in its CSV
+    rows = {r["node"]: r for r in csv.DictReader((result.folder / "tables" / "scheduling.csv").open())}
+    assert rows["gen-icx-02"]["cordoned"] == "yes, since 2026-07-21T04:30:00Z"
+    assert rows["gpu-h100-01"]["taints"] == "nvidia.com/gpu=present:NoSchedule"
+    assert "Cordons and taints" in html and "dedicated=latency:NoSchedule" in html
 
 
 @pytest.mark.notebook

@@ -4,7 +4,7 @@ import pytest
 
 from factories import Allocation, Device, Layer, busy_snapshot, node, pod, settings, snapshot
 from tmnb.analysis import checklist, inventory
-from tmnb.snapshot import Cluster, Container, KubeletInfo, Setting, Versions, save
+from tmnb.snapshot import Cluster, Container, KubeletInfo, Setting, Taint, Versions, save
 from tmnb.versions import KubeVersion
 
 
@@ -223,3 +223,21 @@ def test_shared_pool_containers_are_complete_without_a_cpuset():
 def _container(name: str, cpu: str) -> Container:
     requests = {"cpu": cpu, "memory": "1Gi"}
     return Container(name=name, requests=requests, limits=dict(requests))
+
+
+def test_scheduling_shows_each_nodes_cordon_and_taints_as_kubectl_writes_them():
+    cordon = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule", time_added="2026-12-01T08:00:00Z")
+    nodes = [
+        node(
+            "a", unschedulable=True, taints=[Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule"), cordon]
+        ),
+        node("b", unschedulable=True, ready=None),  # an older snapshot: the cordon without its taint
+        node("c", taints=[Taint(key="team", effect="PreferNoSchedule")], ready=False),
+    ]
+    table = inventory.scheduling(snapshot(nodes))
+    assert table.to_dict("records") == [
+        {"node": "a", "ready": "yes", "cordoned": "yes, since 2026-12-01T08:00:00Z",
+         "taints": "nvidia.com/gpu=present:NoSchedule"},
+        {"node": "b", "ready": "unknown", "cordoned": "yes", "taints": ""},
+        {"node": "c", "ready": "no", "cordoned": "no", "taints": "team:PreferNoSchedule"},
+    ]  # fmt: skip

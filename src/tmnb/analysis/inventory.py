@@ -1,6 +1,6 @@
-"""The inventory report's tables: versions, the kubelet minors and what differs between them, settings
-with provenance, NUMA shapes, devices, Guaranteed pods and the pre-change checklist, all computed from
-one Snapshot."""
+"""The inventory report's tables: versions, cordons and taints, the kubelet minors and what differs between
+them, settings with provenance, NUMA shapes, devices, Guaranteed pods and the pre-change checklist, all
+computed from one Snapshot."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from tmnb.parse.kubelet_fields import RESOURCE_MANAGER_FIELDS
 from tmnb.parse.quantity import parse_quantity
 from tmnb.report.tables import some
 from tmnb.snapshot import Layer, Node, NumaZone, Pod, Setting, Snapshot
+from tmnb.snapshot.taints import CORDON_TAINT, cordoned, taint_text
 from tmnb.versions import KubeVersion
 
 #: Settings an SRE must see before touching the Topology Manager, in reading order.
@@ -100,6 +101,23 @@ def versions(snapshot: Snapshot) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=["node", "kubelet", "api_server", "runtime", "kernel", "skew", "note"])
+
+
+def scheduling(snapshot: Snapshot) -> pd.DataFrame:
+    """Per node, what decides whether new pods land there: Ready, the cordon (since when, when the API
+    stamped its taint) and the other taints, as ``kubectl describe node`` writes them."""
+    rows = []
+    for node in snapshot.nodes:
+        since = next((t.time_added for t in node.taints if t.key == CORDON_TAINT and t.time_added), None)
+        rows.append(
+            {
+                "node": node.name,
+                "ready": {True: "yes", False: "no", None: "unknown"}[node.ready],
+                "cordoned": (f"yes, since {since}" if since else "yes") if cordoned(node) else "no",
+                "taints": ", ".join(taint_text(t) for t in node.taints if t.key != CORDON_TAINT),
+            }
+        )
+    return pd.DataFrame(rows, columns=["node", "ready", "cordoned", "taints"])
 
 
 def kubelet_minors(snapshot: Snapshot) -> pd.DataFrame:
