@@ -453,8 +453,8 @@ def test_a_diff_shows_a_changed_secret_as_changed_without_its_value() -> None:
 
 def test_on_the_sample_each_wave_keeps_to_one_pool_and_the_cordoned_node_goes_last_and_stays_cordoned() -> None:
     """tmnb rollout plan --set topologyManagerPolicy=restricted on the embedded sample: six nodes change, in
-    four pools; gen-icx-02 is cordoned (a hardware ticket), so it is no canary, goes after its pool's
-    schedulable nodes and the plan says the rollout leaves it cordoned."""
+    four pools; gen-icx-02 is cordoned (a hardware ticket), so it is no canary, goes last in a wave of its own
+    and the plan says the rollout leaves it cordoned."""
     from tmnb.sources.embedded import load_sample
 
     sample = load_sample()
@@ -464,10 +464,11 @@ def test_on_the_sample_each_wave_keeps_to_one_pool_and_the_cordoned_node_goes_la
     assert canary.node != "gen-icx-02"
     for gate in plan.gates[1:]:
         assert len({pools[n.node] for n in plan.in_gate(gate)}) == 1, gate
-    home = [n.node for n in plan.nodes if pools[n.node] == pools[canary.node] and n is not canary]
-    assert [n.node for n in plan.in_gate("wave-1")] == home  # the canary's pool goes on first
-    general = [n.node for n in plan.nodes if pools[n.node] == "general"]
-    assert general[-1] == "gen-icx-02"
+    home = [
+        n.node for n in plan.nodes if pools[n.node] == pools[canary.node] and n.node not in (canary.node, "gen-icx-02")
+    ]
+    assert [n.node for n in plan.in_gate("wave-1")] == home  # the rest of the canary's pool goes on first
+    assert [n.node for n in plan.in_gate(plan.gates[-1])] == ["gen-icx-02"] == [plan.nodes[-1].node]
     assert plan.node("gen-icx-02").warnings[-1] == CORDONED_BEFORE
     assert not any(CORDONED_BEFORE in w for n in plan.nodes if n.node != "gen-icx-02" for w in n.warnings)
 
@@ -491,4 +492,4 @@ def test_a_cordoned_node_named_as_the_canary_is_refused() -> None:
         _plan(cordoned, {"topologyManagerPolicy": "best-effort"}, canary="w3")
     assert err.value.where == "canary"
     plan = _plan(cordoned, {"topologyManagerPolicy": "best-effort"}, canary="w1")
-    assert [n.node for n in plan.nodes][-1] == "w3" and plan.node("w3").gate == "wave-1"
+    assert [(n.node, n.gate) for n in plan.nodes] == [("w1", "canary"), ("w2", "wave-1"), ("w3", "wave-2")]

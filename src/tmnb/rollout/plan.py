@@ -303,16 +303,16 @@ def select(snapshot: Snapshot, nodes: Iterable[str] | None, node_selector: str |
 
 
 def _gates(
-    canary: str, rest: Sequence[str], waves: int | Sequence[Sequence[str]], pool: Callable[[str], str]
+    canary: str, rest: Sequence[str], waves: int | Sequence[Sequence[str]], kind: Callable[[str], object]
 ) -> dict[str, str]:
-    """The gate of each node: the canary's, then waves of at most ``waves`` nodes of one pool each (``rest``
-    comes pool by pool), so a wave's failure points at one pool; waves given as lists are taken as they are."""
+    """The gate of each node: the canary's, then waves of at most ``waves`` nodes of one ``kind`` each (``rest``
+    comes kind by kind), so a wave's failure points at one pool; waves given as lists are taken as they are."""
     gate = {canary: "canary"}
     if isinstance(waves, int):
         if waves < 1:
             raise InputError(f"expected a wave size of at least 1, got {waves}", where="waves")
         number = 0
-        for _, members in itertools.groupby(rest, key=pool):
+        for _, members in itertools.groupby(rest, key=kind):
             same = list(members)
             for i in range(0, len(same), waves):
                 number += 1
@@ -463,9 +463,10 @@ def build_plan(
         raise InputError(f"nothing to roll out: {reasons}", where="plan")
     held = {n.name for n, _ in planned if cordoned(n)}
     first = _pick_canary(canary, included, recommended, readiness.not_canary, held)
-    # the canary's pool first, then pool by pool; in each, the cordoned nodes last (they take no new pods)
-    rest = sorted((n for n in included if n != first), key=lambda n: (pool(n) != pool(first), pool(n), n in held, n))
-    gates = _gates(first, rest, waves, pool)
+    # the canary's pool first, then pool by pool; the cordoned nodes last, in waves of their own: they take no
+    # new pods, so a wave of them shows nothing of how the change admits pods
+    rest = sorted((n for n in included if n != first), key=lambda n: (n in held, pool(n) != pool(first), pool(n), n))
+    gates = _gates(first, rest, waves, lambda n: (n in held, pool(n)))
     by_name = {c.node: c for _, c in planned}
     order = [first, *rest]
     ordered = sorted(gates, key=lambda n: (0 if gates[n] == "canary" else int(gates[n].split("-")[1]), order.index(n)))
