@@ -190,3 +190,26 @@ def test_a_rollback_leaves_a_node_cordoned_before_the_change_cordoned(
                 and r["node"] == "w3"]  # fmt: skip
     assert uncordon == [("skipped", LEFT)]
     assert _message(capsys).endswith(f"saw the old settings in configz; {LEFT}; the rollout stopped there")
+
+
+def test_a_node_cordoned_by_someone_else_after_the_preflight_is_not_uncordoned(
+    box: Sandbox, kubeconfig: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The preflight saw w3 schedulable; someone cordoned it before the rollout's own cordon step, which
+    finds it cordoned and skips: the rollout did not cordon it, so it does not uncordon it."""
+    from tmnb.rollout.steps import NodeRun
+
+    preflight = NodeRun.preflight
+
+    def then_someone_cordons(run: NodeRun) -> dict[str, object]:
+        result = preflight(run)
+        if run.node == "w3":
+            box.cluster.patch_node("w3", {"spec": {"unschedulable": True}})
+        return result
+
+    monkeypatch.setattr(NodeRun, "preflight", then_someone_cordons)
+    assert rollout(kubeconfig, tmp_path / "s", *AROUND_A_CORDON) == 0
+    assert _cordoned(box, "w3")
+    steps = {(r["step"], r["event"]): r for r in records(tmp_path / "s", "c1") if r["node"] == "w3"}
+    assert steps[("preflight", "done")]["was_unschedulable"] is False
+    assert steps[("uncordon", "skipped")]["result"] == LEFT
