@@ -54,6 +54,10 @@ def test_noderesourcetopologies(kubectl) -> None:  # type: ignore[no-untyped-def
 def test_cordon_drain_respects_the_pdb_then_uncordon(kubectl, sandbox: Sandbox) -> None:  # type: ignore[no-untyped-def]
     assert kubectl("cordon", "w1").stdout.strip() == "node/w1 cordoned"
     assert "Ready,SchedulingDisabled" in kubectl("get", "node", "w1").stdout
+    taint = "{.spec.taints[0].key}:{.spec.taints[0].effect}"  # the node lifecycle controller's, as kubectl reads it
+    assert (
+        kubectl("get", "node", "w1", "-o", f"jsonpath={taint}").stdout == "node.kubernetes.io/unschedulable:NoSchedule"
+    )
     started = time.monotonic()
     drain = kubectl("drain", "w1", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=40s")
     # maxUnavailable 1: the second web pod waits for the first one's replacement, and kubectl retries after 5s
@@ -73,7 +77,7 @@ def test_cordon_drain_respects_the_pdb_then_uncordon(kubectl, sandbox: Sandbox) 
     assert len(web) == 2 and {p["spec"]["nodeName"] for p in web} == {"w2"}
     assert all(p["status"]["phase"] == "Running" for p in web)
     assert kubectl("uncordon", "w1").stdout.strip() == "node/w1 uncordoned"
-    assert kubectl("get", "node", "w1", "-o", "jsonpath={.spec.unschedulable}").stdout == ""
+    assert kubectl("get", "node", "w1", "-o", "jsonpath={.spec.unschedulable}{.spec.taints}").stdout == ""
 
 
 def test_drain_times_out_while_the_pdb_blocks(kubectl, sandbox: Sandbox) -> None:  # type: ignore[no-untyped-def]
