@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from factories import node
-from tmnb.snapshot import Taint, Toleration
+from factories import node, pod, snapshot
+from published_schema import schema_errors
+from tmnb.errors import InputError
+from tmnb.snapshot import Taint, Toleration, from_dict, to_dict
 from tmnb.snapshot.taints import CORDON_TAINT, cordoned, keeps_off, taint_text, tolerates, untolerated
 
 FOO = Taint(key="foo", effect="NoSchedule")
@@ -66,3 +68,17 @@ def test_a_taint_the_pod_does_not_tolerate_is_named_as_kubectl_writes_it() -> No
     assert keeps_off(gpu, [Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")]) == ""
     assert taint_text(Taint(key=CORDON_TAINT, effect="NoSchedule")) == "node.kubernetes.io/unschedulable:NoSchedule"
     assert not cordoned(gpu)
+
+
+def test_files_written_before_taints_load_without_them_and_a_bad_effect_is_refused_with_its_path() -> None:
+    """The fields were added without a schema bump (docs/snapshot.md): a node or pod without them reads as
+    untainted and tolerating nothing, for the model and for the published schema alike."""
+    document = to_dict(snapshot([node("w1")], [pod("p")]))
+    del document["nodes"][0]["taints"], document["pods"][0]["tolerations"]
+    assert schema_errors(document) == []
+    older = from_dict(document)
+    assert older.nodes[0].taints == [] and older.pods[0].tolerations == []
+    document["nodes"][0]["taints"] = [{"key": "a", "effect": "NoScheduleX"}]
+    assert schema_errors(document)
+    with pytest.raises(InputError, match=r"\$\.nodes\[0\]\.taints\[0\]\.effect"):
+        from_dict(document)
