@@ -180,6 +180,38 @@ def test_with_no_node_that_can_be_the_canary_03_says_so_and_prints_no_04_command
     assert any("No node can be the canary" in line for _, lines in answer.sections for line in lines)
 
 
+def test_the_04_command_carries_the_change_03_checked_as_04_reads_it():
+    """Strings YAML reads as another type ("true" of an option, "0" of a CPU list) stay strings in the
+    printed command, once the shell and ``tmnb run`` have read it (nested quotes did not)."""
+    from printed_commands import problems, typed
+    from tmnb.analysis.readiness import verdict
+
+    target = {
+        "topologyManagerPolicy": "restricted",
+        "topologyManagerPolicyOptions": {"prefer-closest-numa-nodes": "true"},
+        "reservedSystemCPUs": "0",
+    }
+    (command,) = verdict(assess(fleet(), target)).commands
+    assert typed(command) == {"target": target, "nodes": ["c"], "canary": "c"}
+    assert problems(command) == []
+
+
+def test_an_upgrade_is_left_to_the_node_pipeline_and_04_rolls_out_the_configuration():
+    """04 refuses kubeletVersion (a rollout changes configuration, not binaries): 03 says to upgrade the
+    kubelet first and hands 04 the rest of the change, or nothing when the change is the upgrade alone."""
+    from printed_commands import typed
+    from tmnb.analysis.readiness import verdict
+
+    older = snapshot([node(n, version="v1.35.2", kubelet=STATIC) for n in ("a", "b")], [pod("x", "a", cpu="2")])
+    both = verdict(assess(older, {"kubeletVersion": "1.36", "topologyManagerScope": "pod"}))
+    (command,) = both.commands
+    assert typed(command)["target"] == {"topologyManagerScope": "pod"}
+    upgrade = "Upgrade the kubelet to 1.36 with your node image or package pipeline, canary first"
+    assert any(line.startswith(upgrade) for line in dict(both.sections)["What to do next"])
+    alone = verdict(assess(older, {"kubeletVersion": "1.36"}))
+    assert alone.commands == [] and any(line.startswith(upgrade) for line in dict(alone.sections)["What to do next"])
+
+
 def test_every_node_needing_action_is_named_on_top_and_old_failures_on_their_node():
     """The sample under single-numa-node: gen-icx-03 needs action for a manual step (its kubelet is
     two minors behind; a warning, below fail_on), so the answer on top names it; gpu-h100-01 has

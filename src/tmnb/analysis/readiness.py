@@ -34,6 +34,7 @@ from tmnb.analysis.whatif import NodeRows, common_sizes, frames, node_rows, pool
 from tmnb.errors import InputError
 from tmnb.kubelet.profiles import KUBELET_VERSION
 from tmnb.replay import DrainSteps, Mode, NodePlan, drain_steps, plans_for, show_value
+from tmnb.report.commands import command, parameters
 from tmnb.report.tables import some
 from tmnb.report.verdict import Verdict
 from tmnb.settings.target import check_target_fields
@@ -428,8 +429,6 @@ def summary(report: Readiness) -> str:
 def verdict(report: Readiness) -> Verdict:
     """The report's answer: what is ready, what blocks (each blocker's remedy in full), the canary
     per pool and the exact command that plans the canary's rollout."""
-    import yaml
-
     counts = Counter(report.verdicts["verdict"])
     by = {v: sorted(report.verdicts.loc[report.verdicts["verdict"] == v, "node"]) for v in VERDICTS}
     ready = [f"**{counts[v]}** {v}: {', '.join(by[v])}" for v in VERDICTS if counts[v]]
@@ -451,27 +450,33 @@ def verdict(report: Readiness) -> Verdict:
     canaries += [f"pool **{r.pool}**: no canary: {r.why}" for r in report.canary.itertuples() if not r.canary]
     if not len(picked):
         canaries.append("**No node can be the canary**, so there is no rollout to plan: fix what blocks it first.")
+    # 04 rolls out configuration only and refuses kubeletVersion: the kubelet is upgraded by its pipeline first
+    configuration = {k: v for k, v in report.target.items() if k != KUBELET_VERSION}
     commands: list[str] = []
-    if len(picked):
-        first = picked.iloc[0]["canary"]
-        target = yaml.safe_dump(report.target, default_flow_style=True, width=10_000).strip()
-        commands = [
-            f"tmnb run notebooks/04-rollout.ipynb -p target '{target}' -p nodes '[{first}]' -p canary {first}",
-        ]
+    if len(picked) and configuration:
+        first = str(picked.iloc[0]["canary"])
+        commands = [command("run", "04-rollout", params={"target": configuration, "nodes": [first], "canary": first})]
     if blocks:
         tone: Literal["ok", "warn", "stop"] = "stop"
         headline = f"Not ready: {len(blocks)} thing(s) block this change. Fix them, then plan the canary."
-    elif not commands:
+    elif not len(picked):
         tone, headline = "warn", "Nothing to roll out yet: no node can be the canary (see what to do next)."
     elif counts["needs action"] or counts["unknown"]:
         tone, headline = "warn", "Ready with manual steps: the plan below lists them per node. Start with the canary."
     else:
         tone, headline = "ok", "Ready: nothing blocks this change. Start with the canary."
-    next_steps = canaries + (
-        ["Plan the canary's rollout (writes nothing; add `-p mode execute -p approve '[canary]'` to carry it out):"]
-        if commands
-        else []
-    )
+    next_steps = canaries
+    if report.upgrades and len(picked):
+        next_steps.append(
+            f"Upgrade the kubelet to {report.target[KUBELET_VERSION]} with your node image or package pipeline, "
+            "canary first: a rollout (04) changes the kubelet's configuration, not its version."
+        )
+    if commands:
+        then = "Then plan" if report.upgrades else "Plan"
+        next_steps.append(
+            f"{then} the canary's rollout (writes nothing; add "
+            f"`{parameters(mode='execute', approve=['canary'])}` to carry it out):"
+        )
     return Verdict(
         tone,
         headline,
