@@ -448,3 +448,26 @@ def test_the_answer_says_first_what_the_metrics_are_and_keeps_untouched_regressi
     assert block.sections[0] == ("Read this first", ["The application metrics are synthetic."])
     assert sections["Application metrics"][-1].startswith("**on nodes the change did not touch** (")
     assert block.tone == "ok"
+
+
+def test_the_next_command_after_a_rollout_runs_as_printed(tmp_path, capsys):
+    """A clean comparison with the change's journal names ``tmnb rollout status`` on its state folder,
+    which runs from anywhere; a journal ``status`` cannot read (another name) gets the postmortem instead."""
+    import shlex
+
+    from printed_commands import problems
+    from tmnb.analysis.compare import verdict_block
+    from tmnb.cli.main import main
+    from tmnb.rollout.journal import Journal
+
+    table = pd.DataFrame(columns=cmp.CONTAINER_COLUMNS)
+    diff = pd.DataFrame({"node": ["n1"], "change": ["changed"]})
+    journal = tmp_path / "state" / "journal.jsonl"
+    journal.parent.mkdir()
+    Journal(journal, "tm-1").record("n1", "apply", "done", result="written")
+    (status,) = verdict_block(table, diff, evidence=str(tmp_path), journal=str(journal), metrics=([], [], [])).commands
+    assert status.startswith("tmnb rollout status --change-id tm-1 --state-dir /") and problems(status) == []
+    assert main(shlex.split(status)[1:]) == 0 and "apply" in capsys.readouterr().out
+    other = journal.rename(tmp_path / "state" / "sample-journal.jsonl")
+    (then,) = verdict_block(table, diff, evidence=str(tmp_path), journal=str(other), metrics=([], [], [])).commands
+    assert then == f"tmnb run 06-postmortem -p evidence {tmp_path.resolve()}" and problems(then) == []

@@ -105,15 +105,17 @@ def test_the_pool_table_and_the_verdict_give_the_same_share(busy):
     assert pools == ["**general**: 42.9 % of allocatable CPUs held exclusively"]
 
 
-def test_the_detail_says_which_nodes_it_draws_and_how_to_draw_the_rest():
+def test_the_detail_says_which_nodes_it_draws_and_how_to_draw_the_rest(tmp_path, monkeypatch):
     from tmnb.analysis.occupancy import detail_note, pick_nodes
 
+    monkeypatch.chdir(tmp_path)  # the snapshot named relative to here: the command names it from anywhere
     occ = occupancy(snapshot([node("a"), node("b"), node("c")]))
     detail = pick_nodes(occ, None, count=1)
     assert detail_note(occ, detail, "snap.json") == (
         f"Drawn in detail: **{detail[0]}** (the 1 most CPU-loaded, of 3 node(s)). Not drawn: "
         f"{', '.join(sorted({'a', 'b', 'c'} - set(detail)))}. To draw any of them: "
-        f"`tmnb run 02-numa-occupancy -p source snap.json -p nodes '[{sorted({'a', 'b', 'c'} - set(detail))[0]}]'`"
+        f"`tmnb run 02-numa-occupancy -p source {tmp_path.resolve() / 'snap.json'} "
+        f"-p nodes '[{sorted({'a', 'b', 'c'} - set(detail))[0]}]'`"
     )
     assert detail_note(occ, ["a", "b", "c"], "snap.json", ["a", "b", "c"]) == (
         "Drawn in detail: **a, b, c** (as asked, of 3 node(s))."

@@ -11,6 +11,7 @@ import pandas as pd
 from tmnb.analysis.inventory import exclusive_containers, shape_of
 from tmnb.errors import SnapshotError
 from tmnb.kubelet.names import CPU_STATIC
+from tmnb.report.commands import command
 from tmnb.report.verdict import Verdict
 from tmnb.snapshot import Snapshot, digest, load
 
@@ -122,14 +123,14 @@ def checklist(snapshot: Snapshot, stored: Path | None) -> pd.DataFrame:
 
 
 #: The change the next report checks by default (the readiness notebook's default target).
-NEXT_TARGET = "{topologyManagerPolicy: single-numa-node}"
+NEXT_TARGET = {"topologyManagerPolicy": "single-numa-node"}
 
 
 def verdict(checks: pd.DataFrame, stored: Path) -> Verdict:
     """The checklist's result first: which items are incomplete and why, then the next report to run."""
     done = checks["status"] == "done"
     gaps = [f"**{r.item}** ({r.status}): {r.evidence}" for r in checks[~done].itertuples()]
-    command = f"tmnb run notebooks/03-readiness.ipynb -p source {stored} -p target '{NEXT_TARGET}'"
+    next_report = command("run", "03-readiness", params={"source": stored, "target": NEXT_TARGET})
     if gaps:
         headline = (
             f"Checklist: {int(done.sum())} of {len(checks)} items done; {len(gaps)} incomplete: "
@@ -141,4 +142,6 @@ def verdict(checks: pd.DataFrame, stored: Path) -> Verdict:
         f"Baseline snapshot: `{stored}`.",
         "Check the planned change against every node (set `target` to the change you plan):",
     ]
-    return Verdict("warn" if gaps else "ok", headline, [("Incomplete", gaps), ("What to do next", steps)], [command])
+    return Verdict(
+        "warn" if gaps else "ok", headline, [("Incomplete", gaps), ("What to do next", steps)], [next_report]
+    )

@@ -19,9 +19,11 @@ from tmnb.analysis.inventory import shape_of
 from tmnb.cpuset import CPUSet
 from tmnb.errors import InputError
 from tmnb.parse.quantity import parse_quantity
+from tmnb.report.commands import command
 from tmnb.report.tables import quantity, some
 from tmnb.report.verdict import Verdict
 from tmnb.snapshot import Node, Snapshot
+from tmnb.sources.resolve import source_argument
 
 COLUMNS = ["node", "pool", "shape", "numa", "resource", "unit", "capacity", "reserved", "exclusive", "free", "fraction"]
 POD_COLUMNS = ["node", "numa", "resource", "unit", "namespace", "pod", "container", "amount"]
@@ -188,10 +190,8 @@ def detail_note(occ: pd.DataFrame, detail: list[str], source: str, wanted: list[
     note = f"Drawn in detail: **{', '.join(detail)}** ({why}, of {total} node(s))."
     if len(detail) < total:
         others = sorted(set(occ["node"]) - set(detail))
-        note += (
-            f" Not drawn: {some(others, 8)}. To draw any of them: "
-            f"`tmnb run 02-numa-occupancy -p source {source} -p nodes '[{others[0]}]'`"
-        )
+        draw = command("run", "02-numa-occupancy", params={"source": source_argument(source), "nodes": others[:1]})
+        note += f" Not drawn: {some(others, 8)}. To draw any of them: `{draw}`"
     return note
 
 
@@ -254,7 +254,7 @@ def verdict(occ: pd.DataFrame, source: str, *, full: float = 0.9) -> Verdict:
         if zones
         else f"No NUMA zone on the {nodes} node(s) is nearly full of pinned CPUs."
     )
-    command = f"tmnb run notebooks/03-readiness.ipynb -p source {source} -p target '{NEXT_TARGET}'"
+    next_report = command("run", "03-readiness", params={"source": source_argument(source), "target": NEXT_TARGET})
     return Verdict(
         "warn" if zones else "ok",
         headline,
@@ -263,5 +263,5 @@ def verdict(occ: pd.DataFrame, source: str, *, full: float = 0.9) -> Verdict:
             ("Pools, most loaded first", lines),
             ("What to do next", ["Check a planned change against these nodes:"]),
         ],
-        [command],
+        [next_report],
     )

@@ -162,6 +162,17 @@ def source_kind(source: str) -> SourceKind:
     return next(k for k in SOURCES if k.claims(source))
 
 
+def source_argument(source: str) -> str | Path:
+    """``source`` as a printed command (``report.commands``) passes it, to run from any directory: a
+    snapshot file as its path (which the command makes absolute), a node root's folder absolute, a
+    word as it is."""
+    if source_kind(source) is SNAPSHOT_FILE:
+        return Path(source)
+    if source.startswith(NODE_ROOT):
+        return NODE_ROOT + str(Path(source.removeprefix(NODE_ROOT)).resolve())
+    return source
+
+
 def check_source(source: str) -> None:
     """What the argument alone tells: a word that is no source, or a snapshot file that is not there."""
     if "\0" in source:

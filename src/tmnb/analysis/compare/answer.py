@@ -11,6 +11,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from tmnb.analysis.compare.containers import VERDICTS
+from tmnb.report.commands import command
 from tmnb.report.verdict import Verdict
 from tmnb.snapshot import Snapshot
 
@@ -130,17 +131,17 @@ def verdict_block(
         steps = ["Explain each rejection and what would admit the pod, from the evidence alone (no cluster needed):"]
         if change:
             steps.insert(0, f"Hold the rollout of `{change}`: approve no further gate.")
-        command = f"tmnb run notebooks/06-postmortem.ipynb -p evidence {evidence}"
-    elif change:
+        next_step = command("run", "06-postmortem", params={"evidence": Path(evidence)})
+    elif change and Path(journal).name == "journal.jsonl":  # the one ``tmnb rollout status`` reads in --state-dir
         steps = [f"See where the rollout of `{change}` stands, then approve its next gate in 04-rollout:"]
-        command = f"tmnb rollout status --change-id {change} --state-dir {Path(journal).resolve().parent}"
+        next_step = command("rollout", "status", change_id=change, state_dir=Path(journal).parent)
     else:
         steps = ["Keep this report with the change's evidence; the postmortem reads it all:"]
-        command = f"tmnb run notebooks/06-postmortem.ipynb -p evidence {evidence}"
+        next_step = command("run", "06-postmortem", params={"evidence": Path(evidence)})
     sections = [
         ("Read this first", [a for a in about if a]),
         ("Containers", containers),
         ("Application metrics", shown),
         ("What to do next", steps),
     ]
-    return Verdict(tone, headline, sections, [command])
+    return Verdict(tone, headline, sections, [next_step])
