@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from printed_commands import problems
 from tmnb.report.verdict import Verdict
 from tmnb.rollout.board import answer
 from tmnb.rollout.journal import NODE_STEP, Journal
@@ -53,12 +54,14 @@ def _session(state: Path, *, canary_done: bool) -> Session:
 
 
 def _runs(command: str) -> list[tuple[str, dict[str, str]]]:
-    """Each ``tmnb run NOTEBOOK -p NAME VALUE ...`` of a printed command, as (notebook, parameters)."""
+    """Each ``tmnb run NOTEBOOK -p NAME VALUE ...`` of a printed command, as (notebook, parameters),
+    once the command is known to run as printed (``printed_commands.problems``)."""
+    assert problems(command) == []
     runs: list[tuple[str, dict[str, str]]] = []
     words = shlex.split(command)
     for i, word in enumerate(words):
         if word == "run" and words[i - 1] == "tmnb":
-            runs.append((Path(words[i + 1]).name, {}))
+            runs.append((words[i + 1], {}))
         elif word == "-p":
             runs[-1][1][words[i + 1]] = words[i + 2]
     return runs
@@ -87,7 +90,7 @@ def test_a_plan_writes_nothing_and_its_next_step_is_the_canary(tmp_path: Path) -
     assert _section(verdict, "Excluded") == ["**w4**: blocker: version-skew"]
     assert any("canary" in line for line in _section(verdict, "What to do next"))
     [(notebook, params)] = _runs(verdict.commands[0])
-    assert notebook == "04-rollout.ipynb" and params["mode"] == "execute" and params["change_id"] == "b1"
+    assert notebook == "04-rollout" and params["mode"] == "execute" and params["change_id"] == "b1"
     assert _approved(params) == ["canary"]
 
 
@@ -99,7 +102,7 @@ def test_a_rollout_waiting_at_a_gate_asks_for_that_gate_with_the_canarys_evidenc
     assert "**w2** (canary): done" in _section(verdict, "Nodes")
     assert any(VERIFIED in line for line in _section(verdict, "What the canary showed"))
     [(notebook, params)] = _runs(verdict.commands[0])
-    assert notebook == "04-rollout.ipynb" and params["mode"] == "execute"
+    assert notebook == "04-rollout" and params["mode"] == "execute"
     assert _approved(params) == ["canary", "wave-1"]
 
 
@@ -110,7 +113,7 @@ def test_a_held_change_needs_resume_besides_the_gate(tmp_path: Path) -> None:
     verdict = answer(session, outcome)
     assert verdict.tone == "warn" and verdict.headline.startswith("Held")
     [(notebook, params)] = _runs(verdict.commands[0])
-    assert notebook == "04-rollout.ipynb"
+    assert notebook == "04-rollout"
     assert set(_approved(params)) == {"canary", "resume", "wave-1"}
 
 
@@ -120,8 +123,8 @@ def test_a_completed_rollout_is_compared_from_a_fresh_collection(tmp_path: Path)
     verdict = answer(session, outcome)
     assert verdict.tone == "ok" and "complete" in verdict.headline
     (collect, inventory), (compare, params) = _runs(verdict.commands[0])
-    assert collect == "01-inventory.ipynb" and inventory["source"] == "live"
-    assert compare == "05-compare.ipynb"
+    assert collect == "01-inventory" and inventory["source"] == "live"
+    assert compare == "05-compare"
     assert Path(params["before"]).is_relative_to(tmp_path) and Path(params["change"]) == tmp_path / "journal.jsonl"
     assert all(name in params["node_selector"] for name in ("w1", "w2", "w3"))
 
@@ -134,5 +137,5 @@ def test_a_stopped_rollout_approves_nothing_more_and_is_read_from_its_evidence(t
     assert verdict.tone == "stop" and status in verdict.headline
     assert any("Approve no further gate" in line for line in _section(verdict, "What to do next"))
     [(notebook, params)] = _runs(verdict.commands[0])
-    assert notebook == "06-postmortem.ipynb" and Path(params["evidence"]) == tmp_path
+    assert notebook == "06-postmortem" and Path(params["evidence"]) == tmp_path
     assert "approve" not in params

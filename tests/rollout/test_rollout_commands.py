@@ -1,7 +1,7 @@
-"""Every command 04-rollout prints works verbatim from the repository root, and no cell shows a raw
-dict or an exit code: the notebook is run as a user would (``tmnb run``, default state folder under
+"""Every command 04-rollout prints works verbatim from any directory, and no cell shows a raw dict or
+an exit code: the notebook is run as a user would (``tmnb run``, default state folder under
 ``$TMNB_REPORTS``), each command is taken from what its executed cells show (the verdict at the top
-and the summary) and run in a shell from the repository root, against the sandbox.
+and the summary) and run in a shell from a directory outside the checkout, against the sandbox.
 
 Walk: execute the canary (its run folder's manifest: pending at wave-1, the journal kept); hold the
 change as the Abort button does, and its printed next command (wave-1) is held; the held run's
@@ -59,7 +59,7 @@ def manifest(folder: Path) -> dict:  # type: ignore[type-arg]
     return json.loads((folder / "manifest.json").read_text())
 
 
-def test_each_printed_command_runs_from_the_repository_root(box: Sandbox, env: dict[str, str], tmp_path: Path) -> None:
+def test_each_printed_command_runs_from_any_directory(box: Sandbox, env: dict[str, str], tmp_path: Path) -> None:
     target = json.dumps({"topologyManagerPolicy": "best-effort"})
     code, text = run_04(env, tmp_path / "a", change_id="cmd-1", target=target, mode="execute", approve="[canary]")
     assert code == 5 and manifest(tmp_path / "a")["status"] == "pending"
@@ -81,7 +81,7 @@ def test_each_printed_command_runs_from_the_repository_root(box: Sandbox, env: d
 
     plan = RolloutPlan.from_json(json.loads((state(env, "cmd-1") / "plan.json").read_text()))
     Rollout(plan, journal=session_journal, run_dir=state(env, "cmd-1")).abort("wave-1")
-    assert shell(printed[0], env) == 5  # held: nothing runs without resume
+    assert shell(printed[0], env, tmp_path) == 5  # held: nothing runs without resume
     assert config(box, "w1")["topologyManagerPolicy"] == "none"
     held = latest(env, "04-rollout")  # the held run's own report (its default run folder)
     text = shown(held / "04-rollout.ipynb")
@@ -89,7 +89,7 @@ def test_each_printed_command_runs_from_the_repository_root(box: Sandbox, env: d
     no_raw_values(text)
     resume = commands(text)
     assert len(resume) == 3 and "resume" in resume[0] and "resume" in resume[2]
-    assert shell(resume[0], env) == 0
+    assert shell(resume[0], env, tmp_path) == 0
     for name in NODES:
         assert config(box, name)["topologyManagerPolicy"] == "best-effort"
     resumed = [r for r in session_journal.records() if r.get("hold") == "resume"]
@@ -102,7 +102,7 @@ def test_each_printed_command_runs_from_the_repository_root(box: Sandbox, env: d
     no_raw_values(text)
     compare = commands(text)
     assert len(compare) == 2 and compare[0] == compare[1]  # the verdict's and the summary's
-    assert shell(compare[0], env) == 0
+    assert shell(compare[0], env, tmp_path) == 0
     assert (state(env, "cmd-1") / "after-inventory" / "snapshot.json.gz").exists()
 
 
@@ -121,7 +121,7 @@ def test_the_postmortem_command_of_a_rolled_back_canary_runs_without_a_cluster(
     assert code == 3
     no_raw_values(text)
     printed = commands(text)
-    assert len(printed) == 2 and printed[0].startswith("tmnb run notebooks/06-postmortem.ipynb")
+    assert len(printed) == 2 and printed[0].startswith("tmnb run 06-postmortem")
     # the run folder and the change's state folder pack into a bundle that verifies, and reads as they do
     bundle, kept = tmp_path / "evidence.tar.gz", state(env, "cmd-2")
     assert main(["evidence", "pack", str(tmp_path / "a"), str(kept), "--out", str(bundle)]) == 0
@@ -130,7 +130,7 @@ def test_the_postmortem_command_of_a_rolled_back_canary_runs_without_a_cluster(
     assert packed.journal == folder.journal and packed.before == folder.before
     assert [r["run"] for r in packed.runs] == ["a"]  # the 04 run folder, with its manifest
     # the printed command, with no cluster to reach
-    assert shell(printed[0], {**env, "KUBECONFIG": str(tmp_path / "no-cluster")}) == 0
+    assert shell(printed[0], {**env, "KUBECONFIG": str(tmp_path / "no-cluster")}, tmp_path) == 0
     report = latest(env, "06-postmortem")
     assert manifest(report)["results"]["journal_records"] > 10
     html = (report / "06-postmortem.html").read_text()

@@ -1,6 +1,6 @@
 """A user's shell for the rollout's notebook tests: one sandbox per test module, ``tmnb`` on PATH,
 the sandbox's kubeconfig, the default reports folder moved out of the checkout, commands run from
-the repository root, and what an executed notebook's cells show."""
+the repository root (or where a test says), and what an executed notebook's cells show."""
 
 from __future__ import annotations
 
@@ -40,14 +40,15 @@ def env_fixture(box: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> dict[
     }
 
 
-def start(command: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """``command`` as a user pastes it, from the repository root (no JupyterLab around it)."""
+def start(command: str, env: dict[str, str], cwd: Path = ROOT) -> subprocess.Popen[bytes]:
+    """``command`` as a user pastes it, from ``cwd`` (the repository root unless said; no JupyterLab
+    around it)."""
     env = {k: v for k, v in env.items() if k != "JPY_SESSION_NAME"}
-    return subprocess.Popen(["bash", "-c", command], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    return subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env, stdout=subprocess.DEVNULL)
 
 
-def shell(command: str, env: dict[str, str]) -> int:
-    return start(command, env).wait()
+def shell(command: str, env: dict[str, str], cwd: Path = ROOT) -> int:
+    return start(command, env, cwd).wait()
 
 
 def command_04(out: Path, **params: str) -> str:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -13,6 +14,7 @@ from tmnb.plots.timeline import swimlane
 from tmnb.postmortem import kubelet_log, rejections, timeline
 from tmnb.postmortem.evidence import Evidence, open_evidence
 from tmnb.report import display
+from tmnb.report.commands import command
 from tmnb.report.places import anchored
 from tmnb.report.tables import show, some
 from tmnb.report.verdict import Tone, Verdict
@@ -79,14 +81,13 @@ def verdict(found: Evidence) -> Verdict:
     after = found.snapshots[-1][0]
     if wrong and target:
         todo = ["Apply a remedy above, collect the cluster again, then check the change against the latest state:"]
-        settings = ", ".join(f"{k}: {json.dumps(v) if not isinstance(v, str) else v}" for k, v in target.items())
-        command = f"tmnb run notebooks/03-readiness.ipynb -p source {after} -p target '{{{settings}}}'"
+        next_step = command("run", "03-readiness", params={"source": after, "target": target})
     elif wrong:
         todo = ["Apply a remedy above, then check the planned change against the latest snapshot (set `target`):"]
-        command = f"tmnb run notebooks/03-readiness.ipynb -p source {after}"
+        next_step = command("run", "03-readiness", params={"source": after})
     else:
         todo = ["Keep this evidence as one verified bundle:"]
-        command = f"tmnb evidence pack {found.root} --out {found.root}-evidence.tar.gz"
+        next_step = command("evidence", "pack", found.root, out=Path(f"{found.root.resolve()}-evidence.tar.gz"))
     tone: Tone = "stop" if wrong else "warn" if len(older) else "ok"
     sections = [
         ("Rejected pods, and why", pods),
@@ -96,7 +97,7 @@ def verdict(found: Evidence) -> Verdict:
         ("Failed rollout steps", steps),
         ("What to do next", todo),
     ]
-    return Verdict(tone, headline, sections, [command])
+    return Verdict(tone, headline, sections, [next_step])
 
 
 def headline(evidence: str) -> Evidence:

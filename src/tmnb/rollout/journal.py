@@ -24,6 +24,7 @@ from typing import Any, Literal
 from tmnb.errors import RolloutError
 from tmnb.parse.jsonable import JsonDict
 from tmnb.redact import PLACEHOLDER, redact_argv, redact_value, secret_in
+from tmnb.report.commands import command
 
 Event = Literal["intent", "done", "failed", "skipped", "info"]
 EVENTS: tuple[Event, ...] = ("intent", "done", "failed", "skipped", "info")
@@ -348,10 +349,16 @@ def rollback_command(change_id: object, node: str, folder: Path | None) -> str:
     the default one (``tmnb rollout`` would otherwise look for another journal)."""
     from tmnb.report.places import change_folder
 
-    command = f"tmnb rollout rollback --change-id {change_id} --node {node} --approve rollback"
-    if folder is not None and folder.resolve() != change_folder(str(change_id)).resolve():
-        command += f" --state-dir {folder.resolve()}"
-    return f"`{command}`"
+    elsewhere = folder is not None and folder.resolve() != change_folder(str(change_id)).resolve()
+    rollback = command(
+        "rollout",
+        "rollback",
+        change_id=str(change_id),
+        node=node,
+        approve="rollback",
+        state_dir=folder if elsewhere else None,
+    )
+    return f"`{rollback}`"
 
 
 def account(records: list[JsonDict], node: str, folder: Path | None = None) -> str:

@@ -10,7 +10,6 @@ end; the state folder is what a second run with the same change id resumes from.
 from __future__ import annotations
 
 import json
-import shlex
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tmnb.errors import InputError
+from tmnb.report.commands import Value, command
 from tmnb.report.places import anchored, change_folder
 from tmnb.rollout.cluster import ClusterOps
 from tmnb.rollout.executors import EXECUTORS, ExecutorFor, ExecutorKind, Reach, words
@@ -28,6 +28,7 @@ from tmnb.rollout.request import RolloutRequest, from_notebook, stored_request
 from tmnb.rollout.run import RESUME_GATE, Outcome, Rollout
 from tmnb.rollout.soak import Soak
 from tmnb.snapshot import Snapshot, load, save
+from tmnb.sources.resolve import source_argument
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,17 +64,20 @@ class Session:
         kind = EXECUTORS.get(self.executor)
         executor = self.executor if kind is not None and kind.writes else WRITING_DEFAULT
         request = self.request or {"nodes": [n.node for n in self.plan.nodes]}
-        params = [("change_id", self.plan.change_id)]
-        params += [("context", self.context)] if self.context else []
-        params += [("source", str(request["source"]))] if request.get("source", "live") != "live" else []
-        params.append(("target", json.dumps(self.plan.target)))
-        params += [("nodes", json.dumps(request["nodes"]))] if request.get("nodes") else []
-        params += [("node_selector", str(request["node_selector"]))] if request.get("node_selector") else []
-        params.append(("executor", executor))
-        if self.state_dir != change_folder(self.plan.change_id):
-            params.append(("state_dir", str(self.state_dir)))
-        params += [("mode", "execute"), ("approve", f"[{', '.join(approve)}]")]
-        return "tmnb run notebooks/04-rollout.ipynb " + " ".join(f"-p {k} {shlex.quote(v)}" for k, v in params)
+        source = str(request.get("source") or "live")
+        params: dict[str, Value] = {
+            "change_id": self.plan.change_id,
+            "context": self.context or None,
+            "source": source_argument(source) if source != "live" else None,
+            "target": self.plan.target,
+            "nodes": list(request.get("nodes") or []) or None,
+            "node_selector": str(request.get("node_selector") or "") or None,
+            "executor": executor,
+            "state_dir": self.state_dir if self.state_dir != change_folder(self.plan.change_id) else None,
+            "mode": "execute",
+            "approve": approve,
+        }
+        return command("run", "04-rollout", params=params)
 
     @property
     def journal_path(self) -> Path:
@@ -120,14 +124,19 @@ class Session:
         before = self.state_dir / "snapshots" / "before.json.gz"
         collected = self.state_dir / "after-inventory"
         after = collected / "snapshot.json.gz"
-        nodes = ",".join(n.node for n in self.plan.nodes)
-        context = f" -p context {self.context}" if self.context else ""
-        files = f" -p node_files {self.node_files}" if self.node_files else ""
-        return (
-            f"tmnb run notebooks/01-inventory.ipynb -p source live{context}{files} --out {collected} && "
-            f"tmnb run notebooks/05-compare.ipynb -p before {before} -p after {after} "
-            f"-p change {self.journal_path} -p node_selector 'kubernetes.io/hostname in ({nodes})'"
+        selector = f"kubernetes.io/hostname in ({','.join(n.node for n in self.plan.nodes)})"
+        collect: dict[str, Value] = {
+            "source": "live",
+            "context": self.context or None,
+            "node_files": self.node_files or None,
+        }
+        inventory = command("run", "01-inventory", params=collect, out=collected)
+        compare = command(
+            "run",
+            "05-compare",
+            params={"before": before, "after": after, "change": self.journal_path, "node_selector": selector},
         )
+        return f"{inventory} && {compare}"
 
     def summary(self, outcome: Outcome) -> str:
         lines = [f"Change {self.plan.change_id}: **{outcome.status}**. {outcome.message}.", ""]

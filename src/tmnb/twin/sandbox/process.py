@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from tmnb.errors import InputError, TmnbError
+from tmnb.report.commands import command
 from tmnb.snapshot import Snapshot
 from tmnb.twin.sandbox.faults import Faults
 from tmnb.twin.sandbox.server import Sandbox
@@ -95,7 +96,7 @@ def refuse_if_running(run_dir: Path) -> None:
     if _sandbox_pid(int(state["pid"])) and int(state["pid"]) != os.getpid():
         raise InputError(
             f"a sandbox is already running from this directory (pid {state['pid']}, {state.get('url')}); "
-            f"stop it with: tmnb sandbox down --run-dir {run_dir}",
+            f"stop it with: {command('sandbox', 'down', run_dir=run_dir)}",
             source=str(run_dir),
         )
 
