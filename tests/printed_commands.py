@@ -1,6 +1,7 @@
 """What a printed ``tmnb`` command must be, checked with the real parts: the words ``shlex.split``
 makes of it, the ``tmnb`` command's own argparse parser, ``tmnb run``'s notebook lookup and its typing
-of ``-p`` values against the notebook's parameters cell.
+of ``-p`` values against the notebook's parameters cell, and a target's fields as the kubelet decodes
+them (``settings.target``).
 
 Used on every command the executed notebooks show (test_notebooks.py on the sample, test_demo.py on
 the demo's runs) and on the commands a unit builds (test_commands.py)."""
@@ -20,7 +21,8 @@ import nbformat
 from tmnb.cli.main import _parser
 from tmnb.cli.run.params import declared_parameters, typed_parameters
 from tmnb.cli.run.runner import find_notebook
-from tmnb.errors import InputError
+from tmnb.errors import InputError, TmnbError
+from tmnb.settings.target import check_target_fields
 
 #: a command shown as code: backticked in markdown, a line of a fenced block, an HTML <code> or <pre>
 _SPAN = re.compile(r"`(tmnb [^`\n]+)`")
@@ -104,6 +106,11 @@ def problems(command: str) -> list[str]:
     return found
 
 
+def explained(commands: list[str]) -> str:
+    """Each of ``commands`` that would not run as printed, with why, one problem a line ("" when none)."""
+    return "".join(f"\n{c}\n" + "".join(f"  - {p}\n" for p in problems(c)) for c in commands if problems(c))
+
+
 def _run_problems(notebook: str, raw: list[tuple[str, str]]) -> list[str]:
     found = []
     if "/" in notebook or notebook.endswith(".ipynb"):
@@ -120,7 +127,12 @@ def _run_problems(notebook: str, raw: list[tuple[str, str]]) -> list[str]:
             found.append(f"-p {name} types back to {value!r}, not a {kind}")
         elif name in _PATH_PARAMETERS and _names_a_file(value) and not value.removeprefix("node-root:").startswith("/"):
             found.append(f"-p {name} {value} is not absolute")
-    version = values.get("target", {}).get("kubeletVersion") if isinstance(values.get("target"), dict) else None
-    if version is not None and not isinstance(version, str):
-        found.append(f"-p target's kubeletVersion types back to {version!r}, not the string a version is")
+    target = values.get("target")
+    if isinstance(target, dict):  # field values as the kubelet decodes them ("true" of an option is no bool)
+        try:
+            check_target_fields(target)
+        except TmnbError as exc:
+            found.append(f"-p target: {exc}")
+        if not isinstance(target.get("kubeletVersion", ""), str):
+            found.append(f"-p target's kubeletVersion types back to {target['kubeletVersion']!r}, not a version")
     return found

@@ -79,6 +79,7 @@ def test_words_options_and_paths() -> None:
         ("tmnb run 04-rollout -p mode go", "expected one of plan, execute"),
         ("tmnb run 04-rollout -p nodez '[a]'", "unknown parameter 'nodez'"),
         ("tmnb run 04-rollout -p target '{kubeletVersion: '1.30'}'", "kubeletVersion types back to 1.3"),
+        ("tmnb run 03-readiness -p target '{cpuManagerPolicyOptions: {full-pcpus-only: 'true'}}'", "JSON bool"),
         ("tmnb run 07-nothing", "notebook not found"),
         ("tmnb rollout status --change-id c --state-dir rel", "state_dir rel is not absolute"),
         ("tmnb rollout stat --change-id c", "tmnb refuses"),

@@ -145,6 +145,18 @@ def test_the_demo_lists_every_report_it_wrote(demo, capsys):  # type: ignore[no-
     assert written and listed == written, sorted(written - listed)
 
 
+def test_every_command_the_demo_prints_runs_as_printed(demo):  # type: ignore[no-untyped-def]
+    """Each next command of the demo's reports (a live twin, a rollout executed, a comparison with its
+    journal, a postmortem) names a real subcommand, notebook and parameters, with values ``tmnb run``
+    types as the report meant them and paths that hold from any directory (printed_commands)."""
+    from printed_commands import explained, printed_commands
+
+    printed = {r.folder.name: printed_commands(r.notebook) for r in demo.runs}
+    assert all(printed.values()), [name for name, commands in printed.items() if not commands]
+    wrong = explained([c for commands in printed.values() for c in commands])
+    assert not wrong, wrong
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("name", ["01-inventory", "02-numa-occupancy", "03-readiness", "05-compare", "06-postmortem"])
 def test_every_row_is_in_the_page_for_the_browsers_find(demo, demo_pages, name):  # type: ignore[no-untyped-def]

@@ -214,3 +214,51 @@ def test_readiness_of_an_upgrade_on_the_sample(tmp_path):
     html = result.html.read_text()
     assert "Kubelet upgrade" in html and "upgrade.checkpoint-inline" in html
     assert "V4 (V2 fields inline)" in html
+
+
+#: a change whose option value "true" is a string to the kubelet (a boolean, it would refuse the config)
+STATIC_TARGET = {
+    "cpuManagerPolicy": "static",
+    "cpuManagerPolicyOptions": {"full-pcpus-only": "true"},
+    "reservedSystemCPUs": "0-1",
+    "topologyManagerPolicy": "restricted",
+}
+
+
+@pytest.fixture(scope="module")
+def sample_runs(tmp_path_factory):
+    """The six notebooks on the sample, each reading what the one before wrote as a user chains them:
+    01's snapshot (named relative to the working directory) read by 02 and 03, 03's change (with a
+    string YAML would read as a boolean) planned by 04 from the sample, the sample pair compared by 05,
+    and 06 on the folder of all of them."""
+    import os
+
+    runs = tmp_path_factory.mktemp("sample-runs")
+    inventory = run(ROOT / "notebooks" / "01-inventory.ipynb", out=runs / "01")
+    stored = os.path.relpath(inventory.results["snapshot"])
+    target = json.dumps(STATIC_TARGET)
+    change = [("source", "sample"), ("target", target), ("state_dir", str(runs / "state"))]
+    return [
+        inventory,
+        run(ROOT / "notebooks" / "02-numa-occupancy.ipynb", [("source", stored)], out=runs / "02"),
+        run(ROOT / "notebooks" / "03-readiness.ipynb", [("source", stored), ("target", target)], out=runs / "03"),
+        run(ROOT / "notebooks" / "04-rollout.ipynb", change, out=runs / "04"),
+        run(ROOT / "notebooks" / "05-compare.ipynb", out=runs / "05"),
+        run(ROOT / "notebooks" / "06-postmortem.ipynb", [("evidence", str(runs))], out=runs / "06"),
+    ]
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("index", range(len(NOTEBOOKS)), ids=[p.stem for p in NOTEBOOKS])
+def test_every_printed_command_runs_as_printed(sample_runs, index):
+    """Each command a report prints on the sample names a real subcommand, notebook and parameters,
+    with values ``tmnb run`` types as the report meant them and paths that hold from any directory."""
+    from printed_commands import explained, printed_commands, typed
+
+    result = sample_runs[index]
+    printed = printed_commands(result.notebook)
+    assert printed, f"{result.notebook.name} printed no tmnb command"
+    assert not explained(printed), explained(printed)
+    if result.notebook.stem == "03-readiness":  # the change 04 plans is the one 03 checked
+        (rollout,) = (c for c in printed if c.startswith("tmnb run 04-rollout"))
+        assert typed(rollout)["target"] == STATIC_TARGET
