@@ -1,5 +1,6 @@
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from factories import busy_snapshot, node, snapshot
@@ -112,7 +113,8 @@ def test_the_detail_says_which_nodes_it_draws_and_how_to_draw_the_rest(tmp_path,
     occ = occupancy(snapshot([node("a"), node("b"), node("c")]))
     detail = pick_nodes(occ, None, count=1)
     assert detail_note(occ, detail, "snap.json") == (
-        f"Drawn in detail: **{detail[0]}** (the 1 most CPU-loaded, of 3 node(s)). Not drawn: "
+        f"Drawn in detail: **{detail[0]}** (the 1 most loaded by share of allocatable CPUs held exclusively: "
+        f"{detail[0]} 0.0 %, of 3 node(s)). Not drawn: "
         f"{', '.join(sorted({'a', 'b', 'c'} - set(detail)))}. To draw any of them: "
         f"`tmnb run 02-numa-occupancy -p source {tmp_path.resolve() / 'snap.json'} "
         f"-p nodes '[{sorted({'a', 'b', 'c'} - set(detail))[0]}]'`"
@@ -120,3 +122,25 @@ def test_the_detail_says_which_nodes_it_draws_and_how_to_draw_the_rest(tmp_path,
     assert detail_note(occ, ["a", "b", "c"], "snap.json", ["a", "b", "c"]) == (
         "Drawn in detail: **a, b, c** (as asked, of 3 node(s))."
     )
+
+
+def test_the_most_loaded_nodes_are_ranked_by_the_share_of_the_whole_node():
+    """A node with one NUMA zone full but 23.7 % of the node pinned is less loaded than one with 80 %
+    spread evenly (the issue's case: 02 drew the 23.7 % node and skipped the 80 % one)."""
+    from tmnb.analysis.occupancy import cpu_load, pick_nodes
+
+    rows = [
+        # node, numa, capacity, reserved, exclusive: zone 0 full, 9 of the node's 38 allocatable: 23.7 %
+        ("one-zone", 0, 10, 1, 9), ("one-zone", 1, 29, 0, 0),
+        ("even", 0, 20, 0, 16), ("even", 1, 20, 0, 16),  # 32 of 40 = 80 %
+        ("idle", 0, 20, 0, 0), ("idle", 1, 20, 0, 0),
+    ]  # fmt: skip
+    occ = pd.DataFrame(
+        [
+            {"node": n, "numa": z, "resource": "cpu", "capacity": c, "reserved": r, "exclusive": e,
+             "fraction": e / (c - r)}
+            for n, z, c, r, e in rows
+        ]
+    )  # fmt: skip
+    assert round(cpu_load(occ)["one-zone"], 3) == 0.237 and cpu_load(occ)["even"] == 0.8
+    assert pick_nodes(occ, None, count=1) == ["even"]  # not the node whose one zone is full

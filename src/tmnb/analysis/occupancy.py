@@ -168,8 +168,21 @@ def pool_summary(occ: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
+#: What "most loaded" means when 02 picks the nodes to draw: the share the pool table shows.
+LOAD_MEASURE = "share of allocatable CPUs held exclusively"
+
+
+def cpu_load(occ: pd.DataFrame) -> pd.Series:
+    """Per node, the share of its allocatable CPUs (capacity less reserved) held exclusively by pods:
+    the figure the tables show for a node, not one NUMA zone's."""
+    cpu = occ[occ["resource"] == "cpu"].groupby("node")[["capacity", "reserved", "exclusive"]].sum()
+    usable = cpu["capacity"] - cpu["reserved"]
+    return (cpu["exclusive"] / usable.where(usable > 0)).fillna(0.0)
+
+
 def pick_nodes(occ: pd.DataFrame, wanted: list[str] | None = None, count: int = 3) -> list[str]:
-    """The nodes to draw in detail: those asked for (all must exist), else the most CPU-loaded."""
+    """The nodes to draw in detail: those asked for (all must exist), else the most loaded by
+    ``cpu_load`` (ties by name)."""
     known = set(occ["node"])
     if wanted:
         unknown = sorted(set(wanted) - known)
@@ -178,15 +191,17 @@ def pick_nodes(occ: pd.DataFrame, wanted: list[str] | None = None, count: int = 
                 f"unknown node(s) {', '.join(unknown)}; the snapshot has {len(known)} nodes", where="nodes"
             )
         return list(wanted)
-    cpu = occ[occ["resource"] == "cpu"].groupby("node")["fraction"].max()
-    return list(cpu.sort_values(ascending=False, kind="stable").index[:count])
+    load = cpu_load(occ).rename("load").reset_index()
+    return list(load.sort_values(["load", "node"], ascending=[False, True], kind="stable")["node"][:count])
 
 
 def detail_note(occ: pd.DataFrame, detail: list[str], source: str, wanted: list[str] | None = None) -> str:
     """Which nodes the detail figures draw, why those, and how to draw others: a report that shows a
     subset says so."""
     total = occ["node"].nunique()
-    why = "as asked" if wanted else f"the {len(detail)} most CPU-loaded"
+    load = cpu_load(occ)
+    shares = ", ".join(f"{node} {load.get(node, 0.0):.1%}".replace("%", " %") for node in detail)
+    why = "as asked" if wanted else f"the {len(detail)} most loaded by {LOAD_MEASURE}: {shares}"
     note = f"Drawn in detail: **{', '.join(detail)}** ({why}, of {total} node(s))."
     if len(detail) < total:
         others = sorted(set(occ["node"]) - set(detail))
