@@ -241,3 +241,22 @@ def test_scheduling_shows_each_nodes_cordon_and_taints_as_kubectl_writes_them():
         {"node": "b", "ready": "unknown", "cordoned": "yes", "taints": ""},
         {"node": "c", "ready": "no", "cordoned": "no", "taints": "team:PreferNoSchedule"},
     ]  # fmt: skip
+
+
+def test_an_inventory_with_a_pod_rejected_at_admission_is_never_a_green_checklist(tmp_path):
+    """The after-change 01 of the demo: every checklist item done, and a new TopologyAffinityError on
+    the changed node. The verdict names the pod and its node, and does not say all is well."""
+    pods = [pod("p", "a"), pod("big", "a", phase="Failed", reason="TopologyAffinityError")]
+    after = snapshot([node("a")], pods)
+    path = tmp_path / "s.json"
+    save(after, path)
+    checks = checklist.checklist(after, path)
+    assert checks["status"].eq("done").all()
+    said = checklist.verdict(checks, path, after)
+    assert said.tone == "warn" and said.headline.startswith("1 pod(s) rejected at admission on 1 node(s)")
+    assert dict(said.sections)["Rejected at admission"] == [
+        "`app/big` on **a**: TopologyAffinityError (ReplicaSet/big-rs keeps recreating it)"
+    ]
+    calm = snapshot([node("a")], [pod("p", "a")])
+    save(calm, tmp_path / "calm.json")
+    assert checklist.verdict(checklist.checklist(calm, tmp_path / "calm.json"), path, calm).tone == "ok"

@@ -8,7 +8,7 @@ from typing import Literal
 
 import pandas as pd
 
-from tmnb.analysis.inventory import exclusive_containers, shape_of
+from tmnb.analysis.inventory import admission_failures, exclusive_containers, shape_of
 from tmnb.errors import SnapshotError
 from tmnb.kubelet.names import CPU_STATIC
 from tmnb.report.commands import command
@@ -126,10 +126,18 @@ def checklist(snapshot: Snapshot, stored: Path | None) -> pd.DataFrame:
 NEXT_TARGET = {"topologyManagerPolicy": "single-numa-node"}
 
 
-def verdict(checks: pd.DataFrame, stored: Path) -> Verdict:
-    """The checklist's result first: which items are incomplete and why, then the next report to run."""
+def verdict(checks: pd.DataFrame, stored: Path, snapshot: Snapshot) -> Verdict:
+    """The checklist's result first: pods the kubelet rejected at admission (an inventory taken after a
+    change is how a new TopologyAffinityError is found: never a green "complete" beside one), which
+    items are incomplete and why, then the next report to run."""
     done = checks["status"] == "done"
     gaps = [f"**{r.item}** ({r.status}): {r.evidence}" for r in checks[~done].itertuples()]
+    failed = admission_failures(snapshot)
+    rejected = [
+        f"`{r.namespace}/{r.pod}` on **{r.node}**: {r.reason}"
+        + (f" ({r.owner} keeps recreating it)" if r.owner else "")
+        for r in failed.itertuples()
+    ]
     next_report = command("run", "03-readiness", params={"source": stored, "target": NEXT_TARGET})
     if gaps:
         headline = (
@@ -138,10 +146,14 @@ def verdict(checks: pd.DataFrame, stored: Path) -> Verdict:
         )
     else:
         headline = f"Checklist complete: all {len(checks)} items done. The baseline snapshot is stored."
+    if rejected:
+        headline = (
+            f"{len(rejected)} pod(s) rejected at admission on "
+            f"{failed['node'].nunique()} node(s): find out why before any change. " + headline
+        )
     steps = [
         f"Baseline snapshot: `{stored}`.",
         "Check the planned change against every node (set `target` to the change you plan):",
     ]
-    return Verdict(
-        "warn" if gaps else "ok", headline, [("Incomplete", gaps), ("What to do next", steps)], [next_report]
-    )
+    sections = [("Rejected at admission", rejected), ("Incomplete", gaps), ("What to do next", steps)]
+    return Verdict("warn" if gaps or rejected else "ok", headline, sections, [next_report])
