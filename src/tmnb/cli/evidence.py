@@ -57,9 +57,9 @@ def command(args: argparse.Namespace) -> int:
         return code
     for report in sorted(target.glob("runs/*/*.html")):
         print(f"report: {report}")
-    from tmnb.cli.run.runner import NOTEBOOKS, run
+    from tmnb.cli.run.runner import run
 
-    postmortem = run(NOTEBOOKS / "06-postmortem.ipynb", params={"evidence": str(target)}, out=target / "postmortem")
+    postmortem = run("06-postmortem", params={"evidence": str(target)}, out=target / "postmortem")
     print(f"postmortem: {postmortem.html}")
     return 0
 
