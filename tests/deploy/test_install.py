@@ -169,6 +169,8 @@ def test_the_image_builds_and_installs_exactly_that_wheel(dist: Path, image_whee
     assert ["python3", "-m", "venv", "/opt/tmnb"] in image.commands()
     assert environment(image)["PATH"].startswith("/opt/tmnb/bin:")
     assert image.args("ENTRYPOINT") == ['["tmnb"]']
+    allowed = [line[1:] for line in (ROOT / ".dockerignore").read_text().splitlines() if line.startswith("!")]
+    assert sorted(allowed) == sorted(source for copy in build.args("COPY") for source in copy.split()[:-1])
 
 
 def test_version_params_and_kubectl_plugin_from_the_fresh_environment(
