@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.tmnb-installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test fuzz-nightly lint venv clean
+.PHONY: demo test test-slow fuzz-nightly lint venv clean
 
 venv: $(STAMP)
 
@@ -36,13 +36,17 @@ test: $(STAMP)
 	@$(BIN)/python -m compileall -q src >/dev/null  # tmnb's own bytecode, for every kernel the tests start
 	$(BIN)/python -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
+# The tests too slow for every run (marker slow): the demo from a fresh install of the wheel.
+test-slow: $(STAMP)
+	TMNB_SLOW=1 $(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
+
 # The fuzz suite with the nightly example budget (the default run has it with a small one).
 fuzz-nightly: $(STAMP)
 	TMNB_FUZZ=nightly $(BIN)/python -m pytest -n 2 -m fuzz $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench deploy
+	$(BIN)/ruff format --check src tests bench deploy
 	$(BIN)/mypy
 
 clean:

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tmnb.cli.main import main
-from tmnb.cli.run.runner import NOTEBOOKS, run
+from tmnb.cli.run.runner import run
 from tmnb.errors import InputError
+from tmnb.report.places import notebooks_dir
 
 HUGE = "a" * 100_000
 
@@ -115,14 +116,14 @@ def test_06_on_a_broken_bundle_exits_as_evidence_verify_does(tmp_path, capsys, k
 def test_the_demos_parameters_are_checked_the_same_way(tmp_path):
     out = tmp_path / "run"
     with pytest.raises(InputError, match="parameter waves: expected a wave size of at least 1"):
-        run(NOTEBOOKS / "04-rollout.ipynb", params={"source": "sample", "waves": 0}, out=out)
+        run(notebooks_dir() / "04-rollout.ipynb", params={"source": "sample", "waves": 0}, out=out)
     assert not out.exists()
 
 
 def test_every_notebook_has_its_checks():
     from tmnb.cli.run.checks import CHECKS
 
-    assert sorted(CHECKS) == sorted(nb.stem for nb in NOTEBOOKS.glob("*.ipynb"))
+    assert sorted(CHECKS) == sorted(nb.stem for nb in notebooks_dir().glob("*.ipynb"))
 
 
 def test_tmnb_rollout_meets_the_same_checks(capsys):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sysconfig
 from pathlib import Path
 
 import papermill
 import pytest
 
 from conftest import ROOT
-from tmnb.report.places import REPORTS_ENV, anchored, change_folder, reports_root, repository_root
+from tmnb.report.places import REPORTS_ENV, anchored, change_folder, notebooks_dir, reports_root, repository_root
 
 
 def test_the_repository_is_found_from_notebooks_and_from_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -47,3 +48,29 @@ def test_a_notebook_run_from_notebooks_writes_nothing_there(monkeypatch: pytest.
     after = {p for p in notebooks.rglob("*") if "checkpoint" not in str(p)}
     assert after == before, sorted(map(str, after - before))
     assert (ROOT / "reports" / "readiness" / "tables").is_dir()
+
+
+def test_the_notebooks_of_an_editable_install_are_the_checkouts() -> None:
+    """The wheel carries them as tmnb/notebooks (tests/deploy/test_install.py); a checkout has none there."""
+    assert not (ROOT / "src" / "tmnb" / "notebooks").exists()
+    assert notebooks_dir() == ROOT / "notebooks"
+
+
+def test_defaults_never_land_inside_an_installation(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A kernel started in site-packages (JupyterLab on the installed notebooks): the next upgrade would
+    delete its evidence, so its reports and a change's state go to ~/tmnb instead. (The tests' own
+    site-packages is inside the checkout, whose reports/ it would use: an installation elsewhere stands
+    in; tests/deploy/test_install.py checks a real one.)"""
+    site = tmp_path / "venv" / "lib" / "python3" / "site-packages"
+    (site / "tmnb" / "notebooks").mkdir(parents=True)
+    monkeypatch.setattr(sysconfig, "get_path", lambda name: str(site))
+    monkeypatch.delenv(REPORTS_ENV, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(site / "tmnb" / "notebooks")
+    home = tmp_path / "home" / "tmnb"
+    assert (reports_root(), change_folder("c3")) == (home / "reports", home / "reports" / "rollouts" / "c3")
+    assert anchored("reports/readiness") == home / "reports" / "readiness"
+    monkeypatch.chdir(tmp_path)
+    assert reports_root() == tmp_path / "reports"  # beside the installation: the working directory, as before
+    monkeypatch.setenv(REPORTS_ENV, str(site / "chosen"))
+    assert reports_root() == site / "chosen"  # a folder the user names is taken as named

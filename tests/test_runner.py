@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 from notebook_factory import write_notebook
 from tmnb.cli.main import main
-from tmnb.cli.run.runner import NOTEBOOKS, find_notebook, run
+from tmnb.cli.run.runner import find_notebook, run
 from tmnb.errors import InputError, RunError
 
 pytestmark = pytest.mark.notebook
@@ -206,7 +206,7 @@ def test_a_wrong_snapshot_source_fails_before_any_kernel_starts(tmp_path, param,
 @pytest.mark.parametrize("name", ["05-compare", "05", "compare", "05-compare.ipynb"])
 def test_a_repository_notebook_is_found_by_name_number_or_topic(name, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # not the checkout: the name is not a path from here
-    assert find_notebook(name) == NOTEBOOKS / "05-compare.ipynb"
+    assert find_notebook(name) == ROOT / "notebooks" / "05-compare.ipynb"  # the checkout's: an editable install
 
 
 def test_a_path_wins_over_a_name(tmp_path, monkeypatch):

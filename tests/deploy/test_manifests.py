@@ -12,6 +12,8 @@ import yaml
 
 from conftest import ROOT
 
+from .containerfile import environment, stages
+
 #: The oldest minor whose kubelet tmnb's checks and the manifests (CronJob timeZone) cover.
 OLDEST = (1, 30)
 SCHEMAS = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
@@ -54,19 +56,15 @@ def test_every_namespaced_object_lives_in_the_tmnb_namespaces():
 
 
 def test_the_cronjob_and_the_containerfile_agree():
-    """No container engine runs here, so the image is checked by what the CronJob relies on."""
-    lines = [line.split() for line in (ROOT / "deploy" / "Containerfile").read_text().splitlines()]
-    instructions = [(words[0], words[1:]) for words in lines if words and words[0].isupper()]
-    workdir = next(args[0] for op, args in instructions if op == "WORKDIR")
-    copied = {args[-1].rstrip("/").removeprefix("./"): args[:-1] for op, args in instructions if op == "COPY"}
-    assert all((ROOT / src).exists() for sources in copied.values() for src in sources)
-    user = next(args[0] for op, args in instructions if op == "USER")
+    """No container engine runs in CI, so the image is checked by what the CronJob relies on."""
+    image = stages()[-1]
+    env = environment(image)
     (cron,) = [d for d in documents(ROOT / "deploy" / "readiness-cronjob.yaml") if d["kind"] == "CronJob"]
     pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
     (container,) = pod["containers"]
-    env = {e["name"]: e["value"] for e in container["env"]}
-    assert env["TMNB_NOTEBOOKS"] == f"{workdir}/notebooks" and "notebooks" in copied
-    assert user == f"{pod['securityContext']['runAsUser']}:{pod['securityContext']['runAsGroup']}"
+    runs = {e["name"]: e["value"] for e in container["env"]}["TMNB_RUNS"]
+    assert env["TMNB_REPORTS"] == runs  # a run without --out lands on the volume too
+    assert image.args("USER") == [f"{pod['securityContext']['runAsUser']}:{pod['securityContext']['runAsGroup']}"]
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
-    assert {m["mountPath"] for m in container["volumeMounts"]} >= {"/tmp", env["TMNB_RUNS"]}
-    assert "HOME=/tmp" in (ROOT / "deploy" / "Containerfile").read_text()  # Jupyter writes under $HOME
+    assert {m["mountPath"] for m in container["volumeMounts"]} >= {"/tmp", runs}
+    assert env["HOME"] == "/tmp"  # Jupyter writes under $HOME

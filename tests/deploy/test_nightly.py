@@ -41,7 +41,6 @@ def test_nightly_script_writes_a_run_folder_and_prunes_old_ones(box: Sandbox, ku
         **os.environ,
         **maps["tmnb-readiness"],
         "TMNB_RUNS": str(runs),
-        "TMNB_NOTEBOOKS": str(ROOT / "notebooks"),
         "KUBECONFIG": str(kubeconfig),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
     }

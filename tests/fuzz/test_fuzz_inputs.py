@@ -24,6 +24,7 @@ from factories import busy_snapshot, pod
 from tmnb.cli.run import runner
 from tmnb.cli.run.kernel import KernelGone
 from tmnb.cli.run.params import declared_parameters
+from tmnb.report.places import notebooks_dir
 from tmnb.snapshot import to_dict
 
 pytestmark = pytest.mark.fuzz
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.fuzz
 _TMP = scratch("inputs")
 #: how much one answer may raise the process's peak RSS (the sample fleet loaded twice fits many times over)
 MEMORY = 256 << 20
-NOTEBOOKS = sorted(runner.NOTEBOOKS.glob("*.ipynb"))
+NOTEBOOKS = sorted(notebooks_dir().glob("*.ipynb"))
 DECLARED = [(nb.stem, name) for nb in NOTEBOOKS for name in declared_parameters(nb) if name != "out_dir"]
 RAW = (
     VALUES.map(lambda v: json.dumps(v) if not isinstance(v, str) else v)

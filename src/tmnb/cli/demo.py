@@ -1,4 +1,4 @@
-"""``make demo``: the whole read-only pipeline on the embedded sample, no real cluster needed.
+"""``make demo``: the whole pipeline on the embedded sample, a canary rollout included, no real cluster needed.
 
 A sandbox twin of the sample fleet is started on 127.0.0.1; the inventory collects it live through
 the official client and reads each node's files with the node collector (as it would a real
@@ -28,9 +28,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tmnb.cli.run.runner import NOTEBOOKS, RunResult, run, start_kernel
+from tmnb.cli.run.runner import RunResult, run, start_kernel
 from tmnb.errors import InputError
-from tmnb.report.places import resolve_reports_dir
+from tmnb.report.places import notebooks_dir, resolve_reports_dir
 
 if TYPE_CHECKING:
     from tmnb.twin.sandbox import Sandbox
@@ -40,9 +40,10 @@ DEMO_CHANGE = {"topologyManagerPolicy": "single-numa-node"}
 
 
 def _notebook(name: str) -> Path:
-    path = NOTEBOOKS / name
+    """tmnb's own notebook, never a file of that name where the user stands (``tmnb run`` takes a path first)."""
+    path = notebooks_dir() / name
     if not path.is_file():
-        raise InputError("the demo runs the repository's notebooks; run it from a source checkout", source=str(path))
+        raise InputError("tmnb's notebooks are missing from its installation: reinstall tmnb", source=str(path))
     return path
 
 

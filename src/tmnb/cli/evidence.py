@@ -57,9 +57,11 @@ def command(args: argparse.Namespace) -> int:
         return code
     for report in sorted(target.glob("runs/*/*.html")):
         print(f"report: {report}")
-    from tmnb.cli.run.runner import NOTEBOOKS, run
+    from tmnb.cli.run.runner import run
+    from tmnb.report.places import notebooks_dir
 
-    postmortem = run(NOTEBOOKS / "06-postmortem.ipynb", params={"evidence": str(target)}, out=target / "postmortem")
+    notebook = notebooks_dir() / "06-postmortem.ipynb"  # tmnb's own, whatever the working directory holds
+    postmortem = run(notebook, params={"evidence": str(target)}, out=target / "postmortem")
     print(f"postmortem: {postmortem.html}")
     return 0
 

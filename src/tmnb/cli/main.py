@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from tmnb import __version__
 from tmnb.cli import evidence, reports, rollout, sandbox, whatif
@@ -23,11 +24,15 @@ from tmnb.errors import RunError, Tampered, TmnbError
 #: One module per subcommand family: each adds its parsers and names its handlers.
 FAMILIES = (reports, whatif, sandbox, rollout, evidence)
 
+#: kubectl runs the ``kubectl-tmnb`` on PATH (the same command, installed under a second name) for
+#: ``kubectl tmnb``: usage and help say what the user typed.
+PROGS = {"kubectl-tmnb": "kubectl tmnb"}
+
 
 def _parser() -> argparse.ArgumentParser:
     codes = "\n".join(f"  {code:<5}{meaning}" for code, meaning in MEANINGS.items())
     parser = argparse.ArgumentParser(
-        prog="tmnb",
+        prog=PROGS.get(Path(sys.argv[0]).name, "tmnb"),
         description=__doc__,
         epilog=f"exit codes:\n{codes}",
         formatter_class=argparse.RawDescriptionHelpFormatter,

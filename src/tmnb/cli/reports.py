@@ -1,23 +1,34 @@
-"""``tmnb run``, ``tmnb snapshot`` and ``tmnb demo``: reports into run folders, snapshots into files."""
+"""``tmnb run``, ``tmnb snapshot`` and ``tmnb demo``: reports into run folders, snapshots into files;
+``tmnb params`` and ``tmnb notebooks``: the notebooks those runs execute, described and copied."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tmnb.cli.exits import EXIT_ALERT, EXIT_OK, EXIT_PENDING
 from tmnb.cli.types import Subcommands, positive_seconds
+from tmnb.report.places import notebooks_dir
 from tmnb.sources.resolve import NODE_ROOT, sources_help
 
 if TYPE_CHECKING:
     from tmnb.cli.demo import Demo
 
 
+NOTEBOOK_HELP = "a notebook's name (01-inventory ... 06-postmortem) or the path of a .ipynb file"
+
+
 def add_parsers(sub: Subcommands) -> None:
-    run = sub.add_parser("run", help="execute a notebook into a run folder (ipynb, HTML, manifest)")
-    run.add_argument("notebook", help="a notebook's name (01-inventory ... 06-postmortem) or the path of a .ipynb file")
+    run = sub.add_parser(
+        "run",
+        help="execute a notebook into a run folder (ipynb, HTML, manifest)",
+        epilog="tmnb params NOTEBOOK lists a notebook's parameters: types, defaults, allowed values",
+    )
+    run.add_argument("notebook", help=NOTEBOOK_HELP)
     run.add_argument(
         "-p",
         "--parameter",
@@ -31,15 +42,28 @@ def add_parsers(sub: Subcommands) -> None:
     run.add_argument(
         "--reports-dir",
         default="",
-        help="where run folders go (default: reports/ at the repository root, or $TMNB_REPORTS)",
+        help="where run folders go (default: $TMNB_REPORTS, else reports/ at the repository root or here)",
     )
     run.add_argument("--timeout", type=positive_seconds, default=600, help="per-cell timeout in seconds (default 600)")
     run.add_argument("--show-code", action="store_true", help="keep code cells in the HTML report")
 
-    demo = sub.add_parser("demo", help="the read-only pipeline on a sandbox twin of the sample fleet")
-    demo.add_argument(
-        "--reports-dir", default="", help="where the demo folder goes (default: reports/ at the repository root)"
+    demo = sub.add_parser(
+        "demo",
+        help="every report on a sandbox twin of the sample fleet, a canary rollout executed on the twin included",
     )
+    demo.add_argument(
+        "--reports-dir",
+        default="",
+        help="where the demo folder goes (default: $TMNB_REPORTS, else reports/ at the repository root or here)",
+    )
+
+    params = sub.add_parser("params", help="a notebook's parameters: types, defaults, allowed values, help")
+    params.add_argument("notebook", help=NOTEBOOK_HELP)
+
+    copies = sub.add_parser("notebooks", help="copy the notebooks into a folder, to open and edit in JupyterLab")
+    copies.add_argument("folder", help="where the copies go (made if missing)")
+    copies.add_argument("--force", action="store_true", help="replace copies already there (edits to them are lost)")
+    copies.add_argument("--lab", action="store_true", help="then open JupyterLab on it, from tmnb's environment")
 
     snap = sub.add_parser("snapshot", help="write a snapshot file from a source")
     snap.add_argument("--source", default="sample", help=sources_help("sample"))
@@ -92,6 +116,35 @@ def report_demo(demo: Demo) -> int:
     return EXIT_ALERT if demo.alerts() else EXIT_OK
 
 
+def _params(args: argparse.Namespace) -> int:
+    from tmnb.cli.run.params import describe_parameters
+    from tmnb.cli.run.runner import find_notebook
+
+    notebook = find_notebook(args.notebook)
+    print(f"{notebook.stem}: tmnb run {args.notebook} -p NAME VALUE (lists and dicts as YAML)")
+    print("\n".join(describe_parameters(notebook)))
+    return EXIT_OK
+
+
+def _notebooks(args: argparse.Namespace) -> int:
+    """Copies a user can edit and run in JupyterLab (the installed ones are the package's own); a copy
+    already there is kept, so a second call, or ``--lab`` again, loses no edit."""
+    folder = Path(args.folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for notebook in sorted(notebooks_dir().glob("*.ipynb")):
+        copy = folder / notebook.name
+        kept = copy.exists() and not args.force
+        if not kept:
+            shutil.copyfile(notebook, copy)  # not copy2: an installation's read-only mode stays behind
+        print(f"{'kept' if kept else 'wrote'} {copy}")
+    if args.lab:
+        sys.stdout.flush()
+        lab = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={folder.resolve()}"]
+        os.execv(sys.executable, lab)  # pipx exposes tmnb only: JupyterLab comes from tmnb's environment
+    print(f"open them in JupyterLab: tmnb notebooks {args.folder} --lab (their reports go to reports/ beside them)")
+    return EXIT_OK
+
+
 def _snapshot(args: argparse.Namespace) -> int:
     from tmnb.errors import InputError
     from tmnb.sources.resolve import check_options, check_source, open_snapshot
@@ -112,4 +165,4 @@ def _snapshot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"run": _run, "demo": _demo, "snapshot": _snapshot}
+COMMANDS = {"run": _run, "demo": _demo, "params": _params, "notebooks": _notebooks, "snapshot": _snapshot}

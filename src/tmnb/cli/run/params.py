@@ -12,6 +12,7 @@ import ast
 import json
 import math
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,17 @@ def declared_parameters(notebook: Path) -> dict[str, dict[str, Any]]:
         if choices and kind == "str":
             declared[name]["choices"] = [c.strip() for c in choices.group(1).split("|")]
     return declared
+
+
+def describe_parameters(notebook: Path, width: int = 100) -> list[str]:
+    """What ``tmnb params`` prints: each parameter as ``-p`` takes it, its type, default and allowed
+    values, then its help comment, read from the notebook itself so the answer is the one the runner types against."""
+    lines = []
+    for name, spec in declared_parameters(notebook).items():
+        allowed = f"  (one of: {', '.join(spec['choices'])})" if "choices" in spec else ""
+        lines.append(f"  {name}: {spec['type']} = {spec['default']}{allowed}")
+        lines += textwrap.wrap(spec["help"], width, initial_indent=" " * 6, subsequent_indent=" " * 6)
+    return lines
 
 
 def check_choice(name: str, value: object, declared: dict[str, Any], *, source: str) -> None:

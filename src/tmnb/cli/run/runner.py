@@ -29,13 +29,10 @@ from tmnb.parse.parameters import check_finite
 from tmnb.redact import secret_in
 from tmnb.report import ipynb
 from tmnb.report.glue import read_glued
-from tmnb.report.places import resolve_reports_dir
+from tmnb.report.places import notebooks_dir, resolve_reports_dir
 
 if TYPE_CHECKING:
     from jupyter_client.manager import AsyncKernelManager
-
-#: The repository's notebooks (a source checkout); ``run`` also finds them by name.
-NOTEBOOKS = Path(__file__).resolve().parents[4] / "notebooks"
 
 #: "pending": the run stopped cleanly at a gate nobody approved (a rollout in execute mode)
 Status = Literal["ok", "failed", "alert", "pending"]
@@ -145,17 +142,17 @@ def _sha256(path: Path) -> str:
 
 
 def find_notebook(notebook: str | Path) -> Path:
-    """A path as given, else one of the repository's notebooks by its name, number or topic
-    (``05-compare``, ``05``, ``compare``; a topic is the name after the number, ``numa-occupancy``)."""
+    """A path as given, else one of tmnb's notebooks by its name, number or topic (``05-compare``,
+    ``05``, ``compare``; a topic is the name after the number, ``numa-occupancy``)."""
     src = Path(notebook)
     if src.is_file():
         return src
-    known = sorted(NOTEBOOKS.glob("*.ipynb"))
+    known = sorted(notebooks_dir().glob("*.ipynb"))
     word = src.name.removesuffix(".ipynb")
     matches = [nb for nb in known if word in (nb.stem, *nb.stem.split("-", 1))]
     if len(matches) == 1 and src.parent == Path():
         return matches[0]
-    names = ", ".join(nb.stem for nb in known) or f"none: {NOTEBOOKS} is missing"
+    names = ", ".join(nb.stem for nb in known) or f"none: {notebooks_dir()} is missing"
     raise InputError(f"notebook not found: expected a .ipynb file or one of the notebooks ({names})", source=str(src))
 
 
