@@ -1,5 +1,3 @@
-import re
-
 import pytest
 
 from factories import node, pod, settings, snapshot

@@ -172,7 +172,8 @@ def test_a_rejected_pods_explanation_as_text_lines():
     lines = explanation_lines(explained.diagnosis, ["app/big4", "app/big5"])
     assert lines[0] == "app/big3 on b: TopologyAffinityError: Resources cannot be allocated with Topology locality"
     assert lines[1].startswith("  why: container main asks for 4 exclusive CPUs")
-    assert lines[2:4] == ["  hints: main CPU manager cpu: none: cannot fit", "  merge: main: {nil not-preferred} → reject"]
+    assert lines[2] == "  hints: main CPU manager cpu: none: cannot fit"
+    assert lines[3] == "  merge: main: {nil not-preferred} → reject"
     assert lines[4] == "  would admit it (each checked with the model, best first):"
     assert lines[5] == "    1. container main: cpu 4 → 2 (requests and limits) (checked on b)"
     assert lines[-1] == "  refused the same way: 2 more pods of its controller: app/big4, app/big5"
