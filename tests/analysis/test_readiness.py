@@ -193,7 +193,7 @@ def test_every_node_needing_action_is_named_on_top_and_old_failures_on_their_nod
     assert all(f"**{node}**" in named for node in acting), (list(acting), named)
     assert any(line.startswith("**gen-icx-03** (version-skew)") for line in sections["Manual steps"])
     rows = report.verdicts.set_index("node")
-    assert rows.loc["gpu-h100-01", "failing today"].startswith("3 pod(s), TopologyAffinityError: ml-inference/")
+    assert rows.loc["gpu-h100-01", "failing today"].startswith("3 pods, TopologyAffinityError: ml-inference/")
     assert rows.loc["lat-icx-01", "failing today"] == ""
     assert [line for line in sections["Nodes"] if "failing today" in line] == [
         f"**gpu-h100-01** ({rows.loc['gpu-h100-01', 'verdict']}): failing today, before any change: "

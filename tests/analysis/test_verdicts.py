@@ -72,7 +72,7 @@ def test_the_samples_nodes_at_the_target_have_nothing_to_do():
     done = {"lat-icx-02", "lat-icx-03", "tel-epyc-01", "gpu-h100-01"}
     assert set(rows.index[rows["verdict"] == "nothing to do"]) == done
     assert not done & set(report.lint.loc[report.lint["rule"] == "kubeadm-overwrites", "node"])
-    assert rows.loc["gpu-h100-01", "failing today"].startswith("3 pod(s)")
+    assert rows.loc["gpu-h100-01", "failing today"].startswith("3 pods, ")
 
 
 def _remedy(report, rule, node_name):
@@ -177,3 +177,22 @@ def test_a_rejected_pods_explanation_as_text_lines():
     assert lines[4] == "  would admit it (each checked with the model, best first):"
     assert lines[5] == "    1. container main: cpu 4 → 2 (requests and limits) (checked on b)"
     assert lines[-1] == "  refused the same way: 2 more pods of its controller: app/big4, app/big5"
+
+
+def test_on_a_large_fleet_another_node_is_looked_for_among_each_pools_freest(monkeypatch):
+    """Past ``FEW_NODES`` nodes, the "another node" remedy replays each pool's ``PER_POOL`` nodes with the
+    most unrequested CPU, not every node: with one per pool, idle a (16 CPUs free) is checked, and c, which
+    runs a 4-CPU pod, is not."""
+    from tmnb.analysis import explain
+
+    monkeypatch.setattr(explain, "FEW_NODES", 2)
+    monkeypatch.setattr(explain, "PER_POOL", 1)
+    snap = _fleet_with_a_rejection()
+    snap = dataclasses.replace(
+        snap,
+        nodes=[*snap.nodes, node("c", kubelet=KubeletInfo(settings=settings(**STATIC)))],
+        pods=[*snap.pods, pod("web", "c", cpu="4")],
+    )
+    (explained,) = assess(snap, SINGLE_NUMA).explained
+    (elsewhere,) = [r for r in explained.diagnosis.remedies if r.kind == "another node"]
+    assert elsewhere.change == "schedule it on other nodes of this pool: a"

@@ -99,9 +99,9 @@ def _owner(pod: Pod | None) -> str:
 
 def explain_rejections(
     snapshot: Snapshot, pods: pd.DataFrame, target: Mapping[str, Any], mode: Mode
-) -> tuple[list[Explained], int]:
+) -> list[Explained]:
     """The what-if's rejections (``pods``: its admission frame) explained on the first ``EXPLAINED_NODES``
-    nodes that have any, by name; and how many rejected pods are left unexplained."""
+    nodes, by name, where it rejects any."""
     rejected = pods[~pods["admitted"]] if len(pods) else pods
     nodes = sorted(set(rejected["node"])) if len(rejected) else []
     out: dict[tuple[str, str, str], list[Diagnosis]] = {}
@@ -109,12 +109,10 @@ def explain_rejections(
         by_name = {f"{p.namespace}/{p.name}": p for p in snapshot.pods_on(node)}
         for d in diagnose_whatif(_scope(snapshot, node), node, target, mode=mode):
             out.setdefault((node, _owner(by_name.get(d.pod)) or d.pod, d.reason), []).append(d)
-    explained = [Explained(first, tuple(o.pod for o in others)) for first, *others in out.values()]
-    left = len(rejected) - sum(1 + len(e.alike) for e in explained)
-    return explained, max(left, 0)
+    return [Explained(first, tuple(o.pod for o in others)) for first, *others in out.values()]
 
 
-def table(explained: Sequence[Explained]) -> pd.DataFrame:
+def rejection_table(explained: Sequence[Explained]) -> pd.DataFrame:
     """03's rejected pods, one row per explanation."""
     rows = [
         {

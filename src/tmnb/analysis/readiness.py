@@ -18,8 +18,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from tmnb.analysis import explain
-from tmnb.analysis.explain import Explained, explain_rejections, verdict_line
+from tmnb.analysis.explain import Explained, explain_rejections, rejection_table, verdict_line
 from tmnb.analysis.inventory import admission_failures, shape_of
 from tmnb.analysis.lint import (
     SEVERITY_ORDER,
@@ -122,7 +121,7 @@ def failing_today(snapshot: Snapshot) -> dict[str, str]:
     reason): a node the change leaves "ready" may still have them, and its row says so."""
     failed = admission_failures(snapshot)
     return {
-        str(node): f"{len(part)} pod(s), {', '.join(sorted(set(part['reason'])))}: "
+        str(node): f"{counted(len(part), 'pod')}, {', '.join(sorted(set(part['reason'])))}: "
         + some([f"{r.namespace}/{r.pod}" for r in part.itertuples()], 3)
         for node, part in failed.groupby("node")
     }
@@ -275,9 +274,8 @@ class Readiness:
     #: an upgrade (the target sets ``kubeletVersion``): the pods the planned minor admits or pins
     #: differently than today's minor under the same configuration, and why (``upgrade.admission_changes``)
     upgrade: pd.DataFrame
-    #: the what-if's rejections explained (``explain.explain_rejections``), and how many are left unexplained
+    #: the what-if's rejections explained (``explain.explain_rejections``)
     explained: list[Explained]
-    unexplained: int
 
     @property
     def upgrades(self) -> bool:
@@ -341,7 +339,6 @@ def assess(
     unchanged = {n for n, s in steps.items() if not s.changes}
     table.loc[table["node"].isin(unchanged) & (table["verdict"] != "will reject pods"), "verdict"] = "nothing to do"
     excluded = not_canary(snapshot, table, findings, steps, pool_label)
-    explained, unexplained = explain_rejections(snapshot, pods, target, mode)
     return Readiness(
         target=dict(target),
         fail_on=fail_on,
@@ -358,8 +355,7 @@ def assess(
         not_canary=excluded,
         mode=mode,
         upgrade=admission_changes(snapshot, plans, pods, mode=mode),
-        explained=explained,
-        unexplained=unexplained,
+        explained=explain_rejections(snapshot, pods, target, mode),
     )
 
 
@@ -453,8 +449,8 @@ def summary(report: Readiness) -> str:
 
 
 def rejections(report: Readiness) -> pd.DataFrame:
-    """03's rejected pods, each explained (``explain.table``)."""
-    return explain.table(report.explained)
+    """03's rejected pods, each explained (``explain.rejection_table``)."""
+    return rejection_table(report.explained)
 
 
 def _named(nodes: list[str], shown: int = 10) -> str:
