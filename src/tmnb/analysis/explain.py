@@ -23,7 +23,7 @@ from tmnb.analysis.occupancy import pool_of
 from tmnb.parse.quantity import parse_quantity
 from tmnb.replay import Mode
 from tmnb.report.tables import counted, some
-from tmnb.snapshot import Node, Pod, Snapshot
+from tmnb.snapshot import Pod, Snapshot
 
 #: Nodes whose rejections 03 explains (the replays behind one explanation take a tenth of a second or more).
 EXPLAINED_NODES = 8
@@ -70,22 +70,25 @@ def explanation_lines(d: Diagnosis, alike: Sequence[str] = ()) -> list[str]:
     return lines
 
 
-def _unrequested_cpu(node: Node, pods: Sequence[Pod]) -> float:
-    requested = sum(float(parse_quantity(c.requests.get("cpu", "0"))) for p in pods for c in p.containers)
-    return float(parse_quantity(node.allocatable.get("cpu", "0"))) - requested
+def _freest(snapshot: Snapshot) -> dict[str, list[str]]:
+    """Per pool, its Ready nodes with the most unrequested CPU first: each node's allocatable CPU less what
+    its pods request (the scheduler's view of room, ranked once for every explanation)."""
+    pools: dict[str, list[tuple[float, str]]] = {}
+    for node in snapshot.nodes:
+        if node.ready:
+            pods = snapshot.pods_on(node.name)
+            requested = sum(float(parse_quantity(c.requests.get("cpu", "0"))) for p in pods for c in p.containers)
+            room = float(parse_quantity(node.allocatable.get("cpu", "0"))) - requested
+            pools.setdefault(pool_of(node), []).append((-room, node.name))
+    return {pool: [name for _, name in sorted(ranked)] for pool, ranked in pools.items()}
 
 
-def _scope(snapshot: Snapshot, node: str) -> Snapshot:
+def _scope(snapshot: Snapshot, node: str, freest: dict[str, list[str]]) -> Snapshot:
     """The snapshot an explanation on ``node`` replays: the whole fleet when it is small, else ``node`` and
-    the ``PER_POOL`` Ready nodes of each pool with the most unrequested CPU."""
+    the ``PER_POOL`` freest other nodes of each pool (``_freest``)."""
     if len(snapshot.nodes) <= FEW_NODES:
         return snapshot
-    pools: dict[str, list[tuple[float, str]]] = {}
-    for other in snapshot.nodes:
-        if other.name != node and other.ready:
-            room = _unrequested_cpu(other, snapshot.pods_on(other.name))
-            pools.setdefault(pool_of(other), []).append((-room, other.name))
-    kept = {node} | {name for ranked in pools.values() for _, name in sorted(ranked)[:PER_POOL]}
+    kept = {node} | {name for names in freest.values() for name in [n for n in names if n != node][:PER_POOL]}
     return dataclasses.replace(
         snapshot, nodes=[n for n in snapshot.nodes if n.name in kept], pods=[p for p in snapshot.pods if p.node in kept]
     )
@@ -104,10 +107,11 @@ def explain_rejections(
     nodes, by name, where it rejects any."""
     rejected = pods[~pods["admitted"]] if len(pods) else pods
     nodes = sorted(set(rejected["node"])) if len(rejected) else []
+    freest = _freest(snapshot) if nodes and len(snapshot.nodes) > FEW_NODES else {}
     out: dict[tuple[str, str, str], list[Diagnosis]] = {}
     for node in nodes[:EXPLAINED_NODES]:
         by_name = {f"{p.namespace}/{p.name}": p for p in snapshot.pods_on(node)}
-        for d in diagnose_whatif(_scope(snapshot, node), node, target, mode=mode):
+        for d in diagnose_whatif(_scope(snapshot, node, freest), node, target, mode=mode):
             out.setdefault((node, _owner(by_name.get(d.pod)) or d.pod, d.reason), []).append(d)
     return [Explained(first, tuple(o.pod for o in others)) for first, *others in out.values()]
 
