@@ -201,15 +201,24 @@ def test_readiness_alerts_on_the_sample(tmp_path):
             change.drain_why,
             ", ".join(change.state_files),
         )
+    # gpu-h100-02 runs best-effort with an llm-serving pod's GPU on NUMA 1 and its CPUs on NUMA 0
+    # (docs/sample-fleet.md): single-numa-node rejects it, and 03 explains why as 06 would
+    (explained,) = csv.DictReader((tmp_path / "run" / "tables" / "rejections.csv").open())
+    assert explained["node"] == "gpu-h100-02" and explained["pod"].startswith("ml-inference/llm-serving-")
+    assert "nvidia.com/gpu: {1 preferred}" in explained["hints"] and "cpu: {0 preferred}" in explained["hints"]
+    assert "topologyManagerPolicy: single-numa-node → best-effort" in explained["would admit"]
 
 
 @pytest.mark.notebook
 def test_readiness_of_an_upgrade_on_the_sample(tmp_path):
-    """kubeletVersion 1.37 on the sample (1.34 and 1.36 today): no pod changes, every node's checkpoints are
-    read back from their inline fields on a rollback, and the minors' differences are shown."""
+    """kubeletVersion 1.37 on the sample (1.34 and 1.36 today, API server v1.36.2): a kubelet newer than its
+    API server breaks the version skew policy, so the run alerts; no pod changes, every node's checkpoints
+    are read back from their inline fields on a rollback, and the minors' differences are shown."""
     result = run(
         ROOT / "notebooks" / "03-readiness.ipynb", [("target", "{kubeletVersion: '1.37'}")], out=tmp_path / "run"
     )
+    assert result.status == "alert" and "14 findings at or above blocker" in result.results["alert"]["why"]
+    assert set(result.results["verdicts"].values()) == {"needs action"}
     assert result.results["upgrade_changes"] == 0
     html = result.html.read_text()
     assert "Kubelet upgrade" in html and "upgrade.checkpoint-inline" in html

@@ -215,3 +215,51 @@ def test_cordoned_and_tainted_nodes_are_offered_as_such_when_nothing_else_admits
         ("tolerate nvidia.com/gpu=present:NoSchedule and schedule it on pool ml: worker-3",
          "the pool is tainted to keep other workloads off: agree with its owners first"),
     ]  # fmt: skip
+
+
+def test_a_whatif_rejection_is_explained_in_the_state_the_replay_reached():
+    """worker-1 runs the CPU manager without the Topology Manager and holds nothing today (NUMA 0: 6 free
+    CPUs, NUMA 1: 8). Under single-numa-node after a drain, three pods of 6 CPUs come back in creation
+    order: the first takes NUMA 0's six, the second six of NUMA 1's eight, and the third is refused with
+    2 CPUs left on one NUMA node, which is what its explanation must count, not today's free CPUs."""
+    from tmnb.analysis.diagnose import diagnose_whatif
+
+    info = KubeletInfo(settings=settings(cpuManagerPolicy="static", reservedSystemCPUs="0,8"))
+    pods = [pod(n, cpu="6", created=f"2026-11-30T10:0{i}:00Z") for i, n in enumerate(("first", "second", "third"))]
+    snap = snapshot([node("worker-1", kubelet=info)], pods)
+    (d,) = diagnose_whatif(snap, "worker-1", {"topologyManagerPolicy": "single-numa-node"})
+    assert (d.pod, d.reason, d.reproduced) == ("app/third", "TopologyAffinityError", True)
+    assert d.message == "Resources cannot be allocated with Topology locality"
+    assert "asks for 6 exclusive CPUs; the largest free set on one NUMA node is 2" in d.why
+    assert "NUMA 0: 0 free, NUMA 1: 2 free" in d.why
+    kinds = {r.kind: r.change for r in d.remedies}
+    assert kinds["smaller request"] == "container main: cpu 6 → 2 (requests and limits)"
+    assert kinds["free resources"] in ("move app/first off worker-1", "move app/second off worker-1")
+    assert diagnose(snap, next(p for p in snap.pods if p.name == "third")).reproduced is False  # today it fits
+
+
+@pytest.mark.parametrize(
+    ("target", "mode"),
+    [
+        ({"topologyManagerPolicy": "single-numa-node"}, "drain"),
+        ({"topologyManagerPolicy": "restricted", "topologyManagerScope": "pod"}, "drain"),
+        ({"topologyManagerPolicy": "single-numa-node"}, "restart"),
+    ],
+)
+def test_every_whatif_rejection_of_the_sample_is_explained_and_reproduced(target, mode):
+    """The explanation's kubelet, started from what the replay's kubelet held just before the pod,
+    rejects it as the replay did, for every rejection of the sample's what-ifs."""
+    from tmnb.analysis.diagnose import diagnose_whatif
+    from tmnb.analysis.whatif import whatif
+    from tmnb.sources.embedded import load_sample
+
+    sample = load_sample()
+    frame, _ = whatif(sample, target, mode=mode, with_headroom=False)
+    rejected = frame[~frame["admitted"]]
+    assert len(rejected)  # the sample's story has rejections under each of these
+    explained = [d for n in sorted(set(rejected["node"])) for d in diagnose_whatif(sample, n, target, mode=mode)]
+    assert sorted(d.pod for d in explained) == sorted(f"{r.namespace}/{r.pod}" for r in rejected.itertuples())
+    assert all(d.reproduced for d in explained), [(d.pod, d.why) for d in explained if not d.reproduced]
+    assert [d.reason for d in explained] == [
+        rejected.set_index(rejected["namespace"] + "/" + rejected["pod"]).loc[d.pod, "reason"] for d in explained
+    ]

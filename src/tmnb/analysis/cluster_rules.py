@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from tmnb.analysis.inventory import is_integer_cpu, shape_of, skew_note
 from tmnb.analysis.occupancy import pool_of
 from tmnb.analysis.rules import FleetContext, Hit, LintContext, Rule
+from tmnb.kubelet.profiles import KUBELET_VERSION
 
 
 def _non_integer_guaranteed(c: LintContext) -> Iterator[Hit]:
@@ -34,6 +35,10 @@ GUARANTEED_FRACTIONAL_CPU = Rule[LintContext](
 
 
 def _version_skew(c: LintContext) -> Iterator[Hit]:
+    """Today's kubelet against the API server, where the plan keeps its minor (``upgrade.*`` speak of the
+    kubelet a plan upgrades)."""
+    if c.plan.changes(KUBELET_VERSION):
+        return
     severity, note = skew_note(c.server, c.plan.version)
     if severity != "ok":
         yield Hit(

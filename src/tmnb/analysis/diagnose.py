@@ -1,20 +1,23 @@
 """Why the kubelet refused a pod, and what would have admitted it.
 
 A rejected pod is replayed on its node as the snapshot saw the node (its checkpoints' allocations
-kept, as after a kubelet restart): each provider's hints, the policy's merge, the model's verdict.
-Every remedy is a changed copy of the pod, the node's settings or its pods, replayed the same way;
-only remedies the model admits are shown, best first.
+kept, as after a kubelet restart), or, for a pod a what-if rejects, as the target's kubelet met it
+(``diagnose_whatif``): each provider's hints, the policy's merge, the model's verdict. Every remedy
+is a changed copy of the pod, the node's settings or its pods, replayed the same way; only remedies
+the model admits are shown, best first.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from tmnb.cpuset import CPUSet
 from tmnb.errors import ConfigRejected, InputError
+from tmnb.kubelet.errors import Unpredictable
 from tmnb.kubelet.names import (
     BEST_EFFORT,
     RESTRICTED,
@@ -22,12 +25,12 @@ from tmnb.kubelet.names import (
     SCOPE_POD,
     SINGLE_NUMA_NODE,
 )
-from tmnb.kubelet.node import ModelSettings, NodeModel, NodeSimulator
+from tmnb.kubelet.node import ExistingAllocation, ModelSettings, NodeModel, NodeSimulator
 from tmnb.kubelet.pod import Container as ModelContainer
 from tmnb.kubelet.pod import Pod as ModelPod
 from tmnb.kubelet.topologymanager.hints import ProviderHints
 from tmnb.parse.quantity import quantity
-from tmnb.replay.node_input import model_for, model_pod
+from tmnb.replay.node_input import Mode, config_refusal, model_for, model_pod, replay_order
 from tmnb.replay.plan import plan_for
 from tmnb.report.tables import some
 from tmnb.snapshot import Node, Pod, Snapshot
@@ -35,6 +38,15 @@ from tmnb.snapshot.taints import keeps_off, taint_text, untolerated
 
 PREFER_CLOSEST = "prefer-closest-numa-nodes"
 NO_FIT = "none: cannot fit"
+POOL_LABEL = "tmnb.dev/pool"
+ADMITTED_NOW = (
+    "the node as this snapshot saw it would admit the pod now: it was refused under an earlier state "
+    "(other pods held the CPUs then, or the settings differed)"
+)
+ADMITTED_ALONE = (
+    "the model admits it in the state the replay reached before it, when asked alone: the rejection depends "
+    "on the batch it came in"
+)
 
 
 @dataclass(frozen=True)
@@ -182,15 +194,17 @@ def _setting_changes(model: NodeModel, pod: ModelPod, node: str) -> Iterable[Rem
 
 def _moving_pods(snapshot: Snapshot, model: NodeModel, pod: ModelPod, node: str) -> Iterable[Remedy]:
     """The fewest pods (largest exclusive holders first, at most three) whose leaving admits it."""
+    names = {p.uid: f"{p.namespace}/{p.name}" for p in snapshot.pods}
+    names |= {a.pod_uid: f"{a.namespace}/{a.pod}" for a in snapshot.node(node).allocations if a.pod}
     cpus: dict[str, int] = {}
     devices: dict[str, int] = {}
     uids: dict[str, str] = {}
-    for a in snapshot.node(node).allocations:
-        name = f"{a.namespace}/{a.pod}"
+    for a in model.allocations:
+        name = names.get(a.pod_uid, a.pod_uid)
         uids[name] = a.pod_uid
-        if a.exclusive and a.cpuset:
-            cpus[name] = cpus.get(name, 0) + len(CPUSet.parse(a.cpuset))
-        devices[name] = devices.get(name, 0) + sum(len(d.ids) for d in a.devices)
+        if a.cpus:
+            cpus[name] = cpus.get(name, 0) + len(CPUSet.parse(a.cpus))
+        devices[name] = devices.get(name, 0) + sum(len(ids) for ids in a.devices.values())
     wants_devices = any("/" in r for c in pod.all_containers() for r in c.requests)  # vendor/resource names
 
     def rank(n: str) -> tuple[int, int, str]:
@@ -276,27 +290,38 @@ def _other_pools(snapshot: Snapshot, pod: Pod, mpod: ModelPod, pool_of: Callable
                      "the pool is tainted to keep other workloads off: agree with its owners first")  # fmt: skip
 
 
-def diagnose(snapshot: Snapshot, pod: Pod, *, pool_label: str = "tmnb.dev/pool") -> Diagnosis:
+def diagnose(snapshot: Snapshot, pod: Pod, *, pool_label: str = POOL_LABEL) -> Diagnosis:
     """Explain one rejected pod from the snapshot that holds it and its node."""
     if not pod.node:
         raise InputError(f"pod {pod.namespace}/{pod.name} has no node: nothing to replay")
-    node = pod.node
+    try:
+        model = _model(snapshot, pod.node)
+        return explain(snapshot, pod, model, reason=pod.reason or "", message=pod.message or "", pool_label=pool_label)
+    except ConfigRejected as exc:  # the model's kubelet does not start (``explain`` starts it first)
+        why = f"the node's kubelet would not start: {exc}"
+        return Diagnosis(f"{pod.namespace}/{pod.name}", pod.node, pod.reason or "", pod.message or "", False, why)
+
+
+def explain(
+    snapshot: Snapshot,
+    pod: Pod,
+    model: NodeModel,
+    *,
+    reason: str,
+    message: str,
+    pool_label: str = POOL_LABEL,
+    admitted_why: str = ADMITTED_NOW,
+) -> Diagnosis:
+    """Why the kubelet ``model`` (the pod's node as the pod met it) rejects ``pod`` with ``reason``
+    and ``message``: each provider's hints, the merge, the constraint in numbers, and the remedies the
+    model admits. ``admitted_why`` is the explanation when the model admits the pod after all."""
+    node = pod.node or model.name
     who = f"{pod.namespace}/{pod.name}"
     mpod = model_pod(pod)
-    try:
-        model = _model(snapshot, node)
-        sim = NodeSimulator(model)
-    except ConfigRejected as exc:
-        why = f"the node's kubelet would not start: {exc}"
-        return Diagnosis(who, node, pod.reason or "", pod.message or "", False, why)
+    sim = NodeSimulator(model)
     hints, merged = _hint_rows(sim, mpod)
     result = NodeSimulator(model).admit(mpod)
-    why = _why(sim, snapshot, node, mpod, result.reason or pod.reason or "", hints)
-    if result.admitted:
-        why = (
-            "the node as this snapshot saw it would admit the pod now: it was refused under an earlier state "
-            "(other pods held the CPUs then, or the settings differed)"
-        )
+    why = admitted_why if result.admitted else _why(sim, snapshot, node, mpod, result.reason or reason, hints)
     labels = {n.name: n.labels for n in snapshot.nodes}
     remedies: list[Remedy] = []
     if not result.admitted:
@@ -304,4 +329,53 @@ def diagnose(snapshot: Snapshot, pod: Pod, *, pool_label: str = "tmnb.dev/pool")
         remedies += _setting_changes(model, mpod, node)
         remedies += _moving_pods(snapshot, model, mpod, node)
         remedies += _other_pools(snapshot, pod, mpod, lambda n: labels.get(n, {}).get(pool_label, "(no pool)"))
-    return Diagnosis(who, node, pod.reason or "", pod.message or "", not result.admitted, why, hints, merged, remedies)
+    return Diagnosis(who, node, reason, message, not result.admitted, why, hints, merged, remedies)
+
+
+def diagnose_whatif(
+    snapshot: Snapshot, node: str, target: Mapping[str, Any], *, mode: Mode = "drain"
+) -> list[Diagnosis]:
+    """Each pod a what-if of ``target`` rejects on ``node``, explained as the target's kubelet met it:
+    the node's pods are replayed as the what-if replays them, and each rejected one is explained in the
+    state the pods before it left (remedies are checked in that state). Empty when the node is not
+    predicted or its kubelet would not start: the what-if says why."""
+    found = snapshot.node(node)
+    if not found.cpus or not found.numa or config_refusal(found) is not None:
+        return []
+    try:
+        model = model_for(plan_for(found, target), mode)
+        sim = NodeSimulator(model)
+    except (ConfigRejected, Unpredictable):
+        return []
+    out = []
+    for pod in replay_order(snapshot.pods_on(node)):
+        before = _held(sim)
+        result = sim.admit(model_pod(pod), sources_ready=mode != "restart")  # a restart's batch cleans up after
+        if not result.admitted:
+            at = dataclasses.replace(model, allocations=before, state_files=None)
+            out.append(
+                explain(snapshot, pod, at, reason=result.reason, message=result.message, admitted_why=ADMITTED_ALONE)
+            )
+    return out
+
+
+def _held(sim: NodeSimulator) -> tuple[ExistingAllocation, ...]:
+    """What the containers hold in ``sim`` now, as a model of the node starts with it: the exclusive CPUs
+    and memory blocks its managers checkpoint, the devices the device manager gave."""
+    cpu, memory = sim.checkpoint_states()
+    devices: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {}
+    for (uid, container, resource), ids in sim.devices.allocated.items():
+        devices.setdefault((uid, container), {})[resource] = ids
+    held = {(u, c) for u, cs in cpu.entries.items() for c in cs} | {
+        (u, c) for u, cs in memory.entries.items() for c in cs
+    }
+    return tuple(
+        ExistingAllocation(
+            u,
+            c,
+            str(cpu.entries.get(u, {}).get(c, "")),
+            tuple(memory.entries.get(u, {}).get(c) or ()),
+            devices.get((u, c), {}),
+        )
+        for u, c in sorted(held | set(devices))
+    )

@@ -44,9 +44,11 @@ __all__ = [
     "Finding",
     "Severity",
     "at_or_above",
+    "fleet_step",
     "lint",
     "manual_step",
     "needs_manual_action",
+    "node_step",
     "to_frame",
 ]
 
@@ -84,6 +86,17 @@ def manual_step(rule: str, severity: str) -> bool:
 
 def needs_manual_action(finding: Finding) -> bool:
     return manual_step(finding.rule, finding.severity)
+
+
+def fleet_step(rule: str) -> bool:
+    """Whether the manual step of ``rule``'s findings is taken once for the cluster, not on each node."""
+    entry = REGISTRY.get(rule)
+    return isinstance(entry, Rule) and entry.fleet
+
+
+def node_step(finding: Finding) -> bool:
+    """Whether ``finding`` needs a step by hand on its own node (``needs_manual_action``, not ``fleet_step``)."""
+    return needs_manual_action(finding) and not fleet_step(finding.rule)
 
 
 def lint(

@@ -1,8 +1,10 @@
 """The readiness verdict: per node, can the planned change go ahead, and where to start.
 
-Combines the lint findings with the what-if replay: a node is ``ready`` when nothing needs
-doing, ``needs action`` when findings at or above ``fail_on`` or manual steps exist, and
-``will reject pods`` when the replay under the target settings rejects any pod.
+Combines the lint findings with the what-if replay: a node is ``ready`` when the change can go ahead
+without a step by hand, ``needs action`` when findings at or above ``fail_on`` or manual steps on the
+node exist, ``will reject pods`` when the replay under the target settings rejects any pod, and
+``nothing to do`` when the target is what the node runs already. A step taken once for the whole
+cluster (kubeadm's ConfigMap, the control plane's upgrade) is said once on top, not on every node.
 """
 
 from __future__ import annotations
@@ -16,15 +18,18 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from tmnb.analysis.explain import Explained, explain_rejections, rejection_table, verdict_line
 from tmnb.analysis.inventory import admission_failures, shape_of
 from tmnb.analysis.lint import (
     SEVERITY_ORDER,
     Finding,
     Severity,
     at_or_above,
+    fleet_step,
     lint,
     manual_step,
     needs_manual_action,
+    node_step,
     to_frame,
 )
 from tmnb.analysis.minors import differences
@@ -35,33 +40,35 @@ from tmnb.errors import InputError
 from tmnb.kubelet.profiles import KUBELET_VERSION
 from tmnb.replay import DrainSteps, Mode, NodePlan, drain_steps, plans_for, show_value
 from tmnb.report.commands import command, parameters
-from tmnb.report.tables import some
+from tmnb.report.tables import counted, some
 from tmnb.report.verdict import Verdict
 from tmnb.settings.target import check_target_fields
 from tmnb.snapshot import Node, Snapshot, Taint
 from tmnb.snapshot.taints import BLOCKING, CORDON_TAINT, cordoned, taint_text
 
-VERDICTS = ("ready", "needs action", "will reject pods", "unknown")
+VERDICTS = ("ready", "needs action", "will reject pods", "unknown", "nothing to do")
 
 
 def plan_table(
     snapshot: Snapshot, target: Mapping[str, Any], findings: Sequence[Finding], plans: Mapping[str, NodePlan]
 ) -> pd.DataFrame:
-    """``kubeadm upgrade plan`` style: one row per node and changed field, current -> target."""
+    """``kubeadm upgrade plan`` style: one row per node and target field, current -> target, with the steps
+    by hand on that node (a step taken once for the cluster is said once, above the plan)."""
     manual: dict[str, list[str]] = {}
     for f in findings:
-        if needs_manual_action(f):
+        if node_step(f):
             manual.setdefault(f.node, []).append(f.remedy)
     rows = []
     for node in snapshot.nodes:
         plan = plans[node.name]
         for field in target:
+            current, planned = plan.shown(field)
             rows.append(
                 {
                     "node": node.name,
                     "setting": field,
-                    "current": show_value(plan.current.get(field)),
-                    "target": show_value(plan.planned.get(field)),
+                    "current": current,
+                    "target": planned,
                     "change": "yes" if plan.changes(field) else "no",
                     "manual action required": " ".join(dict.fromkeys(manual.get(node.name, []))) or "",
                 }
@@ -72,7 +79,8 @@ def plan_table(
 def verdicts(
     snapshot: Snapshot, findings: Sequence[Finding], whatif: pd.DataFrame, fail_on: Severity = "blocker"
 ) -> pd.DataFrame:
-    """One row per node: verdict, counts of findings by severity, rejected pods and the first rejection."""
+    """One row per node: verdict, counts of findings by severity, rejected pods and the first rejection. A
+    fleet step below ``fail_on`` (``lint.fleet_step``) leaves a node's verdict alone: it is said once."""
     threshold = SEVERITY_ORDER[fail_on]
     failing = failing_today(snapshot)
     # Findings and rejections grouped by node in one pass each: a fleet has thousands of nodes and
@@ -92,7 +100,7 @@ def verdicts(
     for node in snapshot.nodes:
         mine = by_node.get(node.name, [])
         counts = Counter(f.severity for f in mine)
-        action = any(SEVERITY_ORDER[f.severity] >= threshold or needs_manual_action(f) for f in mine)
+        action = any(SEVERITY_ORDER[f.severity] >= threshold or node_step(f) for f in mine)
         verdict = "will reject pods" if rejections[node.name] else "needs action" if action else "ready"
         rows.append(
             {
@@ -114,7 +122,7 @@ def failing_today(snapshot: Snapshot) -> dict[str, str]:
     reason): a node the change leaves "ready" may still have them, and its row says so."""
     failed = admission_failures(snapshot)
     return {
-        str(node): f"{len(part)} pod(s), {', '.join(sorted(set(part['reason'])))}: "
+        str(node): f"{counted(len(part), 'pod')}, {', '.join(sorted(set(part['reason'])))}: "
         + some([f"{r.namespace}/{r.pod}" for r in part.itertuples()], 3)
         for node, part in failed.groupby("node")
     }
@@ -225,11 +233,20 @@ def recommend_canary(snapshot: Snapshot, excluded: Mapping[str, str], pool_label
                 **row,
                 "canary": pick.name,
                 "guaranteed pods": guaranteed[pick.name],
-                "why": f"fewest Guaranteed pods among {len(candidates)} candidates of the pool's most common shape"
-                + (f" ({len(shapes) - 1} other shape(s) in the pool need their own canary)" if len(shapes) > 1 else ""),
+                "why": (
+                    f"fewest Guaranteed pods among {counted(len(candidates), 'candidate')}"
+                    if len(candidates) > 1
+                    else "the only candidate"
+                )
+                + " of the pool's most common shape"
+                + (f" ({_other_shapes(len(shapes) - 1)})" if len(shapes) > 1 else ""),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _other_shapes(n: int) -> str:
+    return "1 other shape in the pool needs its own canary" if n == 1 else f"{n} other shapes in the pool need theirs"
 
 
 @dataclass
@@ -258,6 +275,8 @@ class Readiness:
     #: an upgrade (the target sets ``kubeletVersion``): the pods the planned minor admits or pins
     #: differently than today's minor under the same configuration, and why (``upgrade.admission_changes``)
     upgrade: pd.DataFrame
+    #: the what-if's rejections explained (``explain.explain_rejections``)
+    explained: list[Explained]
 
     @property
     def upgrades(self) -> bool:
@@ -271,11 +290,11 @@ class Readiness:
         refused = int((~self.nodes["kubelet starts"]).sum()) if not self.nodes.empty else 0
         parts = []
         if hits:
-            parts.append(f"{len(hits)} finding(s) at or above {self.fail_on}")
+            parts.append(f"{counted(len(hits), 'finding')} at or above {self.fail_on}")
         if rejected:
-            parts.append(f"{rejected} pod(s) would be rejected")
+            parts.append(f"{counted(rejected, 'pod')} would be rejected")
         if refused:
-            parts.append(f"the kubelet would not start on {refused} node(s)")
+            parts.append(f"the kubelet would not start on {counted(refused, 'node')}")
         return "; ".join(parts)
 
 
@@ -318,6 +337,8 @@ def assess(
     table.loc[table["node"].isin(refused), "verdict"] = "needs action"
     unknown = set(nodes.loc[~nodes["modelled"], "node"]) if not nodes.empty else set()
     table.loc[table["node"].isin(unknown) & (table["verdict"] == "ready"), "verdict"] = "unknown"
+    unchanged = {n for n, s in steps.items() if not s.changes}
+    table.loc[table["node"].isin(unchanged) & (table["verdict"] != "will reject pods"), "verdict"] = "nothing to do"
     excluded = not_canary(snapshot, table, findings, steps, pool_label)
     return Readiness(
         target=dict(target),
@@ -335,6 +356,7 @@ def assess(
         not_canary=excluded,
         mode=mode,
         upgrade=admission_changes(snapshot, plans, pods, mode=mode),
+        explained=explain_rejections(snapshot, pods, target, mode),
     )
 
 
@@ -420,31 +442,66 @@ def summary(report: Readiness) -> str:
     if report.upgrades:
         moving = sum(p.upgrades for p in report.plans.values())
         upgrade = (
-            f" The upgrade moves **{moving}** node(s) to another kubelet minor; **{len(report.upgrade)}** pod(s) "
-            "would be admitted or pinned differently than under today's minor."
+            f" The upgrade moves **{counted(moving, 'node')}** to another kubelet minor; "
+            f"**{counted(len(report.upgrade), 'pod')}** would be admitted or pinned differently than under "
+            "today's minor."
         )
     return f"Target {target}. Nodes: {verdict}.{upgrade}{alert}"
 
 
+def rejections(report: Readiness) -> pd.DataFrame:
+    """03's rejected pods, each explained (``explain.rejection_table``)."""
+    return rejection_table(report.explained)
+
+
+def _named(nodes: list[str], shown: int = 10) -> str:
+    return some([f"**{n}**" for n in nodes], shown)
+
+
+def _grouped(findings: list[Finding], label: str) -> list[str]:
+    """Findings that read the same on several nodes said once, with their nodes: ``label`` names the remedy."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for f in findings:
+        groups.setdefault((f.rule, f.explanation, f.remedy), []).append(f.node)
+    return [
+        f"{_named(nodes)} ({rule}): {explanation} **{label}:** {remedy}"
+        for (rule, explanation, remedy), nodes in groups.items()
+    ]
+
+
+def _rejection_lines(report: Readiness) -> list[str]:
+    """Each node whose pods the what-if rejects: how many, and the first one explained where 03 explains it."""
+    rejected = report.pods[~report.pods["admitted"]] if not report.pods.empty else report.pods
+    explained: dict[str, Explained] = {}
+    for e in report.explained:
+        explained.setdefault(e.diagnosis.node, e)
+    lines = []
+    for node, pods in rejected.groupby("node") if len(rejected) else ():
+        found = explained.get(str(node))
+        if found is not None:
+            lines.append(verdict_line(found, len(pods)))
+            continue
+        first = pods.iloc[0]
+        lines.append(
+            f"**{node}**: {counted(len(pods), 'pod')} would be rejected, first {first['namespace']}/{first['pod']} "
+            f"({first['reason']}: {first['message']}). Leave this node out, or free or re-size the pods first."
+        )
+    return lines
+
+
 def verdict(report: Readiness) -> Verdict:
-    """The report's answer: what is ready, what blocks (each blocker's remedy in full), the canary
-    per pool and the exact command that plans the canary's rollout."""
+    """The report's answer: what is ready, what blocks (each blocker's remedy in full, said once for the
+    nodes it reads the same on; each rejection's cause and what admits it), the steps taken once for the
+    cluster, the steps per node, the canary per pool and the exact command that plans the canary's rollout."""
     counts = Counter(report.verdicts["verdict"])
     by = {v: sorted(report.verdicts.loc[report.verdicts["verdict"] == v, "node"]) for v in VERDICTS}
     ready = [f"**{counts[v]}** {v}: {', '.join(by[v])}" for v in VERDICTS if counts[v]]
-    blocks = [
-        f"**{f.node}** ({f.rule}): {f.explanation} **Fix:** {f.remedy}"
-        for f in report.findings
-        if SEVERITY_ORDER[f.severity] >= SEVERITY_ORDER[report.fail_on]
-    ]
-    rejected = report.pods[~report.pods["admitted"]] if not report.pods.empty else report.pods
-    for node, pods in rejected.groupby("node") if len(rejected) else ():
-        first = pods.iloc[0]
-        blocks.append(
-            f"**{node}**: {len(pods)} pod(s) would be rejected, first {first['namespace']}/{first['pod']} "
-            f"({first['reason']}: {first['message']}). Leave this node out, or free or re-size the pods first."
-        )
-    steps = manual_steps(report)
+    threshold = SEVERITY_ORDER[report.fail_on]
+    blocks = _grouped([f for f in report.findings if SEVERITY_ORDER[f.severity] >= threshold], "Fix")
+    blocks += _rejection_lines(report)
+    below = [f for f in report.findings if SEVERITY_ORDER[f.severity] < threshold and needs_manual_action(f)]
+    once = _grouped([f for f in below if fleet_step(f.rule)], "Step, once for the cluster")
+    steps = _grouped([f for f in below if not fleet_step(f.rule)], "Step")
     picked = report.canary[report.canary["canary"] != ""]
     canaries = [f"pool **{r.pool}**: canary `{r.canary}` ({r.why})" for r in picked.itertuples()]
     canaries += [f"pool **{r.pool}**: no canary: {r.why}" for r in report.canary.itertuples() if not r.canary]
@@ -458,11 +515,15 @@ def verdict(report: Readiness) -> Verdict:
         commands = [command("run", "04-rollout", params={"target": configuration, "nodes": [first], "canary": first})]
     if blocks:
         tone: Literal["ok", "warn", "stop"] = "stop"
-        headline = f"Not ready: {len(blocks)} thing(s) block this change. Fix them, then plan the canary."
+        verb = "blocks" if len(blocks) == 1 else "block"
+        fix = "Fix it" if len(blocks) == 1 else "Fix them"
+        headline = f"Not ready: {counted(len(blocks), 'thing')} {verb} this change. {fix}, then plan the canary."
     elif not len(picked):
         tone, headline = "warn", "Nothing to roll out yet: no node can be the canary (see what to do next)."
     elif counts["needs action"] or counts["unknown"]:
         tone, headline = "warn", "Ready with manual steps: the plan below lists them per node. Start with the canary."
+    elif once:
+        tone, headline = "warn", "Ready, with a step once for the whole cluster (below). Start with the canary."
     else:
         tone, headline = "ok", "Ready: nothing blocks this change. Start with the canary."
     next_steps = canaries
@@ -483,25 +544,12 @@ def verdict(report: Readiness) -> Verdict:
         [
             ("Nodes", ready + failing_lines(report.verdicts)),
             ("What blocks", blocks),
+            ("Once for the whole cluster", once),
             ("Manual steps", steps),
             ("What to do next", next_steps),
         ],
         commands,
     )
-
-
-def manual_steps(report: Readiness) -> list[str]:
-    """The findings below ``fail_on`` that still need a person (why a node "needs action" without a
-    blocker), each with its step, so every node counted as needing action is named on top; a finding
-    that reads the same on many nodes (kubeadm on a whole fleet) is said once, with its nodes."""
-    nodes: dict[tuple[str, str, str], list[str]] = {}
-    for f in report.findings:
-        if SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[report.fail_on] and needs_manual_action(f):
-            nodes.setdefault((f.rule, f.explanation, f.remedy), []).append(f"**{f.node}**")
-    return [
-        f"{', '.join(named)} ({rule}): {explanation} **Step:** {remedy}"
-        for (rule, explanation, remedy), named in nodes.items()
-    ]
 
 
 def failing_lines(verdict_table: pd.DataFrame) -> list[str]:

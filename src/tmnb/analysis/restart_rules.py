@@ -43,9 +43,10 @@ MANAGER_POLICY_CHANGE = Rule[LintContext](
 
 def _restart_drain(c: LintContext) -> Iterator[Hit]:
     """A drain with no checkpoint moved: running pods the restart would reject or re-pin, or a restart
-    tmnb cannot predict (the kubelet's refusal of the target is the validator's finding)."""
+    tmnb cannot predict (the kubelet's refusal of the target is the validator's finding; a minor upgrade's
+    drain is ``upgrade.drain-first``'s)."""
     steps: DrainSteps = c.steps
-    if steps.drain and not steps.moved and not steps.refused:
+    if steps.drain and not steps.moved and not steps.refused and not c.plan.hops:
         yield Hit(
             "running pods",
             "pods the kubelet re-admits as they run",

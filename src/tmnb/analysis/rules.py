@@ -13,7 +13,7 @@ code; a ``ValidatorCode`` gives each code the same metadata (``lint.REGISTRY`` h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar
 
@@ -27,6 +27,16 @@ Severity = Literal["blocker", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "blocker": 2}
 #: A remedy with no placeholder of its own still names the setting.
 DEFAULT_REMEDY = "Correct {setting} in the plan before rolling it out."
+#: The remedies of a validator finding on a field the target does not set (the node keeps its own value):
+#: a warning or blocker, then a note. Neither speaks of the plan's value, which is the node's.
+KEPT_REMEDY = (
+    "The plan leaves {setting} as the node has it, and this finding is about that value: add {setting} to the "
+    "target with a corrected value, or correct it on the node before the rollout."
+)
+KEPT_NOTE = (
+    "Nothing to change for this plan, which leaves {setting} as the node has it; to change it in the same "
+    "rollout, add {setting} to the target."
+)
 
 
 @dataclass(frozen=True)
@@ -129,8 +139,11 @@ class Rule(Generic[C]):
     ``severity`` is that of its findings unless the check gives a hit its own (``flag-overrides-file``
     is only ``info`` while the plan leaves the flagged field alone). ``manual``: its warnings and
     blockers need a step by hand during the rollout (drain, delete a file, edit a unit), which readiness
-    lists in the plan and counts toward ``needs action``. ``remedy`` is a template filled from each hit
-    (``{setting}``, ``{expected}``, ``{detected}`` and the hit's ``fill``)."""
+    lists in the plan and counts toward ``needs action``; ``fleet``: that step is taken once for the
+    whole cluster, not on each node (kubeadm's kubelet-config ConfigMap, the control plane's upgrade), so
+    readiness says it once on top and, below ``fail_on``, does not count it toward a node's verdict.
+    ``remedy`` is a template filled from each hit (``{setting}``, ``{expected}``, ``{detected}`` and the
+    hit's ``fill``)."""
 
     id: str
     area: str
@@ -138,6 +151,7 @@ class Rule(Generic[C]):
     remedy: str
     check: Callable[[C], Iterable[Hit]]
     manual: bool = False
+    fleet: bool = False
     #: one line: the pitfall, for the reports' list of rules
     summary: str = ""
 
@@ -163,6 +177,7 @@ class ValidatorCode:
     kubelet's words where it has them; its severity is the validator's)."""
 
     id: str
+    #: the remedy where the target sets ``field``: it speaks of the plan's value
     remedy: str = DEFAULT_REMEDY
     manual: bool = False
     #: the lint rule that reports this finding with the plan in mind, when ``covered`` says so
@@ -170,9 +185,20 @@ class ValidatorCode:
     #: when lint leaves the validator's finding out for ``reported_by``'s (None: never)
     covered: Callable[[LintContext], bool] | None = None
     summary: str = ""
+    #: the remedy where the target leaves ``field`` as the node has it: which field to add to the target
+    #: and why, or that the change needs nothing ("": ``remedy`` when it does not speak of the plan, else
+    #: ``KEPT_REMEDY`` or ``KEPT_NOTE`` by the finding's severity)
+    kept: str = ""
+    #: the field the remedy changes, when it is not the finding's own ("": the finding's)
+    field: str = ""
 
-    def fill(self, setting: str) -> str:
-        return self.remedy.format(setting=setting)
+    def fill(self, setting: str, target: Collection[str] = (), severity: str = "warning") -> str:
+        """The remedy of a finding on ``setting`` under a target that sets the fields ``target``."""
+        if (self.field or setting) in target or (self.remedy != DEFAULT_REMEDY and not self.kept):
+            template = self.remedy
+        else:
+            template = self.kept or (KEPT_NOTE if severity == "info" else KEPT_REMEDY)
+        return template.format(setting=setting)
 
 
 def always(_: LintContext) -> bool:

@@ -93,7 +93,7 @@ CPU_NONE_STRICT_TOPOLOGY = Rule[LintContext](
     "cpu-none-strict-topology",
     "cpu manager",
     "warning",
-    "Plan cpuManagerPolicy static (with reserved CPUs) together with the topology policy.",
+    "Add cpuManagerPolicy: static (with reservedSystemCPUs) to the target, so the CPUs are aligned too.",
     _cpu_none_with_strict_policy,
     summary="a strict topology policy with the CPU manager's none policy: CPUs are never aligned",
 )
@@ -148,7 +148,8 @@ RESERVED_CPUS_SPAN_NUMA = Rule[LintContext](
 
 
 def _kubeadm_overwrites(c: LintContext) -> Iterator[Hit]:
-    fields = sorted(k for k in c.plan.target if k != KUBELET_VERSION)  # a new minor is no edit of the file
+    """The fields the plan edits in the file (a new minor is no edit of it; a field at its target is none)."""
+    fields = sorted(k for k in c.plan.target if k != KUBELET_VERSION and c.plan.changes(k))
     if c.node.kubelet.kubeadm_managed and fields:
         yield Hit(
             ", ".join(fields),
@@ -166,5 +167,6 @@ KUBEADM_OVERWRITES = Rule[LintContext](
     "Express the change as a kubeadm patch (target kubeletconfiguration) or in the kubelet-config ConfigMap.",
     _kubeadm_overwrites,
     manual=True,
+    fleet=True,
     summary="kubeadm rewrites the kubelet's config file at its next upgrade",
 )

@@ -90,7 +90,7 @@ def _kubelet_config(c: LintContext) -> Iterator[Hit]:
             severity=_SEVERITY[f.severity],
             area=f.code.split(".")[0],
             code=f.code,
-            remedy=code.fill(f.field),
+            remedy=code.fill(f.field, p.target, f.severity),
         )
 
 
@@ -148,8 +148,16 @@ VALIDATOR_CODES: dict[str, ValidatorCode] = {
         ValidatorCode("cpu.reserved-cpus-cgroup"),
         ValidatorCode("cpu.reserved-cpus-offline"),
         ValidatorCode("cpu.reserved-cpus-parse"),
-        ValidatorCode("cpu.reserved-cpus-supersedes"),
-        ValidatorCode("cpu.static-fractional-reservation"),
+        ValidatorCode(
+            "cpu.reserved-cpus-supersedes",
+            "Nothing to correct: the kubelet reserves exactly the CPUs reservedSystemCPUs lists and ignores the cpu "
+            "amounts of kubeReserved and systemReserved; drop those amounts to say so.",
+        ),
+        ValidatorCode(
+            "cpu.static-fractional-reservation",
+            "Nothing to correct: the static policy reserves whole CPUs, the cpu of kubeReserved and systemReserved "
+            "rounded up; reserve whole CPUs to say so.",
+        ),
         ValidatorCode(
             "cpu.static-no-reservation",
             "Set reservedSystemCPUs (e.g. one core's threads) or kubeReserved/systemReserved cpu.",
@@ -175,7 +183,11 @@ VALIDATOR_CODES: dict[str, ValidatorCode] = {
         ValidatorCode("memory.reservation-policy", "Set memoryReservationPolicy to None, or enable MemoryQoS."),
         ValidatorCode("memory.reserved-missing", "Set reservedMemory for the Static memory manager."),
         ValidatorCode("memory.reserved-duplicate"),
-        ValidatorCode("memory.reserved-ignored"),
+        ValidatorCode(
+            "memory.reserved-ignored",
+            "Nothing to correct: reservedMemory waits for memoryManagerPolicy Static (add it to the target to use "
+            "the reservation), or drop reservedMemory.",
+        ),
         ValidatorCode(
             "memory.reserved-sum",
             "Make reservedMemory per NUMA node add up to kubeReserved + systemReserved + the hard eviction "
@@ -185,7 +197,15 @@ VALIDATOR_CODES: dict[str, ValidatorCode] = {
         ValidatorCode("memory.reserved-type"),
         ValidatorCode("memory.reserved-unknown-numa"),
         ValidatorCode("memory.reserved-zero"),
-        ValidatorCode("topology.max-numa-above-default"),
+        ValidatorCode(
+            "topology.max-numa-above-default",
+            "Keep max-allowable-numa-nodes in the plan's topologyManagerPolicyOptions only for nodes with more NUMA "
+            "nodes than the kubelet's default limit (a node selector): with it, each admission enumerates 2^n NUMA "
+            "masks.",
+            kept="Keep it: the plan leaves this node's topologyManagerPolicyOptions as they are, and a node with more "
+            "NUMA nodes than the kubelet's default limit needs max-allowable-numa-nodes to run a Topology Manager "
+            "policy at all; the kubelet's warning is about the cost, 2^n NUMA masks per admission.",
+        ),
         ValidatorCode(
             "topology.numa-distances", "Fix the node's NUMA distances in sysfs, or drop prefer-closest-numa-nodes."
         ),
@@ -196,13 +216,24 @@ VALIDATOR_CODES: dict[str, ValidatorCode] = {
         ),
         ValidatorCode("topology.options-ignored", "Remove the options or set a policy that uses them."),
         ValidatorCode("topology.policy"),
-        ValidatorCode("topology.prefer-closest-ineffective"),
+        ValidatorCode(
+            "topology.prefer-closest-ineffective",
+            "Drop prefer-closest-numa-nodes from the plan's topologyManagerPolicyOptions, or leave it: "
+            "single-numa-node ignores it.",
+            kept="Nothing to change: single-numa-node ignores the node's prefer-closest-numa-nodes; to drop it in "
+            "the same rollout, add topologyManagerPolicyOptions to the target without it (with the node's other "
+            "options).",
+        ),
         ValidatorCode("topology.scope"),
         ValidatorCode("topology.sparse-numa-ids", "Drop prefer-closest-numa-nodes on this machine (sparse NUMA ids)."),
         ValidatorCode(
             "topology.too-many-numa-nodes",
-            "Set topologyManagerPolicyOptions max-allowable-numa-nodes to at least the node's NUMA count (beta from "
-            "1.31, GA in 1.35), knowing hint merging grows as 2^n, or keep policy none here.",
+            "Set max-allowable-numa-nodes in the plan's topologyManagerPolicyOptions to at least the node's NUMA "
+            "count (hint merging grows as 2^n), or leave this node out of the change.",
+            kept="Add topologyManagerPolicyOptions to the target with max-allowable-numa-nodes at least the node's "
+            "NUMA count (and the node's other options): without it the kubelet refuses a Topology Manager policy on "
+            "this many NUMA nodes, and hint merging grows as 2^n; or leave this node out of the change.",
+            field="topologyManagerPolicyOptions",
         ),
     )
 }

@@ -87,7 +87,8 @@ def _row(node: str, r: PodResult) -> dict[str, Any]:
 
 
 def common_sizes(snapshot: Snapshot, count: int = 3) -> list[tuple[str, str]]:
-    """The most frequent (cpu, memory) requests of Guaranteed single-container pods, whole CPUs only."""
+    """The most frequent (cpu, memory) requests of Guaranteed single-container pods, whole CPUs only; among
+    sizes as frequent, the smaller first (CPUs, then memory), so the pick does not depend on pod order."""
     sizes = Counter(
         (p.containers[0].requests.get("cpu", ""), p.containers[0].requests.get("memory", ""))
         for p in snapshot.pods
@@ -95,8 +96,11 @@ def common_sizes(snapshot: Snapshot, count: int = 3) -> list[tuple[str, str]]:
         and len(p.containers) == 1
         and parse_quantity(p.containers[0].requests.get("cpu", "0")) % 1 == 0
     )
-    picked = [s for s, _ in sizes.most_common(count) if s[0] and s[1]]
-    return picked or [("2", "4Gi"), ("4", "8Gi"), ("8", "16Gi")]
+    ranked = sorted(
+        (s for s in sizes if s[0] and s[1]),
+        key=lambda s: (-sizes[s], parse_quantity(s[0]), parse_quantity(s[1]), s),
+    )
+    return ranked[:count] or [("2", "4Gi"), ("4", "8Gi"), ("8", "16Gi")]
 
 
 def _probes(cpu: str, memory: str) -> Iterator[ModelPod]:

@@ -415,7 +415,9 @@ def parse_minor(text: object, *, where: str) -> KubeletProfile:
     return profile(version.minor)
 
 
-#: A kubelet may lag its API server by this many minors, and never lead it (the version-skew policy, 1.28+).
+#: A kubelet may lag its API server by this many minors, and never lead it (the version-skew policy, 1.28+:
+#: "kubelet must not be newer than kube-apiserver", "kubelet may be up to three minor versions older than
+#: kube-apiserver", kubernetes.io/releases/version-skew-policy).
 MAX_KUBELET_LAG = 3
 #: A kubelet against its API server: the same minor, behind within the supported skew, beyond it, or ahead.
 Skew = Literal["same", "behind", "beyond", "ahead"]
@@ -432,3 +434,18 @@ def kubelet_skew(server: KubeVersion, kubelet: KubeVersion) -> tuple[Skew, int |
     if lag > MAX_KUBELET_LAG:
         return "beyond", lag
     return ("behind" if lag else "same"), lag
+
+
+def supported_kubelets(server: KubeVersion) -> tuple[int, ...]:
+    """The kubelet minors the version-skew policy supports under API server ``server``, oldest first."""
+    return tuple(range(max(server.minor - MAX_KUBELET_LAG, 0), server.minor + 1))
+
+
+def upgrade_hops(today: KubeVersion, target: KubeletProfile) -> tuple[int, ...]:
+    """The minors a kubelet at ``today`` passes on its way to ``target`` one minor at a time, ``target``
+    last; empty when ``target`` is not a newer minor of the same major. More than one hop skips minors,
+    which kubeadm's upgrade does not do ("Skipping MINOR versions when upgrading is unsupported",
+    kubernetes.io/docs/tasks/administer-cluster/kubeadm/kubeadm-upgrade)."""
+    if today.major != target.version.major or target.minor <= today.minor:
+        return ()
+    return tuple(range(today.minor + 1, target.minor + 1))

@@ -4,7 +4,7 @@ Below ``analysis``, ``sources``, ``sandbox`` and ``rollout``, above ``kubelet``,
 ``snapshot``; pandas-free, so every consumer replays a node through the same door.
 """
 
-from tmnb.replay.drain import DrainSteps, MovedFile, drain_steps
+from tmnb.replay.drain import DrainSteps, MovedFile, drain_steps, minor_upgrade
 from tmnb.replay.node_input import (
     ACTIVE_PHASES,
     Mode,
@@ -33,6 +33,7 @@ __all__ = [
     "drain_steps",
     "kubelet_version",
     "machine_of",
+    "minor_upgrade",
     "model_for",
     "model_pod",
     "node_model",

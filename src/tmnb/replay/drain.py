@@ -12,6 +12,7 @@ would be restored, and a restart tmnb cannot predict drains.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ from tmnb.errors import ConfigRejected, InputError
 from tmnb.kubelet.checkpoints.restore import Manager
 from tmnb.kubelet.memorymanager.validate import KubeletPanic
 from tmnb.kubelet.node import NodeSimulator
-from tmnb.kubelet.profiles import CPU_STATE, KUBELET_VERSION, MEMORY_STATE
+from tmnb.kubelet.profiles import CPU_STATE, MEMORY_STATE
 from tmnb.replay.node_input import config_refusal, model_for, model_pod, replay_order
 from tmnb.replay.plan import NodePlan, show_value
 from tmnb.snapshot import Pod
@@ -131,8 +132,27 @@ def drain_steps(plan: NodePlan, pods: Iterable[Pod]) -> DrainSteps:
     """The checkpoint files moved aside, the drain and why, for ``plan`` on its node with ``pods`` (the
     node's pods; the active ones are re-admitted at the restart, in creation order)."""
     node = plan.node
-    if not plan.upgrades and not any(plan.changes(k) for k in plan.target if k != KUBELET_VERSION):
+    if not any(plan.changes(k) for k in plan.target):
         return DrainSteps(node.name, "", (), False, NOTHING_TO_CHANGE, changes=False)
+    steps = _steps(plan, pods)
+    if plan.hops and not steps.drain:
+        return dataclasses.replace(steps, drain=True, why=f"{minor_upgrade(plan)}; {steps.why}")
+    return steps
+
+
+def minor_upgrade(plan: NodePlan) -> str:
+    """Why a minor upgrade of the kubelet drains the node whatever its restart would do."""
+    today = f"{plan.version.major}.{plan.version.minor}" if plan.version else plan.kubelet.profile.name
+    return (
+        f'kubelet {today} to {plan.planned_kubelet.name} is a minor version upgrade: "Before performing a minor '
+        "version kubelet upgrade, drain pods from that node. In-place minor version kubelet upgrades are not "
+        'supported" (version skew policy)'
+    )
+
+
+def _steps(plan: NodePlan, pods: Iterable[Pod]) -> DrainSteps:
+    """``drain_steps`` from what the kubelet does at its start alone."""
+    node = plan.node
     active = replay_order(pods)
     spoiled = plan.spoiled_checkpoints()
     refusal, unpredictable = config_refusal(node), ""

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from tmnb.errors import InputError
-from tmnb.kubelet.profiles import CHECKPOINT_POLICIES, KUBELET_VERSION, KubeletProfile, Resolved, parse_minor, resolve
+from tmnb.kubelet.profiles import (
+    CHECKPOINT_POLICIES,
+    KUBELET_VERSION,
+    KubeletProfile,
+    Resolved,
+    parse_minor,
+    resolve,
+    upgrade_hops,
+)
 from tmnb.settings.defaults import defaults_for
 from tmnb.snapshot import Node
 from tmnb.versions import KubeVersion
@@ -48,7 +56,17 @@ class NodePlan:
     planned_kubelet: KubeletProfile
 
     def changes(self, name: str) -> bool:
+        """Whether the change moves target field ``name`` (``kubeletVersion``: the kubelet's minor)."""
+        if name == KUBELET_VERSION:
+            return self.upgrades or bool(self.hops)
         return show_value(self.current.get(name)) != show_value(self.planned.get(name))
+
+    def shown(self, name: str) -> tuple[str, str]:
+        """Target field ``name`` today and after the change, as the plan table shows them: ``kubeletVersion``
+        is the kubelet's version as reported and the planned minor, not a configuration field."""
+        if name == KUBELET_VERSION:
+            return str(self.version or "unknown"), self.planned_kubelet.name
+        return show_value(self.current.get(name)), show_value(self.planned.get(name))
 
     def spoiled_checkpoints(self) -> dict[str, tuple[str, ...]]:
         """Checkpoint files (by name) the kubelet may refuse at start after this change, with the changed
@@ -67,6 +85,15 @@ class NodePlan:
     def upgrades(self) -> bool:
         """Whether the change moves the node to another kubelet minor."""
         return self.planned_kubelet.minor != self.kubelet.profile.minor
+
+    @property
+    def hops(self) -> tuple[int, ...]:
+        """The minors an upgrade to the planned kubelet passes one at a time, the planned one last (empty:
+        no upgrade: the target sets no ``kubeletVersion``, or an older one), from the node's version as reported,
+        else the minor it is predicted as."""
+        if KUBELET_VERSION not in self.target:
+            return ()
+        return upgrade_hops(self.version or self.kubelet.profile.version, self.planned_kubelet)
 
 
 def kubelet_version(node: Node) -> KubeVersion | None:

@@ -45,6 +45,11 @@ def _number(x: float) -> str:
     return f"{x:,.2f}".rstrip("0").rstrip(".")
 
 
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """``1 node``, ``3 nodes``: a count with its noun in the number it takes (``plural``: an irregular one)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def some(items: Sequence[str], shown: int, sep: str = ", ") -> str:
     """The first ``shown`` items and how many more: a cell that stays short at a fleet's size."""
     more = f" and {len(items) - shown} more" if len(items) > shown else ""

@@ -10,6 +10,8 @@ today's minor reads the ones it writes (``checkpoints``); how its resource manag
 with pod-level resources, and its device hints on a node whose devices sit on some NUMA nodes only
 (``managers``). They fire only when the plan changes the minor; the texts quote the kubelet where it
 prints one. The direction does not matter: a target older than today's minor is compared the same way.
+Whether the upgrade itself is supported is ``policy``'s: the planned kubelet against the API server,
+minors skipped, and the drain a minor upgrade needs.
 
 ``admission.admission_changes`` says which pods the planned minor admits or pins differently than
 today's minor does under the same configuration: the node's pods replayed as both.
@@ -25,9 +27,19 @@ from tmnb.analysis.upgrade.fields import UPGRADE_FIELD_UNKNOWN, UPGRADE_ROLLBACK
 from tmnb.analysis.upgrade.gates import UPGRADE_GATE_DEPENDENCY, UPGRADE_GATE_LOCKED, UPGRADE_GATE_REMOVED
 from tmnb.analysis.upgrade.managers import UPGRADE_DEVICE_HINTS, UPGRADE_POD_LEVEL_RESOURCES
 from tmnb.analysis.upgrade.options import UPGRADE_OPTION_GATE_DROPPED, UPGRADE_OPTION_GATE_NEEDED
+from tmnb.analysis.upgrade.policy import (
+    UPGRADE_BEYOND_SKEW,
+    UPGRADE_DRAIN_FIRST,
+    UPGRADE_NEWER_THAN_SERVER,
+    UPGRADE_SKIPS_MINORS,
+)
 
 #: The upgrade rules, in the order their findings are listed (after lint's other node rules).
 UPGRADE_RULES: tuple[Rule[LintContext], ...] = (
+    UPGRADE_NEWER_THAN_SERVER,
+    UPGRADE_BEYOND_SKEW,
+    UPGRADE_SKIPS_MINORS,
+    UPGRADE_DRAIN_FIRST,
     UPGRADE_GATE_REMOVED,
     UPGRADE_GATE_LOCKED,
     UPGRADE_GATE_DEPENDENCY,
