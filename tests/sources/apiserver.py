@@ -56,8 +56,9 @@ class FakeApi:
             return 404, _status(404, f"the server could not find the requested resource ({path})"), {}
         items = self.lists[path]
         selector = query.get("fieldSelector", [""])[0]
-        if selector.startswith("reason="):
-            items = [i for i in items if i.get("reason") == selector.removeprefix("reason=")]
+        if selector:  # path=value, as the collector asks: reason=..., metadata.name=..., spec.nodeName=...
+            path, _, value = selector.partition("=")
+            items = [i for i in items if _field(i, path) == value]
         if "labelSelector" in query:  # key=value only: enough to see the selector reach the server
             key, _, value = query["labelSelector"][0].partition("=")
             items = [i for i in items if (i["metadata"].get("labels") or {}).get(key) == value]
@@ -69,6 +70,12 @@ class FakeApi:
         page = items[start : start + limit]
         more = start + limit < len(items)
         return 200, {"kind": "List", "metadata": {"continue": str(start + limit) if more else ""}, "items": page}, {}
+
+
+def _field(item: dict[str, Any], path: str) -> object:
+    for key in path.split("."):
+        item = item.get(key) if isinstance(item, dict) else None  # type: ignore[assignment]
+    return item
 
 
 def _status(code: int, message: str) -> dict[str, Any]:

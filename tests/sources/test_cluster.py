@@ -327,6 +327,31 @@ def test_open_snapshot_live_and_cli(tmp_path, capsys):
     assert "tmnb: error: --source: --context applies to --source live only" in capsys.readouterr().err
 
 
+def test_one_node_is_read_alone(tmp_path, monkeypatch):
+    """A question about one node asks the API server for that node and its pods only, reads its
+    /configz alone, and its files alone through the chosen transport."""
+    import tmnb.sources.node as node_collector
+
+    read: list[list[str]] = []
+    real = node_collector.collect_nodes
+
+    def collect_nodes(names, *args, **kwargs):  # type: ignore[no-untyped-def]
+        read.append(list(names))
+        return real(read[-1], *args, **kwargs)
+
+    monkeypatch.setattr(node_collector, "collect_nodes", collect_nodes)
+    (tmp_path / "nodes").mkdir()
+    with ApiServer(fake_api(fleet())) as server:
+        kubeconfig = str(server.kubeconfig(tmp_path / "kubeconfig"))
+        snap = open_snapshot("live", kubeconfig=kubeconfig, node_files=f"dir:{tmp_path / 'nodes'}", node="w2")
+    assert [n.name for n in snap.nodes] == ["w2"] and {p.node for p in snap.pods} == {"w2"}
+    assert read == [["w2"]]
+    urls = [u for _, u, _ in server.api.requests]
+    assert [u for u in urls if u.endswith("/proxy/configz")] == ["/api/v1/nodes/w2/proxy/configz"]
+    assert any(u.startswith("/api/v1/nodes?") and "fieldSelector=metadata.name%3Dw2" in u for u in urls)
+    assert any(u.startswith("/api/v1/pods?") and "fieldSelector=spec.nodeName%3Dw2" in u for u in urls)
+
+
 def test_no_kubeconfig_anywhere_says_what_to_do(tmp_path, monkeypatch, capsys):
     """A first run on a laptop without a cluster: the message names the ways out, not a loader's error."""
     from kubernetes import config

@@ -98,3 +98,56 @@ def test_empty_node_name_is_refused(node_root: Path, tmp_path: Path, capsys: pyt
     code = main(["snapshot", "--source", f"node-root:{node_root}", "--node-name", " ", "--out", str(tmp_path / "x")])
     assert code == 2
     assert "tmnb: error: node name: a node name cannot be empty" in capsys.readouterr().err
+
+
+def test_the_hosts_own_root_is_the_node_its_kubelet_registers(
+    node_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``node-root:/`` on the node itself: "/" has no name, so the node is the one this host's kubelet
+    registers: the host name, trimmed and lower-cased as the kubelet's GetHostname does (the node's
+    files are the fixture's: this machine is no node)."""
+    import socket
+
+    import tmnb.sources.node_root as reader
+
+    real = reader.read_node_root
+    monkeypatch.setattr(
+        reader, "read_node_root", lambda root, *, name: real(node_root if str(root) == "/" else root, name=name)
+    )
+    monkeypatch.setattr(socket, "gethostname", lambda: " Worker-9.Example\n")
+    out = tmp_path / "here.json"
+    assert main(["snapshot", "--source", "node-root:/", "--out", str(out)]) == 0
+    assert [n.name for n in load(out).nodes] == ["worker-9.example"]
+    assert main(["snapshot", "--source", "node-root:/", "--node-name", "w1", "--out", str(out), "--force"]) == 0
+    assert [n.name for n in load(out).nodes] == ["w1"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["/usr/bin/kubelet", "--hostname-override=Node-A.internal", "--v=2"], "node-a.internal"),
+        (["/usr/bin/kubelet", "--hostname-override", " node-b "], "node-b"),
+        (["/usr/bin/kubelet", "--hostname-override="], "host-1"),  # empty: the kubelet takes the host name
+        (["/usr/bin/kubelet", "--v=2"], "host-1"),
+        ([], "host-1"),
+    ],
+)
+def test_own_node_name_is_the_override_else_the_host_name(
+    argv: list[str], expected: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from tmnb.sources.resolve import own_node_name
+
+    monkeypatch.setattr(socket, "gethostname", lambda: "Host-1")
+    assert own_node_name(argv) == expected
+
+
+def test_an_empty_host_name_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from tmnb.sources.resolve import own_node_name
+
+    monkeypatch.setattr(socket, "gethostname", lambda: "  ")
+    with pytest.raises(InputError, match="empty hostname is invalid: name the node with --node-name"):
+        own_node_name(["/usr/bin/kubelet"])

@@ -92,3 +92,25 @@ def test_an_unknown_node_files_spec_is_refused_before_the_cluster_is_read(spec: 
         open_snapshot("live", node_files=spec, kubeconfig=str(tmp_path / "none"))
     assert err.value.message.startswith(f"unknown node_files {spec!r}: expected '' (API only), 'ssh' or 'ssh:USER'")
     assert all(kind.describe() in err.value.message for kind in NODE_FILES)
+
+
+def test_a_source_narrowed_to_one_node_keeps_its_pods_and_events() -> None:
+    """gpu-h100-02 of the sample (docs/sample-fleet.md): its own pods and events, nothing of the others."""
+    snap = open_snapshot("sample", node="gpu-h100-02")
+    assert [n.name for n in snap.nodes] == ["gpu-h100-02"]
+    assert snap.pods and {p.node for p in snap.pods} == {"gpu-h100-02"}
+    assert all(e.node in (None, "gpu-h100-02") for e in snap.events)
+
+
+@pytest.mark.parametrize(
+    ("node", "message"),
+    [
+        ("gpu-h100-2", "no node named 'gpu-h100-2'; did you mean gpu-h100-02, gpu-h100-01?"),
+        ("nowhere", "no node named 'nowhere' among the 14 nodes read"),
+        ("gen-icx-01", "no node named 'gen-icx-01'"),  # the selector left it out
+    ],
+)
+def test_a_node_the_source_lacks_is_an_error(node: str, message: str) -> None:
+    with pytest.raises(InputError) as err:
+        open_snapshot("sample", "tmnb.dev/pool=gpu" if node == "gen-icx-01" else None, node=node)
+    assert err.value.where == "node" and err.value.message.startswith(message)

@@ -67,7 +67,11 @@ def add_parsers(sub: Subcommands) -> None:
 
     snap = sub.add_parser("snapshot", help="write a snapshot file from a source")
     snap.add_argument("--source", default="sample", help=sources_help("sample"))
-    snap.add_argument("--node-name", help=f"node name for --source {NODE_ROOT}DIR (default: the directory name)")
+    snap.add_argument(
+        "--node-name",
+        help=f"node name for --source {NODE_ROOT}DIR (default: the directory name; for {NODE_ROOT}/ "
+        "the name this host's kubelet registers)",
+    )
     snap.add_argument("--context", help="kube context for --source live (default: the current context)")
     snap.add_argument("--kubeconfig", help="kubeconfig file for --source live (default: $KUBECONFIG, ~/.kube/config)")
     snap.add_argument("--out", required=True, help="output file (.json or .json.gz)")

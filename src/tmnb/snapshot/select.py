@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 from collections.abc import Callable, Mapping
 
@@ -78,4 +79,25 @@ def select_nodes(snapshot: Snapshot, selector: str | None) -> Snapshot:
         nodes=nodes,
         pods=[p for p in snapshot.pods if p.node in names],
         events=[e for e in snapshot.events if e.node is None or e.node in names],
+    )
+
+
+def select_named(snapshot: Snapshot, name: str | None) -> Snapshot:
+    """Keep the node called ``name`` (and its pods and events); a name the snapshot does not hold is
+    an error naming the closest ones, as an empty answer would read as "nothing to worry about"."""
+    if name is None:
+        return snapshot
+    kept = [n for n in snapshot.nodes if n.name == name]
+    if not kept:
+        names = [n.name for n in snapshot.nodes]
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = (
+            f"; did you mean {', '.join(close)}?" if close else f" among the {len(names)} nodes read" if names else ""
+        )
+        raise InputError(f"no node named {name!r}{hint}", where="node")
+    return dataclasses.replace(
+        snapshot,
+        nodes=kept,
+        pods=[p for p in snapshot.pods if p.node == name],
+        events=[e for e in snapshot.events if e.node is None or e.node == name],
     )

@@ -8,15 +8,17 @@ so that ``check_source`` can refuse a wrong argument at once.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
-from collections.abc import Callable, Mapping
+import socket
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tmnb.errors import InputError, SnapshotError
+from tmnb.errors import InputError, SnapshotError, TmnbError
 from tmnb.report.places import anchored
 
 if TYPE_CHECKING:
@@ -37,6 +39,7 @@ class OpenOptions:
     node_files: str | None = None
     node_name: str | None = None
     progress: bool | None = None
+    node: str | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ def _read_live(source: str, options: OpenOptions) -> Snapshot:
         options.context or None,
         options.kubeconfig or None,
         node_selector=options.node_selector,
+        node_name=options.node,
         progress=options.progress,
     )
     return with_node_files(
@@ -189,9 +193,12 @@ def check_source(source: str) -> None:
     raise SnapshotError(f"cannot read snapshot: {os.strerror(errno.ENOENT)}", source=source)
 
 
-def check_options(source: str, given: Mapping[str, object], *, flags: bool = False) -> None:
+def check_options(
+    source: str, given: Mapping[str, object], *, flags: bool = False, source_flag: str = "--source"
+) -> None:
     """Refuse a parameter given (not None) with a source it does not apply to: the one check of
-    "only with live" and "only with node-root". ``flags`` names them as the command line does."""
+    "only with live" and "only with node-root". ``flags`` names them as the command line does, the
+    source as ``source_flag``."""
     kind = source_kind(source)
     for owner in SOURCES:
         wrong = [name for name in owner.only if given.get(name) is not None]
@@ -199,8 +206,8 @@ def check_options(source: str, given: Mapping[str, object], *, flags: bool = Fal
             continue
         names = " and ".join(f"--{n.replace('_', '-')}" if flags else n for n in wrong)
         verb = "applies" if len(wrong) == 1 else "apply"
-        to = f"--source {owner.form}" if flags else f"source='{owner.form}'"
-        raise InputError(f"{names} {verb} to {to} only", where="--source" if flags else wrong[0])
+        to = f"{source_flag} {owner.form}" if flags else f"source='{owner.form}'"
+        raise InputError(f"{names} {verb} to {to} only", where=source_flag if flags else wrong[0])
 
 
 def open_snapshot(
@@ -212,19 +219,22 @@ def open_snapshot(
     node_files: str = "",
     node_name: str | None = None,
     progress: bool | None = None,
+    node: str | None = None,
 ) -> Snapshot:
     """The snapshot a source names (``SOURCES``), narrowed to ``node_selector``. ``live`` reads the
     ``context`` of ``kubeconfig`` (default the current context, or the in-cluster service account)
     and, after ``node_files`` (``tmnb.sources.node_files``), the nodes' own files; ``progress`` None
     shows bars on a terminal or notebook. ``node-root:DIR`` is the one node ``whatif --node-root``
-    reads, named ``node_name`` (default: the directory's name), without pods. ``context`` and
-    ``kubeconfig`` are ignored by the other sources: a rollout hands them to its executor too."""
-    from tmnb.snapshot.select import select_nodes
+    reads, named ``node_name`` (default: the directory's name; for ``/``, the host's node), without
+    pods. ``context`` and ``kubeconfig`` are ignored by the other sources: a rollout hands them to its
+    executor too. ``node`` narrows to the node of that name; ``live`` then reads that node alone, its
+    files included."""
+    from tmnb.snapshot.select import select_named, select_nodes
 
     check_options(source, {"node_files": node_files or None, "node_name": node_name})
     check_source(source)
-    options = OpenOptions(node_selector, context, kubeconfig, node_files, node_name, progress)
-    return select_nodes(source_kind(source).read(source, options), node_selector)
+    options = OpenOptions(node_selector, context, kubeconfig, node_files, node_name, progress, node)
+    return select_named(select_nodes(source_kind(source).read(source, options), node_selector), node)
 
 
 def _exists(path: str) -> bool:
@@ -236,19 +246,41 @@ def _exists(path: str) -> bool:
 
 def node_root_snapshot(directory: str, node_name: str | None = None) -> Snapshot:
     """A one-node snapshot of a copied node root, so what tmnb understood of a node (and the
-    ``issues[]`` of every file it could not use) can be read before a prediction is trusted."""
+    ``issues[]`` of every file it could not use) can be read before a prediction is trusted. The node
+    is ``node_name``, else the directory's name; ``/`` (tmnb run on the node) is the node whose kubelet
+    runs here (``own_node_name``)."""
     from tmnb.snapshot import Snapshot, SnapshotSource
     from tmnb.sources.node_root import read_node_root
 
     if not directory:
         raise InputError(f"expected {NODE_ROOT}DIR, the directory of a copy of a node's files", where="source")
     root = Path(directory)
+    here = node_name is None and not root.resolve().name  # "/": the node's own files, read on the node
     name = node_name if node_name is not None else root.resolve().name
-    if not name.strip():
+    if not here and not name.strip():
         raise InputError("a node name cannot be empty", where="node name")
-    node = read_node_root(root, name=name)
+    node = read_node_root(root, name=name or "localhost")
+    if here:
+        node = dataclasses.replace(node, name=own_node_name(node.kubelet.flags))
     captured = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     return Snapshot(captured_at=captured, source=SnapshotSource(kind="bundle", detail=str(root)), nodes=[node])
+
+
+def own_node_name(argv: Sequence[str]) -> str:
+    """The name this host's kubelet registers its node under, as its ``GetHostname`` makes it: the
+    command line's ``--hostname-override``, else the host name, trimmed and lower-cased."""
+    from tmnb.parse.kubelet_flags import parse_kubelet_args
+
+    override = None
+    if argv:
+        try:
+            override = parse_kubelet_args(argv, source="kubelet command line").last("hostname-override")
+        except TmnbError:  # a command line the kubelet refuses: the collection has its issue already
+            override = None
+    name = ((override.value if override else None) or socket.gethostname()).strip().lower()
+    if not name:
+        raise InputError("empty hostname is invalid: name the node with --node-name", where="node name")
+    return name
 
 
 def save_to_run(snapshot: Snapshot, out_dir: str | Path, name: str = "snapshot.json.gz") -> Path:

@@ -50,17 +50,24 @@ def collect_cluster(
     progress: bool | None = None,
     bundles: Mapping[str, NodeBundle | Node | Issue] | None = None,
     node_selector: str | None = None,
+    node_name: str | None = None,
 ) -> Snapshot:
     """Snapshot of the cluster behind ``context`` (or ``api``). ``bundles`` come from the node
     collector (``tmnb.sources.node.collect_nodes``; an Issue for a node it could not reach) and
     are merged over what the API says. ``node_selector`` (label selector) limits the nodes, and so
-    the per-node calls, on the server. ``progress=None`` shows a bar on a terminal or notebook."""
+    the per-node calls, on the server; ``node_name`` limits them to that node and the pods to its own
+    (a question about one node reads one node, not the cluster's pods). ``progress=None`` shows a
+    bar on a terminal or notebook."""
     if api is None:
         api_client, name = connect(context, kubeconfig, pool_size=workers)
         api = ClusterApi(api_client, context=name)
     captured = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
-        raw_nodes = api.list_all(api.core.list_node, label_selector=node_selector or None)
+        raw_nodes = api.list_all(
+            api.core.list_node,
+            label_selector=node_selector or None,
+            field_selector=f"metadata.name={node_name}" if node_name else None,
+        )
     except Exception as exc:
         raise explain(exc, f"cannot read nodes from the cluster (context {api.context or 'in-cluster'})") from exc
     nodes = [node_from_api(obj) for obj in raw_nodes]
@@ -76,7 +83,7 @@ def collect_cluster(
         ThreadPoolExecutor(max_workers=len(LISTS) + 1, thread_name_prefix="tmnb-list") as list_pool,
         ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="tmnb-node") as pool,
     ):
-        pods_listed = list_pool.submit(_list_pods, api)
+        pods_listed = list_pool.submit(_list_pods, api, f"spec.nodeName={node_name}" if node_name else None)
         lists = {key: list_pool.submit(call, api) for key, call in LISTS.items()}
         configz = {pool.submit(_configz, api, node): node.name for node in nodes}
         results: dict[str, dict[str, Setting] | Issue] = {}
@@ -112,9 +119,10 @@ def collect_cluster(
     )
 
 
-def _list_pods(api: ClusterApi) -> list[Pod | None]:
-    """Every pod, converted page by page (None for a malformed one): required, unlike ``LISTS``."""
-    return api.list_all(api.core.list_pod_for_all_namespaces, item=_pod)
+def _list_pods(api: ClusterApi, field_selector: str | None) -> list[Pod | None]:
+    """Every pod (of the nodes ``field_selector`` names), converted page by page (None for a malformed
+    one): required, unlike ``LISTS``."""
+    return api.list_all(api.core.list_pod_for_all_namespaces, item=_pod, field_selector=field_selector)
 
 
 def _nrt(api: ClusterApi) -> list[JsonDict]:
