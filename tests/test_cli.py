@@ -24,9 +24,14 @@ def test_whatif_json(snap_file, capsys):
         ["whatif", "--snapshot", str(snap_file), "--set", "topologyManagerPolicy=single-numa-node", "--format", "json"]
     )
     lines = capsys.readouterr().out.splitlines()
-    records = [json.loads(line) for line in lines]  # JSON Lines, as the README says: one pod per line
+    records = [json.loads(line) for line in lines]  # JSON Lines, as the README says: a pod per line, then its node
     assert code == 3  # a pod would be rejected
-    assert [r["admitted"] for r in records] == [True, True, True, False]
+    assert [r["kind"] for r in records] == ["pod"] * 4 + ["node"]
+    assert [r["admitted"] for r in records[:4]] == [True, True, True, False]
+    assert records[4] == {
+        "kind": "node", "node": "w1", "kubelet": "1.36", "kubelet_starts": True, "refusal": "", "not_predicted": "",
+        "note": "", "pods": 4, "rejected": 1,
+    }  # fmt: skip
     expected = {
         "node": "w1",
         "namespace": "app",
@@ -41,9 +46,9 @@ def test_whatif_json(snap_file, capsys):
 def test_whatif_table_and_clean_exit(snap_file, capsys):
     code = main(["whatif", "--snapshot", str(snap_file), "--set", "topologyManagerScope=pod"])
     out = capsys.readouterr().out
-    assert "headroom" in out and "p3" in out
+    assert "Headroom" in out and "p3" in out
     assert code == 3  # topology none: the fourth pod still fails in the CPU manager
-    assert "UnexpectedAdmissionError" in out
+    assert out.splitlines()[3].split() == ["w1", "app", "p3", "UnexpectedAdmissionError"]  # rejections first
 
 
 def test_whatif_refused_config(snap_file, capsys):

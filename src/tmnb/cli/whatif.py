@@ -1,35 +1,42 @@
-"""``tmnb whatif``: its arguments, its inputs (``--set`` values and the two ways to describe the
-nodes) and the prediction as a table or JSON Lines.
+"""``tmnb whatif``: its arguments, its inputs (``--set`` values, the two ways to describe the nodes
+and the selection of some of them) and the prediction, printed by ``whatif_view`` as a table or as
+JSON Lines.
 
-``check_inputs`` needs no snapshot machinery, so a wrong argument is reported before pandas loads.
+``check_inputs`` and ``check_selection`` need no snapshot machinery, so a wrong argument is reported
+before pandas loads.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tmnb.cli.exits import EXIT_ALERT, EXIT_OK
+from tmnb.cli.terminal import WIDTH, wrap
 from tmnb.cli.types import Subcommands, workers
 from tmnb.errors import InputError
 from tmnb.parse.files import MIB, read_capped
 from tmnb.settings.target import check_target_fields
-from tmnb.sources.resolve import check_source, sources_help
+from tmnb.sources.node_files import NODE_FILES_HELP
+from tmnb.sources.resolve import check_options, check_source, sources_help
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tmnb.replay import NodePlan
     from tmnb.snapshot import Snapshot
 
+T = TypeVar("T")
 #: A PodList of every pod of a large cluster is some tens of MiB.
 PODLIST_LIMIT = 512 * MIB
-#: A pod's fields in ``--format json``.
-JSON_FIELDS = ("node", "namespace", "pod", "admitted", "reason", "message", "numa", "cpuset")
+#: What ``-o`` prints: for a person (within the terminal module's width, or whole) or JSON Lines.
+OUTPUTS = ("table", "wide", "json")
 
 
 def add_parsers(sub: Subcommands) -> None:
@@ -40,23 +47,11 @@ def add_parsers(sub: Subcommands) -> None:
     what.add_argument("--pods", help="PodList JSON (kubectl get pods -o json) for --node-root")
     what.add_argument(
         "--node-name",
-        help="the name of the node copied under --node-root (default: the directory name); not with --snapshot",
+        help="the name of the node copied under --node-root (default: the directory name; for / the name this "
+        "host's kubelet registers); not with --snapshot",
     )
-    what.add_argument(
-        "--set",
-        dest="settings",
-        action="append",
-        default=[],
-        metavar="FIELD=VALUE",
-        required=True,
-        help="KubeletConfiguration field to set (repeatable); maps as YAML, e.g. "
-        "topologyManagerPolicyOptions='{prefer-closest-numa-nodes: \"true\"}'",
-    )
-    what.add_argument(
-        "--kubelet-version",
-        metavar="MINOR",
-        help="predict after an upgrade to this kubelet minor (1.33 to 1.37), as --set kubeletVersion=MINOR does",
-    )
+    add_selection(what)
+    add_target(what)
     what.add_argument(
         "--mode",
         choices=["drain", "restart"],
@@ -66,10 +61,16 @@ def add_parsers(sub: Subcommands) -> None:
         "today's state files",
     )
     what.add_argument(
-        "--format",
-        choices=["table", "json"],
+        "-o",
+        "--output",
+        choices=OUTPUTS,
         default="table",
-        help="table: pods and nodes for a person (default); json: one pod per line (JSON Lines)",
+        help=f"table: for a person, within {WIDTH} columns (default); wide: every column and cell whole; "
+        "json: JSON Lines, a record per pod and per node",
+    )
+    what.add_argument("--format", dest="output", choices=("table", "json"), help="the same as -o table|json")
+    what.add_argument(
+        "--rejected-only", action="store_true", help="only the rejected pods, and the nodes with something to note"
     )
     what.add_argument(
         "--workers",
@@ -80,69 +81,129 @@ def add_parsers(sub: Subcommands) -> None:
     )
 
 
+def add_selection(parser: argparse.ArgumentParser) -> None:
+    """The options that narrow a source to some nodes, and those of a live source."""
+    parser.add_argument("--node", help="only the node of this name (on a live source, the only node read)")
+    parser.add_argument("-l", "--selector", help="only the nodes with these labels (key=value,key in (a,b),...)")
+    parser.add_argument("--context", help="kube context of a live source (default: the current context)")
+    parser.add_argument("--kubeconfig", help="kubeconfig of a live source (default: $KUBECONFIG, ~/.kube/config)")
+    parser.add_argument("--node-files", help=f"how a live source reads the nodes' files: {NODE_FILES_HELP}")
+
+
+def add_target(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="KubeletConfiguration field to set (repeatable); maps as YAML, e.g. "
+        "topologyManagerPolicyOptions='{prefer-closest-numa-nodes: \"true\"}'",
+    )
+    parser.add_argument(
+        "--kubelet-version",
+        metavar="MINOR",
+        help="predict after an upgrade to this kubelet minor (1.33 to 1.37), as --set kubeletVersion=MINOR does",
+    )
+
+
 def command(args: argparse.Namespace) -> int:
-    import json
-
+    check_selection(args)
     check_inputs(args.snapshot, args.node_root, args.pods, args.node_name)
-    settings = list(args.settings)
-    if args.kubelet_version is not None:
-        from tmnb.kubelet.profiles import KUBELET_VERSION, parse_minor
-
-        settings.append(f"{KUBELET_VERSION}={parse_minor(args.kubelet_version, where='--kubelet-version').name}")
-    target = parse_settings(settings)
-    from tmnb.analysis.whatif import whatif, whatif_rows
+    if not args.settings and args.kubelet_version is None:
+        raise InputError(
+            "expected what to predict: --set FIELD=VALUE (repeatable) or --kubelet-version MINOR", where="--set"
+        )
+    target = target_of(args.settings, args.kubelet_version)
+    from tmnb.cli import whatif_view as view
     from tmnb.replay import plans_for
 
-    snapshot = load_whatif_input(args.snapshot, args.node_root, args.pods, args.node_name)
+    snapshot = load_whatif_input(args.snapshot, args.node_root, args.pods, args.node_name, args)
     plans = plans_for(snapshot.nodes, target)
-    if args.format == "json":  # JSON Lines: one pod per line as its node comes back, for jq and streaming readers
-        import pandas as pd
-
-        node_rows, all_admitted = [], True
-        for rows, node_row in whatif_rows(snapshot, target, mode=args.mode, plans=plans, workers=args.workers):
-            for row in rows:
-                print(json.dumps({k: row[k] for k in JSON_FIELDS}))
-                all_admitted = all_admitted and row["admitted"]
-            node_rows.append(node_row)
-        nodes = pd.DataFrame(node_rows)
-        pods_rejected = not all_admitted
-        unpredicted = _refuse_nothing_predicted(nodes)  # a node not predicted printed no pod above
-    else:
-        pods, nodes = whatif(snapshot, target, mode=args.mode, plans=plans, progress=None, workers=args.workers)
-        unpredicted = _refuse_nothing_predicted(nodes)
-        pods_rejected = bool(len(pods)) and not pods["admitted"].all()
-        from tmnb.report.tables import humanize  # cells as a person reads them: 0,1 and "shared pool", not reprs
-
-        print(humanize(pods.drop(columns=["uid"])).to_string(index=False) if len(pods) else "(no active pods)")
-        print()
-        print(humanize(nodes).to_string(index=False))
-        if any(p.upgrades for p in plans.values()):
-            from tmnb.analysis.upgrade.admission import admission_changes
-
-            changes = admission_changes(snapshot, plans, pods, mode=args.mode)
-            print()
-            print("Pods admitted or pinned differently than as today's kubelet minor:")
-            print(humanize(changes).to_string(index=False) if len(changes) else "(none)")
-    for node, why in unpredicted.items():  # in every format: the pods of this node are missing above
-        print(f"tmnb: {node}: nothing predicted: {why}", file=sys.stderr)
-    for node, note in zip(nodes.get("node", []), nodes.get("kubelet note", []), strict=True):
-        if note:  # never silent: the prediction is not the node's own kubelet minor
-            print(f"tmnb: {node}: {note}", file=sys.stderr)
-    refused = nodes[~nodes["kubelet starts"]] if len(nodes) else nodes
-    for row in refused.itertuples():
-        print(f"tmnb: {row.node}: the kubelet would not start: {row.refusal}", file=sys.stderr)
-    return EXIT_ALERT if len(refused) or pods_rejected else EXIT_OK
+    nodes, rejected = (_json if args.output == "json" else _table)(args, snapshot, target, plans)
+    for row in nodes.to_dict("records"):  # last on a terminal too, below a fleet's long table
+        for fact in view.facts(row):
+            said = f"tmnb: {row['node']}: {fact}"
+            print("\n".join([said] if args.output == "json" else wrap(said, _width(args))), file=sys.stderr)
+    refused = bool(len(nodes)) and not nodes["kubelet starts"].all()
+    return EXIT_ALERT if refused or rejected else EXIT_OK
 
 
-def _refuse_nothing_predicted(nodes: pd.DataFrame) -> dict[str, str]:
-    """Nodes whose kubelet starts but whose pods were not predicted, and why; when that is every
-    node, the answer is an error (an empty answer would read as "nothing to worry about")."""
+def _width(args: argparse.Namespace) -> int | None:
+    return WIDTH if args.output == "table" else None
+
+
+def _json(
+    args: argparse.Namespace, snapshot: Snapshot, target: dict[str, Any], plans: Mapping[str, NodePlan]
+) -> tuple[pd.DataFrame, bool]:
+    """JSON Lines, a node's pods then the node as each node comes back; the nodes' rows and whether a
+    pod was rejected."""
+    import pandas as pd
+
+    from tmnb.analysis.whatif import whatif_rows
+    from tmnb.cli import whatif_view as view
+
+    node_rows, rejected = [], False
+    for rows, node_row in whatif_rows(snapshot, target, mode=args.mode, plans=plans, workers=args.workers):
+        for row in rows:
+            rejected = rejected or not row["admitted"]
+            if not (row["admitted"] and args.rejected_only):
+                print(json.dumps(view.pod_record(row)))
+        if not args.rejected_only or node_row["rejected"] or view.facts(node_row):
+            print(json.dumps(view.node_record(node_row)))
+        node_rows.append(node_row)
+    nodes = pd.DataFrame(node_rows)
+    _refuse_nothing_predicted(nodes)  # after the records: they said what each node is
+    return nodes, rejected
+
+
+def _table(
+    args: argparse.Namespace, snapshot: Snapshot, target: dict[str, Any], plans: Mapping[str, NodePlan]
+) -> tuple[pd.DataFrame, bool]:
+    """The summary, the pods, the nodes and an upgrade's changes, for a person."""
+    from tmnb.analysis.whatif import whatif
+    from tmnb.cli import whatif_view as view
+
+    width = _width(args)
+    pods, nodes = whatif(snapshot, target, mode=args.mode, plans=plans, progress=None, workers=args.workers)
+    _refuse_nothing_predicted(nodes)
+    shown_pods, shown_nodes = pods, nodes
+    if args.rejected_only:
+        shown_pods = pods[~pods["admitted"]]
+        shown_nodes = nodes[[bool(r["rejected"] or view.facts(r)) for r in nodes.to_dict("records")]]
+    changes: list[str] = []
+    if any(p.upgrades for p in plans.values()):
+        from tmnb.analysis.upgrade.admission import admission_changes
+
+        changes = view.changes_table(admission_changes(snapshot, plans, pods, mode=args.mode), width=width)
+    print(
+        view.paragraphs(
+            view.summary(pods, nodes, width=width),
+            view.pod_table(shown_pods, width=width),
+            view.node_table(shown_nodes, width=width) if len(shown_nodes) else [],
+            changes,
+        )
+    )
+    return nodes, bool(len(pods)) and not pods["admitted"].all()
+
+
+def target_of(settings: list[str], kubelet_version: str | None) -> dict[str, Any]:
+    """The target of ``--set`` and ``--kubelet-version`` (an upgrade is one field more)."""
+    if kubelet_version is not None:
+        from tmnb.kubelet.profiles import KUBELET_VERSION, parse_minor
+
+        settings = [*settings, f"{KUBELET_VERSION}={parse_minor(kubelet_version, where='--kubelet-version').name}"]
+    return parse_settings(settings)
+
+
+def _refuse_nothing_predicted(nodes: pd.DataFrame) -> None:
+    """When no node's pods were predicted though every kubelet starts, the answer is an error (an
+    empty answer would read as "nothing to worry about")."""
     rows = nodes[nodes["kubelet starts"] & (nodes["refusal"] != "")] if len(nodes) else nodes
-    unpredicted = {row.node: str(row.refusal).removeprefix("not predicted: ") for row in rows.itertuples()}
-    if len(unpredicted) == len(nodes):
-        first = next(iter(unpredicted.items()), ("", "the snapshot has no nodes"))
-        raise InputError(f"nothing predicted: {first[1]}", source=first[0] or None)
-    return unpredicted
+    if len(rows) == len(nodes):
+        first = next(rows.itertuples(), None)
+        why = str(first.refusal).removeprefix("not predicted: ") if first else "the snapshot has no nodes"
+        raise InputError(f"nothing predicted: {why}", source=str(first.node) if first else None)
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
@@ -174,8 +235,7 @@ def check_inputs(snapshot: str | None, node_root: str | None, pods: str | None, 
     if snapshot:
         if node_name is not None:
             raise InputError(
-                "names the node of --node-root; a snapshot's nodes keep their own names (the table lists every "
-                "node: filter it, e.g. with --format json and jq)",
+                "names the node of --node-root; a snapshot's nodes keep their own names (one of them: --node NAME)",
                 where="--node-name",
             )
         try:
@@ -198,14 +258,72 @@ def _is(test: Callable[[Path], bool], path: str) -> bool:
         return False
 
 
-def load_whatif_input(snapshot: str | None, node_root: str | None, pods: str | None, node_name: str | None) -> Snapshot:
+def check_selection(args: argparse.Namespace) -> None:
+    """What ``add_selection``'s options alone tell: a copied node root is one node already (no
+    --node or --selector), the live options go with a live source, a node-files spec and a selector
+    must parse."""
+    live = {"context": args.context, "kubeconfig": args.kubeconfig, "node_files": args.node_files}
+    if args.node_root is not None:
+        given = [name for name, value in (("node", args.node), ("selector", args.selector), *live.items()) if value]
+        if given:
+            raise InputError(
+                "--node-root is one node's copied files (named by --node-name); not with a live source's or a "
+                "selection's options",
+                where=f"--{given[0].replace('_', '-')}",
+            )
+        return
+    check_options(args.snapshot, live, flags=True, source_flag="--snapshot")
+    if args.node_files:
+        from tmnb.sources.node_files import node_files_kind
+
+        flagged(lambda: node_files_kind(args.node_files))
+    if args.selector is not None:
+        from tmnb.snapshot.select import parse_selector
+
+        flagged(lambda: parse_selector(args.selector))
+
+
+#: The parameters a source's errors name, as the command line names them.
+FLAGS = {"node": "--node", "node_selector": "--selector", "node_files": "--node-files"}
+
+
+def flagged(call: Callable[[], T]) -> T:
+    """``call()``; its error about a parameter of ``FLAGS`` names the flag instead."""
+    try:
+        return call()
+    except InputError as exc:
+        if exc.where not in FLAGS:
+            raise
+        raise type(exc)(exc.message, source=exc.source, where=FLAGS[exc.where], line=exc.line) from None
+
+
+def load_whatif_input(
+    snapshot: str | None,
+    node_root: str | None,
+    pods: str | None,
+    node_name: str | None,
+    selection: argparse.Namespace | None = None,
+) -> Snapshot:
+    """The snapshot a what-if replays: ``--snapshot``'s source narrowed as ``selection`` (the
+    ``add_selection`` options) says, or ``--node-root``'s node with ``--pods``."""
     from tmnb.parse.documents import load_json
     from tmnb.sources.kube_objects import pods_from_list
     from tmnb.sources.resolve import node_root_snapshot, open_snapshot
 
     check_inputs(snapshot, node_root, pods)
     if snapshot:
-        return open_snapshot(snapshot)
+        if selection is None:
+            return open_snapshot(snapshot)
+        return flagged(
+            lambda: open_snapshot(
+                snapshot,
+                selection.selector,
+                context=selection.context,
+                kubeconfig=selection.kubeconfig,
+                node_files=selection.node_files or "",
+                node=selection.node,
+            ),
+        )
     assert pods is not None  # check_inputs refused a missing --pods
     base = node_root_snapshot(node_root or ".", node_name)
     node = base.nodes[0]
