@@ -119,7 +119,7 @@ def test_a_killed_run_and_its_resume_are_told_from_the_journal(
 
     capsys.readouterr()
     assert main(["rollout", "status", "--change-id", "c1", "--state-dir", str(state)]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == interrupted
+    assert " ".join(capsys.readouterr().out.split("\n\n")[-1].split()) == interrupted  # its account, unwrapped
     looked = prepare(RolloutRequest(target={"topologyManagerPolicy": "restricted"}, change_id="c1", source="live",
                                     kubeconfig=str(kubeconfig), nodes=("w3",), canary="w3", executor="sandbox",
                                     state_dir=str(state)))  # fmt: skip

@@ -210,7 +210,9 @@ def _print_plan(session: Session, fmt: str) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
-
+    """The journal as a table (its results wrapped), then each node's account, within the terminal
+    module's width."""
+    from tmnb.cli.terminal import table, wrap
     from tmnb.errors import InputError
     from tmnb.report.places import change_folder
     from tmnb.rollout.journal import Journal, account
@@ -220,11 +222,15 @@ def _status(args: argparse.Namespace) -> int:
     if not path.exists():
         raise InputError("no journal for this change id", source=str(path))
     records = [r for r in Journal(path, args.change_id).records() if r.get("change_id") == args.change_id]
-    for record in records:
-        result = record.get("result") or record.get("error") or record.get("intent") or ""
-        print(f"{record['time']}  {record.get('node') or '-':<16} {record['step']:<15} {record['event']:<8} {result}")
+    rows = [
+        [str(r["time"]), str(r.get("node") or "-"), str(r["step"]), str(r["event"]),
+         str(r.get("result") or r.get("error") or r.get("intent") or "")]
+        for r in records
+    ]  # fmt: skip
+    lines = table(("time", "node", "step", "event", "result"), rows, wrapped="result")
     for node in dict.fromkeys(str(r["node"]) for r in records if r.get("node")):
-        print(account(records, node, folder))
+        lines += ["", *wrap(account(records, node, folder))]
+    print("\n".join(lines))
     return 0
 
 
