@@ -59,6 +59,7 @@ UP_DOORS = {
 #: stands at the top of its module, where a reader (and the floor check) sees it first.
 LAZY = {
     "tmnb.cli.demo": "each stage loads its room when it starts: the demo announces itself at once",
+    "tmnb.cli.check": "a refused argument is answered before pandas or the kubelet model loads",
     "tmnb.cli.evidence": "a refused argument is answered before the evidence and run machinery load",
     "tmnb.cli.reports": "a refused argument is answered before the runner, papermill or a snapshot loads",
     "tmnb.cli.rollout": "a refused argument is answered before the kubelet model or the client loads",

@@ -15,14 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tmnb import __version__
-from tmnb.cli import evidence, reports, rollout, sandbox, whatif
+from tmnb.cli import check, evidence, reports, rollout, sandbox, whatif
 from tmnb.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_SIGPIPE, EXIT_TAMPERED, EXIT_USAGE, MEANINGS
 from tmnb.cli.run.warmup import without_iri_grammar
 from tmnb.cli.types import Command
 from tmnb.errors import RunError, Tampered, TmnbError
 
 #: One module per subcommand family: each adds its parsers and names its handlers.
-FAMILIES = (reports, whatif, sandbox, rollout, evidence)
+FAMILIES = (reports, whatif, check, sandbox, rollout, evidence)
 
 #: kubectl runs the ``kubectl-tmnb`` on PATH (the same command, installed under a second name) for
 #: ``kubectl tmnb``: usage and help say what the user typed.

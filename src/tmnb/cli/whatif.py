@@ -287,14 +287,15 @@ def check_selection(args: argparse.Namespace) -> None:
 FLAGS = {"node": "--node", "node_selector": "--selector", "node_files": "--node-files"}
 
 
-def flagged(call: Callable[[], T]) -> T:
-    """``call()``; its error about a parameter of ``FLAGS`` names the flag instead."""
+def flagged(call: Callable[[], T], flags: Mapping[str, str] = FLAGS) -> T:
+    """``call()``; its error about a parameter of ``flags`` names the flag instead."""
     try:
         return call()
     except InputError as exc:
-        if exc.where not in FLAGS:
+        flag = flags.get(exc.where or "")
+        if flag is None:
             raise
-        raise type(exc)(exc.message, source=exc.source, where=FLAGS[exc.where], line=exc.line) from None
+        raise type(exc)(exc.message, source=exc.source, where=flag, line=exc.line) from None
 
 
 def load_whatif_input(
