@@ -52,7 +52,12 @@ def test_a_node_without_numa_information_beside_others_is_named_on_stderr(tmp_pa
     save(snapshot([node("w1"), node("w2", numa=[], cpus=[])], [pod("p0", "w1")]), path)
     assert main(["whatif", "--snapshot", str(path), *SET, "--format", "json"]) == 0
     out, err = capsys.readouterr()
-    assert [json.loads(line)["pod"] for line in out.splitlines()] == ["p0"]
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["pod"] for r in records if r["kind"] == "pod"] == ["p0"]
+    assert [r["not_predicted"][:52] for r in records if r["kind"] == "node"] == [
+        "",
+        "the snapshot has no CPU and NUMA topology for this n",
+    ]
     assert "tmnb: w2: nothing predicted: the snapshot has no CPU and NUMA topology" in err
 
 

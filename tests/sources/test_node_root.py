@@ -90,7 +90,11 @@ def test_whatif_from_node_root(busy_node, tmp_path, capsys):
     )
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert code == 0
-    assert [(r["pod"], r["admitted"]) for r in records] == [("pg-0", True), ("train", True)]
+    assert [(r["kind"], r.get("pod"), r.get("admitted")) for r in records] == [
+        ("pod", "pg-0", True),
+        ("pod", "train", True),
+        ("node", None, None),  # the node after its pods
+    ]
     assert all(r["node"] == "w1" for r in records)
     bad = main(
         [

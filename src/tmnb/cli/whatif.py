@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tmnb.cli.exits import EXIT_ALERT, EXIT_OK
-from tmnb.cli.terminal import WIDTH, wrap
+from tmnb.cli.terminal import WIDTH
 from tmnb.cli.types import Subcommands, workers
 from tmnb.errors import InputError
 from tmnb.parse.files import MIB, read_capped
@@ -122,9 +122,8 @@ def command(args: argparse.Namespace) -> int:
     plans = plans_for(snapshot.nodes, target)
     nodes, rejected = (_json if args.output == "json" else _table)(args, snapshot, target, plans)
     for row in nodes.to_dict("records"):  # last on a terminal too, below a fleet's long table
-        for fact in view.facts(row):
-            said = f"tmnb: {row['node']}: {fact}"
-            print("\n".join([said] if args.output == "json" else wrap(said, _width(args))), file=sys.stderr)
+        for fact in view.facts(row):  # a log's line: the kubelet's words as they are, never wrapped
+            print(f"tmnb: {row['node']}: {fact}", file=sys.stderr)
     refused = bool(len(nodes)) and not nodes["kubelet starts"].all()
     return EXIT_ALERT if refused or rejected else EXIT_OK
 
@@ -144,16 +143,21 @@ def _json(
     from tmnb.cli import whatif_view as view
 
     node_rows, rejected = [], False
+    held: list[str] | None = []  # records before the first node with an answer: none may come (an error)
     for rows, node_row in whatif_rows(snapshot, target, mode=args.mode, plans=plans, workers=args.workers):
-        for row in rows:
-            rejected = rejected or not row["admitted"]
-            if not (row["admitted"] and args.rejected_only):
-                print(json.dumps(view.pod_record(row)))
+        lines = [json.dumps(view.pod_record(r)) for r in rows if not (r["admitted"] and args.rejected_only)]
         if not args.rejected_only or node_row["rejected"] or view.facts(node_row):
-            print(json.dumps(view.node_record(node_row)))
+            lines.append(json.dumps(view.node_record(node_row)))
+        rejected = rejected or not all(r["admitted"] for r in rows)
         node_rows.append(node_row)
+        if held is not None and node_row["kubelet starts"] and node_row["refusal"]:
+            held += lines
+            continue
+        for line in [*(held or []), *lines]:
+            print(line)
+        held = None
     nodes = pd.DataFrame(node_rows)
-    _refuse_nothing_predicted(nodes)  # after the records: they said what each node is
+    _refuse_nothing_predicted(nodes)
     return nodes, rejected
 
 
