@@ -75,9 +75,8 @@ def summary(pods: pd.DataFrame, nodes: pd.DataFrame, *, width: int | None = WIDT
     said = [f"{some(names, NODES_SHOWN)}: {fact}" for fact, names in told.items()]
     if len(said) == 1:
         return wrap(f"{head}; {said[0]}", width, then="    ")
-    lines = (
-        wrap(f"{head}; {len({n for names in told.values() for n in names})} nodes to note:", width) if said else [head]
-    )
+    noted = len({n for names in told.values() for n in names})
+    lines = wrap(f"{head}; {noted} node{'s' if noted > 1 else ''} to note:", width) if said else [head]
     for line in said:
         lines += wrap(line, width, first="  ", then="      ")
     return lines
@@ -101,10 +100,10 @@ def pod_table(pods: pd.DataFrame, *, width: int | None = WIDTH) -> list[str]:
     return table(names, shown[list(names)].itertuples(index=False), width=width, elastic=("numa", "cpuset"))
 
 
-def _numa(admitted: bool, numa: Mapping[str, list[int]]) -> str:
+def _numa(admitted: bool, numa: Mapping[str, list[int] | None]) -> str:
     """The NUMA nodes a pod's containers are aligned to; "any" for an admitted pod aligned nowhere."""
-    aligned = CPUSet().union(*(n for n in numa.values() if n))
-    return str(aligned).replace("-", ",") if len(aligned) == 2 else str(aligned) or ("any" if admitted else "")
+    aligned = sorted({n for ids in numa.values() for n in ids or ()})
+    return ",".join(map(str, aligned)) or ("any" if admitted else "")
 
 
 def node_table(nodes: pd.DataFrame, *, width: int | None = WIDTH) -> list[str]:
