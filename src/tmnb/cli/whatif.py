@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tmnb.cli.exits import EXIT_ALERT, EXIT_OK
-from tmnb.cli.terminal import WIDTH
+from tmnb.cli.terminal import WIDTH, wrap
 from tmnb.cli.types import Subcommands, workers
 from tmnb.errors import InputError
 from tmnb.parse.files import MIB, read_capped
@@ -121,9 +121,13 @@ def command(args: argparse.Namespace) -> int:
     snapshot = load_whatif_input(args.snapshot, args.node_root, args.pods, args.node_name, args)
     plans = plans_for(snapshot.nodes, target)
     nodes, rejected = (_json if args.output == "json" else _table)(args, snapshot, target, plans)
-    for row in nodes.to_dict("records"):  # last on a terminal too, below a fleet's long table
-        for fact in view.facts(row):  # a log's line: the kubelet's words as they are, never wrapped
-            print(f"tmnb: {row['node']}: {fact}", file=sys.stderr)
+    # last on a terminal too, below a fleet's long table: wrapped there for a person, and in a log one line
+    # a fact with the kubelet's words as they are (line breaks and all)
+    width = WIDTH if args.output != "wide" and sys.stderr.isatty() else None
+    for row in nodes.to_dict("records"):
+        for fact in view.facts(row):
+            said = f"tmnb: {row['node']}: {fact}"
+            print(said if width is None else "\n".join(wrap(said, width)), file=sys.stderr)
     refused = bool(len(nodes)) and not nodes["kubelet starts"].all()
     return EXIT_ALERT if refused or rejected else EXIT_OK
 
