@@ -61,3 +61,12 @@ def test_paragraphs_wrap_without_breaking_words() -> None:
         "  and restarted the kubelet",
     ]
     assert wrap("one line", None, first="> ") == ["> one line"]
+
+
+def test_a_command_in_backticks_is_never_split() -> None:
+    text = "it is still cordoned; `tmnb rollout rollback --change-id c1 --node w3 --approve rollback` puts it back"
+    assert wrap(text, 40) == [
+        "it is still cordoned;",
+        "  `tmnb rollout rollback --change-id c1 --node w3 --approve rollback`",
+        "  puts it back",
+    ]

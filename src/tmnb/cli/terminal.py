@@ -9,6 +9,7 @@ prints every cell whole.
 
 from __future__ import annotations
 
+import re
 import textwrap
 import unicodedata
 from collections.abc import Collection, Iterable, Sequence
@@ -99,10 +100,17 @@ def _fitted(natural: list[int], floors: list[int], give: list[bool], width: int)
 
 def wrap(text: str, width: int | None = WIDTH, *, first: str = "", then: str = "  ") -> list[str]:
     """A paragraph as lines of at most ``width`` columns (None: one line), the first starting with
-    ``first``, the others with ``then``. Words are never broken, so a path or a command stays whole
-    (and can be longer than the line)."""
+    ``first``, the others with ``then``. Words are never broken, and a command in backticks is one word,
+    so a path or a command stays whole to copy (and can be longer than the line)."""
     if width is None:
         return [f"{first}{text}".rstrip()]
-    return textwrap.wrap(
-        text, width, initial_indent=first, subsequent_indent=then, break_long_words=False, break_on_hyphens=False
-    ) or [first.rstrip()]
+    whole = _COMMAND.sub(lambda m: m[0].replace(" ", _KEPT), text)
+    lines = textwrap.wrap(
+        whole, width, initial_indent=first, subsequent_indent=then, break_long_words=False, break_on_hyphens=False
+    )
+    return [line.replace(_KEPT, " ") for line in lines] or [first.rstrip()]
+
+
+#: A command in backticks, and what stands for its blanks while a paragraph is wrapped.
+_COMMAND = re.compile(r"`[^`\n]+`")
+_KEPT = "\0"
