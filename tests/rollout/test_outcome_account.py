@@ -7,6 +7,7 @@ then Ready, the verification and the uncordon."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -118,8 +119,10 @@ def test_a_killed_run_and_its_resume_are_told_from_the_journal(
     from tmnb.cli.main import main
 
     capsys.readouterr()
-    assert main(["rollout", "status", "--change-id", "c1", "--state-dir", str(state)]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == interrupted
+    assert main(["rollout", "status", "--change-id", "c1", "--state-dir", str(state), "-v"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("c1: interrupted at wait-ready on w3 at ")
+    assert interrupted.replace(" ", "") in re.sub(r"\s+", "", out)  # the account below the line, wrapped
     looked = prepare(RolloutRequest(target={"topologyManagerPolicy": "restricted"}, change_id="c1", source="live",
                                     kubeconfig=str(kubeconfig), nodes=("w3",), canary="w3", executor="sandbox",
                                     state_dir=str(state)))  # fmt: skip

@@ -44,7 +44,8 @@ def node_files(box: Sandbox, name: str) -> dict[str, bytes]:
     """Every file of the node but the kubelet's journal (which only grows)."""
     root = box.cluster.kubelets[name].root
     assert root is not None
-    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file() and p.name != "journal.log"}
+    files = (p for p in root.rglob("*") if p.is_file() and p.name != "journal.log")
+    return {str(p.relative_to(root)): p.read_bytes() for p in files}
 
 
 def stopped_and_restored(box: Sandbox, state: Path, before: dict[str, dict[str, bytes]], kind: str) -> str:

@@ -1,10 +1,12 @@
-"""``tmnb rollout plan|execute|status``: the guided rollout from the shell (same code as 04-rollout)."""
+"""``tmnb rollout plan|execute|status|list|rollback``: the guided rollout from the shell (same code as
+04-rollout)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tmnb.cli.types import Subcommands, non_negative_seconds, positive_seconds
@@ -22,20 +24,36 @@ if TYPE_CHECKING:
 def add_parsers(sub: Subcommands) -> None:
     roll = sub.add_parser("rollout", help="plan, execute or inspect a guided kubelet change (canary, waves, rollback)")
     verbs = roll.add_subparsers(dest="verb", required=True, metavar="VERB")
+    found = verbs.add_parser("list", help="every change found, with where it stands and its nodes done")
+    found.add_argument(
+        "folders",
+        nargs="*",
+        metavar="FOLDER",
+        help=f"{_FOLDERS}, besides the default state folder (default: the whole reports folder)",
+    )
     for verb, text in (
         ("plan", "print the ordered plan (table or JSON); writes nothing"),
         ("execute", "carry out the approved gates; nothing is written for a gate not named in --approve"),
-        ("status", "what the journal of a change says is done"),
+        ("status", "where a change stands, in one line, and the one next command"),
         ("rollback", "put back what was there on --node (needs --approve rollback)"),
     ):
         p = verbs.add_parser(verb, help=text)
-        p.add_argument("--change-id", required=True, help="DNS-1123 name of the change; re-use it to resume")
+        p.add_argument(
+            "--change-id",
+            required=verb != "status",
+            help="DNS-1123 name of the change; re-use it to resume"
+            + ("" if verb != "status" else " (default: every change found)"),
+        )
         p.add_argument(
             "--state-dir",
             default="",
             help="plan, journal, backups (default: reports/rollouts/<change id> at the repository root)",
         )
         if verb == "status":
+            p.add_argument(
+                "folders", nargs="*", metavar="FOLDER", help=f"{_FOLDERS} (default: the whole reports folder)"
+            )
+            p.add_argument("-v", "--verbose", action="store_true", help="each node's account and the journal too")
             continue
         p.add_argument(
             "--set",
@@ -120,9 +138,14 @@ def add_parsers(sub: Subcommands) -> None:
             )
 
 
+_FOLDERS = "a change's state folder, or a folder holding run or state folders (the demo's reports/<time>-demo)"
+
+
 def command(args: argparse.Namespace) -> int:
     if args.verb == "status":
         return _status(args)
+    if args.verb == "list":
+        return _list(args)
     from tmnb.sources.resolve import check_source
 
     check_source(args.source)  # what the arguments alone tell, before the rollout machinery loads
@@ -209,22 +232,48 @@ def _print_plan(session: Session, fmt: str) -> None:
         print(diffs)
 
 
-def _status(args: argparse.Namespace) -> int:
+def _roots(folders: list[str], *, state_root: bool) -> list[Path]:
+    """Where changes are looked for: the folders given (after the default state folder when
+    ``state_root``), or the whole reports folder, which holds the state folder and the demo's."""
+    from tmnb.report.places import reports_root
+    from tmnb.report.places import state_root as default
 
+    given = [Path(f).resolve() for f in folders]
+    return ([default()] if state_root else []) + given if given else [reports_root()]
+
+
+def _list(args: argparse.Namespace) -> int:
+    from tmnb.rollout.standing import find_changes, list_lines, standing
+
+    roots = _roots(args.folders, state_root=True)
+    changes = [standing(folder) for folder in find_changes(roots)]
+    if not changes:
+        print(f"no change found in {', '.join(str(r) for r in roots)}")
+        return 0
+    print("\n".join(list_lines(changes, Path.cwd())))
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    """Where each change asked for stands: ``--state-dir``'s, ``--change-id``'s (its default folder, else
+    wherever it is found), or every change found."""
     from tmnb.errors import InputError
     from tmnb.report.places import change_folder
-    from tmnb.rollout.journal import Journal, account
+    from tmnb.rollout.standing import JOURNAL, find_changes, standing
 
-    folder = change_folder(args.change_id, args.state_dir)
-    path = folder / "journal.jsonl"
-    if not path.exists():
-        raise InputError("no journal for this change id", source=str(path))
-    records = [r for r in Journal(path, args.change_id).records() if r.get("change_id") == args.change_id]
-    for record in records:
-        result = record.get("result") or record.get("error") or record.get("intent") or ""
-        print(f"{record['time']}  {record.get('node') or '-':<16} {record['step']:<15} {record['event']:<8} {result}")
-    for node in dict.fromkeys(str(r["node"]) for r in records if r.get("node")):
-        print(account(records, node, folder))
+    roots = _roots(args.folders, state_root=False)
+    if args.state_dir or (args.change_id and (change_folder(args.change_id) / JOURNAL).is_file()):
+        folders = [change_folder(args.change_id or "", args.state_dir)]
+    else:
+        folders = find_changes(roots)
+    changes = [standing(folder) for folder in folders]
+    if args.change_id:
+        changes = [c for c in changes if c.change_id == args.change_id]
+    if not changes:
+        asked = f"change {args.change_id}" if args.change_id else "change"
+        where = args.state_dir or ", ".join(str(r) for r in roots)
+        raise InputError(f"no {asked} found in {where} (tmnb rollout list: the changes there are)")
+    print("\n\n".join("\n".join(c.text(args.verbose)) for c in changes))
     return 0
 
 
