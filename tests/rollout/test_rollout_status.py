@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import shlex
 import subprocess
@@ -106,6 +107,28 @@ def test_a_long_command_is_continued_within_120_columns(tmp_path: Path, capsys: 
     out = printed(capsys)
     assert out.splitlines()[1] == "  resume with:" and out.splitlines()[2].endswith(" \\")
     assert next_command(out, "resume with")[5:7] == ["--state-dir", str(state)]
+
+
+def test_a_command_continued_over_lines_is_the_same_command_to_bash() -> None:
+    """Deep paths, with blanks and quotes, cut wherever a line must end: bash, given the printed lines,
+    reads back every word of the command (printf prints one a line), and no line passes 120 columns."""
+    from tmnb.rollout.standing import command, compare_command, shell_lines
+
+    rng = random.Random(7)
+    for case in range(40):
+        path = Path("".join("/" + "".join(rng.choice("abcdefgh/-_. '") for _ in range(rng.randint(1, 70)))
+                            for _ in range(rng.randint(1, 4))))  # fmt: skip
+        chain = (
+            compare_command(path, ["w1", "w2"])
+            if case % 2
+            else command("rollout", "execute", change_id="c" * rng.randint(1, 60), state_dir=path, approve=["canary"])
+        )
+        lines = shell_lines("  with:", chain)
+        assert all(len(line) <= 120 and line == line.rstrip() for line in lines), lines
+        pasted = "\n".join(lines[1:] if lines[0] == "  with:" else [lines[0].removeprefix("  with: ")])
+        words = subprocess.run(["bash", "-c", "printf '%s\\n' " + pasted.replace(" && \\\n", " \\\n")],
+                               capture_output=True, text=True, check=True).stdout  # fmt: skip
+        assert words.splitlines() == [w for one in chain.split(" && ") for w in shlex.split(one)], lines
 
 
 def test_list_and_status_find_changes_in_the_state_root_and_in_a_demo_folder(

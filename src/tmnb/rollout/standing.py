@@ -19,7 +19,7 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from tmnb.errors import InputError, RolloutError
 from tmnb.parse.jsonable import JsonDict
@@ -29,10 +29,8 @@ from tmnb.rollout.plan import RolloutPlan
 from tmnb.rollout.run import Outcome, Rollout
 
 JOURNAL, PLAN, MANIFEST = "journal.jsonl", "plan.json", "manifest.json"
-#: A terminal's width: every line ``status`` prints fits it (a word longer than that aside).
+#: A terminal's width: every line ``status`` prints fits it.
 WIDTH = 120
-
-Where = Literal["done", "held", "waiting", "running", "interrupted", "failed", "rolled back", "stopped"]
 
 
 # ---------------------------------------------------------------------- the commands printed here
@@ -172,7 +170,7 @@ class Standing:
     target: dict[str, Any]
     done: int
     total: int
-    where: Where
+    #: where it stands in a few words (``list``'s column)
     short: str
     line: str
     why: str
@@ -222,7 +220,7 @@ def standing(folder: Path) -> Standing:
         "held": reading.held,
     }.get(outcome.status, reading.pending)()
     if (folder / MANIFEST).is_file():  # a run folder's copies: the state folder it ran against is gone
-        said = (*said[:4], ("read its evidence with", postmortem_command(folder)))
+        said = (*said[:3], ("read its evidence with", postmortem_command(folder)))
     return Standing(
         plan.change_id,
         folder,
@@ -236,8 +234,9 @@ def standing(folder: Path) -> Standing:
     )
 
 
-#: what ``_Reading`` tells of a change: where, the short form, the line, why it stopped, the next step
-_Said = tuple[Where, str, str, str, tuple[str, str]]
+#: what ``_Reading`` tells of a change: where it stands in a few words and in a line, why it stopped,
+#: the next step
+_Said = tuple[str, str, str, tuple[str, str]]
 
 
 @dataclass(frozen=True)
@@ -278,7 +277,7 @@ class _Reading:
     def completed(self) -> _Said:
         line = f"done: {self.count}, each verified; the last step at {_at(self.records[-1].get('time'))}"
         nodes = [n.node for n in self.rollout.plan.nodes]
-        return "done", "done", line, "", ("compare before and after with", compare_command(self.folder, nodes))
+        return "done", line, "", ("compare before and after with", compare_command(self.folder, nodes))
 
     def rolled_back(self) -> _Said:
         node = self.outcome.rolled_back[0]
@@ -287,7 +286,6 @@ class _Reading:
         if not failed:  # a rollback a person asked for
             reason = str(next((r["reason"] for r in self._of(node) if r.get("reason")), ""))
             return (
-                "rolled back",
                 f"rolled back ({node})",
                 f"rolled back on {node} at {when} on request; {self.count}",
                 reason,
@@ -295,7 +293,7 @@ class _Reading:
             )
         step, why = failed["step"], str(failed.get("error", ""))
         line = f"rolled back on {node} at {when} after {step} failed; {self.count}"
-        return "rolled back", f"rolled back ({node}: {step})", line, why, postmortem
+        return f"rolled back ({node}: {step})", line, why, postmortem
 
     def stopped(self) -> _Said:
         """A node failed and was left as it is, or the canary's soak found a regression."""
@@ -304,13 +302,7 @@ class _Reading:
             soak = [r for r in self.records if r.get("step") == "soak" and r.get("event") == "failed"][-1]
             line = f"stopped after the {self.rollout.plan.gates[0]}'s soak at {_at(soak.get('time'))}; {self.count}"
             why = str(soak.get("error", ""))
-            return (
-                "stopped",
-                "stopped after the soak",
-                line,
-                why,
-                ("find out why with", postmortem_command(self.folder)),
-            )
+            return "stopped after the soak", line, why, ("find out why with", postmortem_command(self.folder))
         failed = self._failure(node)
         step = str(failed.get("step") or "its rollback")
         wrote = any(r.get("step") in WRITING_STEPS and r.get("event") == "done" for r in self._of(node))
@@ -321,13 +313,13 @@ class _Reading:
         line = f"failed at {step} on {node} at {_at(failed.get('time'))}; {left}; {self.count}"
         back = ("put it back with", rollback_command(self.change_id, node, self.folder).strip("`"))
         nxt = back if wrote else ("find out why with", postmortem_command(self.folder))
-        return "failed", f"failed at {step} on {node}", line, str(failed.get("error", "")), nxt
+        return f"failed at {step} on {node}", line, str(failed.get("error", "")), nxt
 
     def held(self) -> _Said:
         held = self.rollout.hold() or {}
         gate = held.get("gate")
         line = f"held at {gate} by {held.get('operator')} at {_at(held.get('time'))}; {self.count}"
-        return "held", f"held at {gate}", line, "", self._go_on("resume with")
+        return f"held at {gate}", line, "", self._go_on("resume with")
 
     def pending(self) -> _Said:
         """No failure and no hold: a run holds the change now, one was interrupted, or a gate waits."""
@@ -340,13 +332,13 @@ class _Reading:
             again = command(
                 "rollout", "status", change_id=self.change_id, state_dir=_elsewhere(self.change_id, self.folder)
             )
-            return "running", f"running ({doing})", f"{line}; {self.count}", "", ("see it again with", again)
+            return f"running ({doing})", f"{line}; {self.count}", "", ("see it again with", again)
         if busy is not None:
             line = f"interrupted at {latest.get('step')} on {busy} at {_at(latest.get('time'))}; {self.count}"
-            return "interrupted", f"interrupted at {latest.get('step')} on {busy}", line, "", self._go_on("resume with")
+            return f"interrupted at {latest.get('step')} on {busy}", line, "", self._go_on("resume with")
         gate = self.outcome.next_gate
         line = f"waiting at {gate} for its approval; {self.count}"
-        return "waiting", f"waiting at {gate}", line, "", self._go_on(f"approve {gate} with")
+        return f"waiting at {gate}", line, "", self._go_on(f"approve {gate} with")
 
 
 # ---------------------------------------------------------------------- lines of at most WIDTH columns
@@ -376,14 +368,18 @@ def _units(words: list[str]) -> list[list[str]]:
 
 
 def _pieces(word: str, first: int, rest: int) -> list[str]:
-    """``word`` cut after a ``/`` where it can be, the first piece at most ``first`` characters and the
-    others ``rest``, each leaving room for the quotes it may need."""
-    pieces, limit = [], max(first, 8)
-    while len(word) > limit - 2:
-        cut = word.rfind("/", 0, limit - 2) + 1 or limit - 2
-        pieces.append(word[:cut])
-        word, limit = word[cut:], rest
-    return [*pieces, word]
+    """``word`` cut so that each piece, quoted for the shell, takes at most ``first`` columns (the first
+    piece) or ``rest`` (the others), after a ``/`` where it can be."""
+    pieces, limit, start = [], max(first, 8), 0
+    while len(shlex.quote(word[start:])) > limit:
+        end = start + 1
+        while len(shlex.quote(word[start : end + 1])) <= limit:
+            end += 1
+        cut = word.rfind("/", start, end) + 1
+        cut = cut if cut > start else end
+        pieces.append(word[start:cut])
+        start, limit = cut, rest
+    return [*pieces, word[start:]]
 
 
 def shell_lines(label: str, chain: str) -> list[str]:
@@ -398,14 +394,17 @@ def shell_lines(label: str, chain: str) -> list[str]:
         indent, current = "    ", ""
         for unit in _units(shlex.split(one)):
             text = " ".join(shlex.quote(w) for w in unit)
-            if current and len(f"{indent}{current} {text} \\") > WIDTH:
+            if current and len(f"{indent}{current} {text} && \\") > WIDTH:
                 lines.append(f"{indent}{current} \\")
                 indent, current = "      ", ""
             if current or len(f"{indent}{text} && \\") <= WIDTH:
                 current = f"{current} {text}" if current else text
                 continue
             head = "".join(f"{shlex.quote(w)} " for w in unit[:-1])
-            *cut, last = _pieces(unit[-1], WIDTH - len(indent) - len(head) - 2, WIDTH - 6)
+            *cut, last = _pieces(unit[-1], WIDTH - len(indent) - len(head) - 6, WIDTH - 6)
+            if not cut:  # short enough after all
+                current = text
+                continue
             lines += [f"{indent}{head}{shlex.quote(cut[0])}\\", *(f"{shlex.quote(p)}\\" for p in cut[1:])]
             indent, current = "", shlex.quote(last)
         lines.append(f"{indent}{current}" + (" && \\" if i < len(commands) - 1 else ""))
