@@ -132,7 +132,7 @@ class Session:
             return self.compare_command()
         if outcome.status in ("stopped", "rolled back"):
             return postmortem_command(self.state_dir)
-        return self.rollout_command(self.rollout.approvals())
+        return self.rollout_command(self.rollout.approvals(outcome))
 
     def summary(self, outcome: Outcome) -> str:
         lines = [f"Change {self.plan.change_id}: **{outcome.status}**. {outcome.message}.", ""]

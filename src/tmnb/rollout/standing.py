@@ -272,7 +272,7 @@ class _Reading:
         return next(failed, {})
 
     def _go_on(self, label: str) -> tuple[str, str]:
-        return label, execute_command(self.change_id, self.folder, self.rollout.approvals())
+        return label, execute_command(self.change_id, self.folder, self.rollout.approvals(self.outcome))
 
     def completed(self) -> _Said:
         line = f"done: {self.count}, each verified; the last step at {_at(self.records[-1].get('time'))}"
