@@ -13,6 +13,7 @@ import os
 import random
 import re
 import shlex
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -109,6 +110,42 @@ def test_a_long_command_is_continued_within_120_columns(tmp_path: Path, capsys: 
     assert next_command(out, "resume with")[5:7] == ["--state-dir", str(state)]
 
 
+def test_a_run_that_holds_the_lock_is_running_and_a_killed_one_was_interrupted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The canary stopped after its apply: while a live process holds the change's lock it is running
+    (and the next step is to look again); once the holder is gone, it was interrupted there."""
+    from .test_rollout_sandbox import fleet
+
+    snap = fleet()
+    plan = build_plan(snap, assess(snap, {"topologyManagerPolicy": "best-effort"}), change_id="r1", canary="w2")
+    state = tmp_path / "s"
+    state.mkdir()
+    (state / "plan.json").write_text(plan_json(plan))
+    journal = Journal(state / "journal.jsonl", "r1", operator="root@vm")
+    for step in ("preflight", "cordon", "backup"):
+        journal.record("w2", step, "done", result="ok")
+    journal.record("w2", "apply", "intent", intent="write the change")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    for pid in (os.getpid(), int(gone.stdout)):
+        holder = {"pid": pid, "host": socket.gethostname(), "change_id": "r1", "since": "2026-12-07T10:02:03.000000Z"}
+        journal.lock_path.write_text(json.dumps(holder))
+        assert main(["rollout", "status", "--state-dir", str(state)]) == 0
+        out = printed(capsys)
+        if pid == os.getpid():
+            assert out.splitlines()[0] == (
+                f"r1: running: apply on w2, pid {pid} on {socket.gethostname()} since 2026-12-07 10:02 UTC; "
+                "0 of 3 nodes done"
+            )
+            assert next_command(out, "see it again with") == [
+                "tmnb", "rollout", "status", "--change-id", "r1", "--state-dir", str(state)
+            ]  # fmt: skip
+        else:
+            intent = journal.records()[-1]
+            assert out.splitlines()[0] == f"r1: interrupted at apply on w2 at {at(intent)}; 0 of 3 nodes done"
+            assert next_command(out, "resume with")[-2:] == ["--approve", "canary"]
+
+
 def test_a_command_continued_over_lines_is_the_same_command_to_bash() -> None:
     """Deep paths, with blanks and quotes, cut wherever a line must end: bash, given the printed lines,
     reads back every word of the command (printf prints one a line), and no line passes 120 columns."""
@@ -168,6 +205,19 @@ def test_list_and_status_find_changes_in_the_state_root_and_in_a_demo_folder(
     assert printed(capsys) == out
     assert main(["rollout", "status", "--change-id", "nope"]) == 2
     assert "no change nope found in" in capsys.readouterr().err
+    # a run folder whose state folder is gone (evidence opened elsewhere) stands for itself, read as evidence
+    manifest["parameters"]["state_dir"] = str(tmp_path / "gone")
+    (demo / "04-rollout" / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["rollout", "status", str(demo / "04-rollout")]) == 0
+    kept = demo / "04-rollout"
+    assert next_command(printed(capsys), "read its evidence with") == [
+        "tmnb",
+        "run",
+        "06-postmortem",
+        "-p",
+        "evidence",
+        str(kept),
+    ]
 
 
 def _abort(state: Path, change_id: str, gate: str) -> None:
