@@ -24,25 +24,28 @@ if TYPE_CHECKING:
 def add_parsers(sub: Subcommands) -> None:
     roll = sub.add_parser("rollout", help="plan, execute or inspect a guided kubelet change (canary, waves, rollback)")
     verbs = roll.add_subparsers(dest="verb", required=True, metavar="VERB")
-    found = verbs.add_parser("list", help="every change found, with where it stands and its nodes done")
-    found.add_argument(
-        "folders",
-        nargs="*",
-        metavar="FOLDER",
-        help=f"{_FOLDERS}, besides the default state folder (default: the whole reports folder)",
-    )
     for verb, text in (
         ("plan", "print the ordered plan (table or JSON); writes nothing"),
         ("execute", "carry out the approved gates; nothing is written for a gate not named in --approve"),
         ("status", "where a change stands, in one line, and the one next command"),
+        ("list", "every change found, with its nodes done and where it stands"),
         ("rollback", "put back what was there on --node (needs --approve rollback)"),
     ):
         p = verbs.add_parser(verb, help=text)
+        if verb == "list":
+            p.add_argument(
+                "folders",
+                nargs="*",
+                metavar="FOLDER",
+                help=f"{_FOLDERS}, besides the default state folder (default: the whole reports folder)",
+            )
+            continue
         p.add_argument(
             "--change-id",
             required=verb != "status",
             help="DNS-1123 name of the change; re-use it to resume"
-            + ("" if verb != "status" else " (default: every change found)"),
+            if verb != "status"
+            else "the change to look at (default: every change found)",
         )
         p.add_argument(
             "--state-dir",
@@ -255,14 +258,15 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    """Where each change asked for stands: ``--state-dir``'s, ``--change-id``'s (its default folder, else
-    wherever it is found), or every change found."""
+    """Where each change asked for stands: ``--state-dir``'s, ``--change-id``'s (its default folder
+    unless folders are given, else wherever it is found), or every change found."""
     from tmnb.errors import InputError
     from tmnb.report.places import change_folder
     from tmnb.rollout.standing import JOURNAL, find_changes, standing
 
     roots = _roots(args.folders, state_root=False)
-    if args.state_dir or (args.change_id and (change_folder(args.change_id) / JOURNAL).is_file()):
+    default = args.change_id and not args.folders and (change_folder(args.change_id) / JOURNAL).is_file()
+    if args.state_dir or default:
         folders = [change_folder(args.change_id or "", args.state_dir)]
     else:
         folders = find_changes(roots)
@@ -272,7 +276,7 @@ def _status(args: argparse.Namespace) -> int:
     if not changes:
         asked = f"change {args.change_id}" if args.change_id else "change"
         where = args.state_dir or ", ".join(str(r) for r in roots)
-        raise InputError(f"no {asked} found in {where} (tmnb rollout list: the changes there are)")
+        raise InputError(f"no {asked} found in {where}: tmnb rollout list FOLDER lists the changes a folder holds")
     print("\n\n".join("\n".join(c.text(args.verbose)) for c in changes))
     return 0
 
