@@ -24,7 +24,15 @@ from typing import Any
 from tmnb.errors import InputError, RolloutError
 from tmnb.parse.jsonable import JsonDict
 from tmnb.report.places import change_folder
-from tmnb.rollout.journal import NODE_STEP, WRITING_STEPS, Journal, account, rollback_command
+from tmnb.rollout.journal import (
+    LEFT_CORDONED,
+    NODE_STEP,
+    WRITING_STEPS,
+    Journal,
+    account,
+    left_cordoned,
+    rollback_command,
+)
 from tmnb.rollout.plan import RolloutPlan
 from tmnb.rollout.run import Outcome, Rollout
 
@@ -163,7 +171,8 @@ def _running(journal: Journal) -> JsonDict | None:
 @dataclass(frozen=True)
 class Standing:
     """One change as its folder tells it. ``line``: where it stands, in one line; ``why``: the error
-    that stopped it; ``next``: what to do and the command that does it."""
+    that stopped it; ``note``: the nodes it left cordoned as it found them; ``next``: what to do and
+    the command that does it."""
 
     change_id: str
     folder: Path
@@ -175,17 +184,20 @@ class Standing:
     line: str
     why: str
     next: tuple[str, str]
+    note: str
     #: the time of the change's last record (the order ``list`` prints changes in)
     last: str
     records: tuple[JsonDict, ...]
     nodes: tuple[str, ...]
 
     def text(self, verbose: bool = False) -> list[str]:
-        """``status``'s lines, each at most ``WIDTH`` columns: the line, why it stopped, the next command;
-        ``verbose`` adds the folder, each node's account and the journal, step by step."""
+        """``status``'s lines, each at most ``WIDTH`` columns: the line, why it stopped, the nodes left
+        cordoned, the next command; ``verbose`` adds the folder, each node's account and the journal."""
         lines = [_fit(f"{self.change_id}: {self.line}")]
         if self.why:
             lines += _wrap(self.why, "  why: ")
+        if self.note:
+            lines += _wrap(self.note, "  note: ")
         label, next_command = self.next
         lines += shell_lines(f"  {label}:", next_command)
         if not verbose:
@@ -228,6 +240,7 @@ def standing(folder: Path) -> Standing:
         reading.done,
         len(outcome.nodes),
         *said,
+        reading.kept,
         str(records[-1].get("time", "")) if records else "",
         records,
         tuple(n.node for n in plan.nodes),
@@ -260,6 +273,12 @@ class _Reading:
     @property
     def change_id(self) -> str:
         return self.rollout.plan.change_id
+
+    @property
+    def kept(self) -> str:
+        """The nodes the change found cordoned and leaves so (tmnb uncordons only what it cordoned)."""
+        kept = [n for n in self.outcome.nodes if left_cordoned(list(self.records), n)]
+        return f"{', '.join(kept)} {LEFT_CORDONED}" if kept else ""
 
     def _of(self, node: str, step: str | None = None) -> list[JsonDict]:
         return [r for r in self.records if r.get("node") == node and step in (None, r.get("step"))]
