@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from printed_commands import explained
 from tmnb.analysis.readiness import assess
 from tmnb.cli.main import main
 from tmnb.rollout.journal import Journal
@@ -46,10 +47,12 @@ def printed(capsys: pytest.CaptureFixture[str]) -> str:
 
 def next_command(out: str, label: str) -> list[str]:
     """The words of the command printed after ``label``, its continuation lines joined as the shell
-    joins them (a backslash-newline is removed, inside a word too)."""
+    joins them (a backslash-newline is removed, inside a word too); checked as every printed command
+    is (``printed_commands``: the real parser, notebook names, typed parameters, absolute paths)."""
     joined = out.replace("\\\n", "")
     found = re.search(rf"^  {re.escape(label)}:\s+(.+)$", joined, re.M)
     assert found, out
+    assert not explained([found[1]]), explained([found[1]])
     return shlex.split(found[1])
 
 

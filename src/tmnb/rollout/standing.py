@@ -16,13 +16,14 @@ import os
 import shlex
 import socket
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tmnb.errors import InputError, RolloutError
 from tmnb.parse.jsonable import JsonDict
+from tmnb.report.commands import Value, command
 from tmnb.report.places import change_folder
 from tmnb.rollout.journal import (
     LEFT_CORDONED,
@@ -42,20 +43,6 @@ WIDTH = 120
 
 
 # ---------------------------------------------------------------------- the commands printed here
-def command(*words: str | Path, params: Mapping[str, str | Path] | None = None, **options: Any) -> str:
-    """``tmnb WORDS... [-p NAME VALUE]... [--OPTION VALUE]...``, each word quoted for the shell, paths
-    absolute: every command this module prints is built here. ``options`` are named as in Python
-    (``change_id`` is ``--change-id``); a list repeats the option, None leaves it out."""
-    argv = ["tmnb", *(str(w.resolve()) if isinstance(w, Path) else w for w in words)]
-    for name, value in (params or {}).items():
-        argv += ["-p", name, str(value.resolve()) if isinstance(value, Path) else value]
-    for name, value in options.items():
-        for one in value if isinstance(value, list | tuple) else [value]:
-            if one is not None:
-                argv += [f"--{name.replace('_', '-')}", str(one.resolve()) if isinstance(one, Path) else str(one)]
-    return shlex.join(argv)
-
-
 def _elsewhere(change_id: str, folder: Path) -> Path | None:
     """``folder`` when it is not the change's default state folder (a command must then name it)."""
     return None if folder.resolve() == change_folder(change_id).resolve() else folder
@@ -63,7 +50,9 @@ def _elsewhere(change_id: str, folder: Path) -> Path | None:
 
 def execute_command(change_id: str, folder: Path, approve: Sequence[str]) -> str:
     """The CLI run that goes on with a change: its stored request, the gates ``approve`` names."""
-    return command("rollout", "execute", change_id=change_id, state_dir=_elsewhere(change_id, folder), approve=approve)
+    return command(
+        "rollout", "execute", change_id=change_id, state_dir=_elsewhere(change_id, folder), approve=list(approve)
+    )
 
 
 def postmortem_command(evidence: Path) -> str:
@@ -74,9 +63,7 @@ def postmortem_command(evidence: Path) -> str:
 def compare_command(folder: Path, nodes: Sequence[str], context: str | None = None, node_files: str = "") -> str:
     """Collect the cluster again, then compare the changed ``nodes`` with the snapshot the plan used."""
     collected = folder / "after-inventory"
-    collect: dict[str, str | Path] = {"source": "live"}
-    collect |= {"context": context} if context else {}
-    collect |= {"node_files": node_files} if node_files else {}
+    collect: dict[str, Value] = {"source": "live", "context": context or None, "node_files": node_files or None}
     inventory = command("run", "01-inventory", params=collect, out=collected)
     compare = command(
         "run",
