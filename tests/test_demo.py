@@ -157,6 +157,24 @@ def test_every_command_the_demo_prints_runs_as_printed(demo):  # type: ignore[no
     assert not wrong, wrong
 
 
+def test_the_demo_rollout_is_found_where_the_demo_left_it(demo, capsys, monkeypatch):  # type: ignore[no-untyped-def]
+    """The demo's change lives under its folder (rollout-state/, and 04-rollout/ with copies): ``tmnb
+    rollout list`` with that folder lists it once, done on its one node, and ``status`` finds it by its
+    id in the reports folder, with the comparison as the next step."""
+    from tmnb.cli.main import main
+
+    monkeypatch.setenv("TMNB_REPORTS", str(demo.folder.parent))
+    monkeypatch.chdir(demo.folder.parent)
+    assert main(["rollout", "list", str(demo.folder)]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    state = f"{demo.folder.name}/rollout-state"
+    assert rows == [["demo-canary", "1/1", "done", "topologyManagerPolicy=single-numa-node", state]]
+    assert main(["rollout", "status", "--change-id", "demo-canary"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("demo-canary: done: 1 of 1 node done, each verified; the last step at ")
+    assert lines[1] == "  compare before and after with:" and all(len(line) <= 120 for line in lines)
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("name", ["01-inventory", "02-numa-occupancy", "03-readiness", "05-compare", "06-postmortem"])
 def test_every_row_is_in_the_page_for_the_browsers_find(demo, demo_pages, name):  # type: ignore[no-untyped-def]

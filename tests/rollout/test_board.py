@@ -139,3 +139,19 @@ def test_a_stopped_rollout_approves_nothing_more_and_is_read_from_its_evidence(t
     [(notebook, params)] = _runs(verdict.commands[0])
     assert notebook == "06-postmortem" and Path(params["evidence"]) == tmp_path
     assert "approve" not in params
+
+
+@pytest.mark.parametrize(
+    ("status", "next_gate", "label"),
+    [("planned", "canary", "Next"), ("awaiting approval", "wave-1", "Next"), ("held", "wave-1", "Resume and go on")],
+)
+def test_the_verdict_and_the_summary_print_one_next_command(
+    tmp_path: Path, status: str, next_gate: str, label: str
+) -> None:
+    """The top box and the summary of 04 say the same next command: after an Abort they once differed
+    (the summary's left out the gates already done)."""
+    session = _session(tmp_path, canary_done=next_gate == "wave-1")
+    nodes = {"w2": "done" if next_gate == "wave-1" else "pending", "w1": "pending", "w3": "pending"}
+    outcome = Outcome(status, nodes, next_gate, "", "execute")  # type: ignore[arg-type]
+    [command] = answer(session, outcome).commands
+    assert f"{label}: `{command}`" in session.summary(outcome).split("\n\n")

@@ -7,6 +7,7 @@ then Ready, the verification and the uncordon."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -118,8 +119,10 @@ def test_a_killed_run_and_its_resume_are_told_from_the_journal(
     from tmnb.cli.main import main
 
     capsys.readouterr()
-    assert main(["rollout", "status", "--change-id", "c1", "--state-dir", str(state)]) == 0
-    assert " ".join(capsys.readouterr().out.split("\n\n")[-1].split()) == interrupted  # its account, unwrapped
+    assert main(["rollout", "status", "--change-id", "c1", "--state-dir", str(state), "-v"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("c1: interrupted at wait-ready on w3 at ")
+    assert interrupted.replace(" ", "") in re.sub(r"\s+", "", out)  # the account below the line, wrapped
     looked = prepare(RolloutRequest(target={"topologyManagerPolicy": "restricted"}, change_id="c1", source="live",
                                     kubeconfig=str(kubeconfig), nodes=("w3",), canary="w3", executor="sandbox",
                                     state_dir=str(state)))  # fmt: skip
@@ -169,8 +172,10 @@ def test_a_node_cordoned_before_the_change_is_left_cordoned_and_every_account_sa
     assert printed[-1] == f"completed: every planned node has the change (2 node(s)); w3 {LEFT}"
     from tmnb.cli.main import main
 
-    assert main(["rollout", "status", "--change-id", "c1", "--state-dir", str(state)]) == 0
-    assert " ".join(capsys.readouterr().out.split("\n\n")[-1].split()) == done  # its account, unwrapped
+    assert main(["rollout", "status", "--change-id", "c1", "--state-dir", str(state), "-v"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1] == f"  note: w3 {LEFT}"  # below the line
+    assert done.replace(" ", "") in re.sub(r"\s+", "", out)  # the account, wrapped
     looked = prepare(RolloutRequest(target={"topologyManagerPolicy": "restricted"}, change_id="c1", source="live",
                                     kubeconfig=str(kubeconfig), nodes=("w2", "w3"), canary="w2", executor="sandbox",
                                     state_dir=str(state)))  # fmt: skip

@@ -71,8 +71,8 @@ def test_each_printed_command_runs_from_any_directory(box: Sandbox, env: dict[st
     assert len(printed) == 3  # the verdict's next command, the summary's next and compare
     assert config(box, "w2")["topologyManagerPolicy"] == "best-effort"
     assert config(box, "w1")["topologyManagerPolicy"] == "none"
-    # the verdict's command approves wave-1: it carries the change out on every node
-    assert "-p approve '[canary, wave-1]'" in printed[0]
+    # the verdict's command approves wave-1: it carries the change out on every node; the summary's is the same
+    assert "-p approve '[canary, wave-1]'" in printed[0] and printed[2] == printed[0]
     # before running it, hold the change as the notebook's Abort button does
     session_journal = Journal(state(env, "cmd-1") / "journal.jsonl", "cmd-1")
     records = session_journal.records()
@@ -88,7 +88,8 @@ def test_each_printed_command_runs_from_any_directory(box: Sandbox, env: dict[st
     assert "Held" in text and manifest(held)["results"]["rollout"]["status"] == "held"
     no_raw_values(text)
     resume = commands(text)
-    assert len(resume) == 3 and "resume" in resume[0] and "resume" in resume[2]
+    assert len(resume) == 3 and "-p approve '[canary, resume, wave-1]'" in resume[0]
+    assert resume[2] == resume[0]  # the top box and the summary say the one next command
     assert shell(resume[0], env, tmp_path) == 0
     for name in NODES:
         assert config(box, name)["topologyManagerPolicy"] == "best-effort"
@@ -121,7 +122,7 @@ def test_the_postmortem_command_of_a_rolled_back_canary_runs_without_a_cluster(
     assert code == 3
     no_raw_values(text)
     printed = commands(text)
-    assert len(printed) == 2 and printed[0].startswith("tmnb run 06-postmortem")
+    assert len(printed) == 2 and printed[0] == f"tmnb run 06-postmortem -p evidence {state(env, 'cmd-2')}"
     # the run folder and the change's state folder pack into a bundle that verifies, and reads as they do
     bundle, kept = tmp_path / "evidence.tar.gz", state(env, "cmd-2")
     assert main(["evidence", "pack", str(tmp_path / "a"), str(kept), "--out", str(bundle)]) == 0

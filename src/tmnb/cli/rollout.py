@@ -1,10 +1,12 @@
-"""``tmnb rollout plan|execute|status``: the guided rollout from the shell (same code as 04-rollout)."""
+"""``tmnb rollout plan|execute|status|list|rollback``: the guided rollout from the shell (same code as
+04-rollout)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tmnb.cli.types import Subcommands, non_negative_seconds, positive_seconds
@@ -25,17 +27,36 @@ def add_parsers(sub: Subcommands) -> None:
     for verb, text in (
         ("plan", "print the ordered plan (table or JSON); writes nothing"),
         ("execute", "carry out the approved gates; nothing is written for a gate not named in --approve"),
-        ("status", "what the journal of a change says is done"),
+        ("status", "where a change stands, in one line, and the one next command"),
+        ("list", "every change found, with its nodes done and where it stands"),
         ("rollback", "put back what was there on --node (needs --approve rollback)"),
     ):
         p = verbs.add_parser(verb, help=text)
-        p.add_argument("--change-id", required=True, help="DNS-1123 name of the change; re-use it to resume")
+        if verb == "list":
+            p.add_argument(
+                "folders",
+                nargs="*",
+                metavar="FOLDER",
+                help=f"{_FOLDERS}, besides the default state folder (default: the whole reports folder)",
+            )
+            continue
+        p.add_argument(
+            "--change-id",
+            required=verb != "status",
+            help="DNS-1123 name of the change; re-use it to resume"
+            if verb != "status"
+            else "the change to look at (default: every change found)",
+        )
         p.add_argument(
             "--state-dir",
             default="",
             help="plan, journal, backups (default: reports/rollouts/<change id> at the repository root)",
         )
         if verb == "status":
+            p.add_argument(
+                "folders", nargs="*", metavar="FOLDER", help=f"{_FOLDERS} (default: the whole reports folder)"
+            )
+            p.add_argument("-v", "--verbose", action="store_true", help="each node's account and the journal too")
             continue
         p.add_argument(
             "--set",
@@ -120,9 +141,14 @@ def add_parsers(sub: Subcommands) -> None:
             )
 
 
+_FOLDERS = "a change's state folder, or a folder holding run or state folders (the demo's reports/<time>-demo)"
+
+
 def command(args: argparse.Namespace) -> int:
     if args.verb == "status":
         return _status(args)
+    if args.verb == "list":
+        return _list(args)
     from tmnb.sources.resolve import check_source
 
     check_source(args.source)  # what the arguments alone tell, before the rollout machinery loads
@@ -209,28 +235,49 @@ def _print_plan(session: Session, fmt: str) -> None:
         print(diffs)
 
 
+def _roots(folders: list[str], *, state_root: bool) -> list[Path]:
+    """Where changes are looked for: the folders given (after the default state folder when
+    ``state_root``), or the whole reports folder, which holds the state folder and the demo's."""
+    from tmnb.report.places import reports_root
+    from tmnb.report.places import state_root as default
+
+    given = [Path(f).resolve() for f in folders]
+    return ([default()] if state_root else []) + given if given else [reports_root()]
+
+
+def _list(args: argparse.Namespace) -> int:
+    from tmnb.rollout.standing import find_changes, list_lines, standing
+
+    roots = _roots(args.folders, state_root=True)
+    changes = [standing(folder) for folder in find_changes(roots)]
+    if not changes:
+        print(f"no change found in {', '.join(str(r) for r in roots)}")
+        return 0
+    print("\n".join(list_lines(changes, Path.cwd())))
+    return 0
+
+
 def _status(args: argparse.Namespace) -> int:
-    """The journal as a table (its results wrapped), then each node's account, within the terminal
-    module's width."""
-    from tmnb.cli.terminal import table, wrap
+    """Where each change asked for stands: ``--state-dir``'s, ``--change-id``'s (its default folder
+    unless folders are given, else wherever it is found), or every change found."""
     from tmnb.errors import InputError
     from tmnb.report.places import change_folder
-    from tmnb.rollout.journal import Journal, account
+    from tmnb.rollout.standing import JOURNAL, find_changes, standing
 
-    folder = change_folder(args.change_id, args.state_dir)
-    path = folder / "journal.jsonl"
-    if not path.exists():
-        raise InputError("no journal for this change id", source=str(path))
-    records = [r for r in Journal(path, args.change_id).records() if r.get("change_id") == args.change_id]
-    rows = [
-        [str(r["time"]), str(r.get("node") or "-"), str(r["step"]), str(r["event"]),
-         str(r.get("result") or r.get("error") or r.get("intent") or "")]
-        for r in records
-    ]  # fmt: skip
-    lines = table(("time", "node", "step", "event", "result"), rows, wrapped="result")
-    for node in dict.fromkeys(str(r["node"]) for r in records if r.get("node")):
-        lines += ["", *wrap(account(records, node, folder))]
-    print("\n".join(lines))
+    roots = _roots(args.folders, state_root=False)
+    default = args.change_id and not args.folders and (change_folder(args.change_id) / JOURNAL).is_file()
+    if args.state_dir or default:
+        folders = [change_folder(args.change_id or "", args.state_dir)]
+    else:
+        folders = find_changes(roots)
+    changes = [standing(folder) for folder in folders]
+    if args.change_id:
+        changes = [c for c in changes if c.change_id == args.change_id]
+    if not changes:
+        asked = f"change {args.change_id}" if args.change_id else "change"
+        where = args.state_dir or ", ".join(str(r) for r in roots)
+        raise InputError(f"no {asked} found in {where}: tmnb rollout list FOLDER lists the changes a folder holds")
+    print("\n\n".join("\n".join(c.text(args.verbose)) for c in changes))
     return 0
 
 

@@ -42,6 +42,15 @@ def add_parsers(sub: Subcommands) -> None:
     up.add_argument(
         "--reject-pods", action="append", default=[], metavar="NODE", help="node whose kubelet rejects every new pod"
     )
+    up.add_argument(
+        "--deviate",
+        action="append",
+        default=[],
+        metavar="NODE=KIND",
+        help="node whose kubelet, restarted with a changed configuration, departs from the model: "
+        "cpuset (pins a new pod on other CPUs), reject (rejects a new pod the model admits) or repin "
+        "(re-pins a running pod at the restart)",
+    )
     down = verbs.add_parser("down", help="stop a background sandbox")
     down.add_argument("--run-dir", help="as given to 'up' (default: $TMNB_SANDBOX_DIR or ~/.cache/tmnb/sandbox)")
 
@@ -69,6 +78,7 @@ def command(args: argparse.Namespace) -> int:
         throttle_rate=args.throttle_rate,
         never_ready=set(args.never_ready),
         reject_pods=set(args.reject_pods),
+        deviate=dict(_deviation(text) for text in args.deviate),
     )
     if args.background:
         child = ["sandbox", "up", "--from", args.source, "--port", str(args.port), "--kubeconfig", args.kubeconfig]
@@ -78,12 +88,17 @@ def command(args: argparse.Namespace) -> int:
         child += [a for rate in args.error_rate for a in ("--error-rate", rate)]
         child += [a for node in args.never_ready for a in ("--never-ready", node)]
         child += [a for node in args.reject_pods for a in ("--reject-pods", node)]
+        child += [a for text in args.deviate for a in ("--deviate", text)]
         state = process.start_background(child, run_dir)
         print(f"sandbox up at {state['url']} (pid {state['pid']}); kubeconfig {state['kubeconfig']}")
         return EXIT_OK
     snapshot = process.load_snapshot(args.source, args.nodes)
     names = {n.name for n in snapshot.nodes}
-    for flag, wanted in (("--never-ready", args.never_ready), ("--reject-pods", args.reject_pods)):
+    for flag, wanted in (
+        ("--never-ready", args.never_ready),
+        ("--reject-pods", args.reject_pods),
+        ("--deviate", list(faults.deviate)),
+    ):
         unknown = sorted(set(wanted) - names)
         if unknown:
             raise InputError(
@@ -93,6 +108,16 @@ def command(args: argparse.Namespace) -> int:
             )
     process.serve(snapshot, run_dir, Path(args.kubeconfig), args.port, faults, node_files=not args.no_node_files)
     return EXIT_OK
+
+
+def _deviation(text: str) -> tuple[str, str]:
+    """``NODE=KIND`` of ``--deviate`` (the kind is checked with the other faults)."""
+    from tmnb.errors import InputError
+
+    node, sep, kind = text.partition("=")
+    if not sep or not node or not kind:
+        raise InputError(f"expected NODE=KIND, got {text!r}", where="--deviate")
+    return node, kind
 
 
 def _check_writable(path: str) -> None:

@@ -71,9 +71,14 @@ def resolve_reports_dir(given: str | Path | None) -> Path:
     return Path(given).resolve() if given else reports_root()
 
 
+def state_root() -> Path:
+    """Where the changes' state folders are by default: ``<reports>/rollouts``."""
+    return reports_root() / "rollouts"
+
+
 def change_folder(change_id: str, state_dir: str | Path | None = None) -> Path:
     """The state folder of a change: plan, journal, backups and snapshots, one per change id."""
-    return Path(state_dir).resolve() if state_dir else reports_root() / "rollouts" / change_id
+    return Path(state_dir).resolve() if state_dir else state_root() / change_id
 
 
 def anchored(out_dir: str | Path) -> Path:

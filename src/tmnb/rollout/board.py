@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from tmnb.report import display
-from tmnb.report.commands import command
 from tmnb.report.verdict import Tone, Verdict
 from tmnb.rollout.gates import canary_evidence, has_frontend
 from tmnb.rollout.run import RESUME_GATE, Outcome
@@ -32,27 +31,21 @@ def answer(session: Session, outcome: Outcome) -> Verdict:
     tone: Tone
     if outcome.status == "planned":
         tone, headline = "ok", f"Plan ready: {len(plan.nodes)} node(s) in {len(plan.gates)} gate(s); nothing written."
-        steps, next_step = (
-            ["Carry out the canary (writes to the canary node only):"],
-            session.rollout_command(done + plan.gates[:1]),
-        )
+        steps = ["Carry out the canary (writes to the canary node only):"]
     elif outcome.status == "awaiting approval":
         tone, headline = "warn", f"Waiting at gate {outcome.next_gate}: approve it to continue."
         check = "Check what the canary showed (above), then approve" if canary else "Approve"
         where = " with its panel's Approve button, or run" if has_frontend() else ""
         steps = [f"{check} {outcome.next_gate}{where}:"]
-        next_step = session.rollout_command([*done, str(outcome.next_gate)])
     elif outcome.status == "held":
         tone, headline = "warn", f"Held: {outcome.message}."
         steps = [f"To resume and carry out {outcome.next_gate} (approve {RESUME_GATE} lifts the hold):"]
-        next_step = session.rollout_command([*done, RESUME_GATE, str(outcome.next_gate)])
     elif outcome.status == "completed":
         tone, headline = "ok", f"Rollout complete: {outcome.message}."
-        steps, next_step = ["Collect the cluster again and compare before and after:"], session.compare_command()
+        steps = ["Collect the cluster again and compare before and after:"]
     else:
         tone, headline = "stop", f"Rollout {outcome.status}: {outcome.message}."
         steps = ["Approve no further gate; find out why from the evidence (no cluster needed):"]
-        next_step = command("run", "06-postmortem", params={"evidence": session.state_dir})
     sections = [
         ("Gates", gates),
         ("Nodes", states),
@@ -60,7 +53,7 @@ def answer(session: Session, outcome: Outcome) -> Verdict:
         ("Excluded", excluded),
         ("What to do next", steps),
     ]
-    return Verdict(tone, headline, sections, [next_step])
+    return Verdict(tone, headline, sections, [session.next_command(outcome)])
 
 
 def step_log(session: Session, gates: list[str] | None = None) -> str:

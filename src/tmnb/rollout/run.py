@@ -133,6 +133,15 @@ class Rollout:
     def next_gate(self) -> str | None:
         return next((g for g in self.plan.gates if self.gate_state(g) != "done"), None)
 
+    def approvals(self, outcome: Outcome) -> list[str]:
+        """What the run after ``outcome`` approves to go on: the gates done, ``resume`` when the change is
+        held, and the next gate. Every printed next run carries this list (04's verdict and summary,
+        ``tmnb rollout status``); empty when no gate is left."""
+        if outcome.next_gate is None:
+            return []
+        done = [g for g in self.plan.gates if self.gate_state(g) == "done"]
+        return [*done, *([RESUME_GATE] if outcome.status == "held" else []), outcome.next_gate]
+
     def hold(self) -> JsonDict | None:
         """The Abort that holds this change: its journal record, unless a resume came after it."""
         last = None

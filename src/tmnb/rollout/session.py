@@ -25,8 +25,9 @@ from tmnb.rollout.journal import Journal
 from tmnb.rollout.kubeadm import PATCH_DIR, kubeadm_warning, patch_path, patch_text, write_patch
 from tmnb.rollout.plan import Reader, RolloutPlan, build_plan, plan_json
 from tmnb.rollout.request import RolloutRequest, from_notebook, stored_request
-from tmnb.rollout.run import RESUME_GATE, Outcome, Rollout
+from tmnb.rollout.run import Outcome, Rollout
 from tmnb.rollout.soak import Soak
+from tmnb.rollout.standing import compare_command, postmortem_command
 from tmnb.snapshot import Snapshot, load, save
 from tmnb.sources.resolve import source_argument
 
@@ -121,22 +122,17 @@ class Session:
 
     def compare_command(self) -> str:
         """Collect the cluster again, then compare the changed nodes with the snapshot the plan used."""
-        before = self.state_dir / "snapshots" / "before.json.gz"
-        collected = self.state_dir / "after-inventory"
-        after = collected / "snapshot.json.gz"
-        selector = f"kubernetes.io/hostname in ({','.join(n.node for n in self.plan.nodes)})"
-        collect: dict[str, Value] = {
-            "source": "live",
-            "context": self.context or None,
-            "node_files": self.node_files or None,
-        }
-        inventory = command("run", "01-inventory", params=collect, out=collected)
-        compare = command(
-            "run",
-            "05-compare",
-            params={"before": before, "after": after, "change": self.journal_path, "node_selector": selector},
-        )
-        return f"{inventory} && {compare}"
+        return compare_command(self.state_dir, [n.node for n in self.plan.nodes], self.context, self.node_files)
+
+    def next_command(self, outcome: Outcome) -> str:
+        """The one next command of ``outcome``, which 04's verdict and its summary both print: the run
+        that approves what comes next (``Rollout.approvals``), the comparison once every node has the
+        change, the postmortem when the rollout stopped."""
+        if outcome.status == "completed":
+            return self.compare_command()
+        if outcome.status in ("stopped", "rolled back"):
+            return postmortem_command(self.state_dir)
+        return self.rollout_command(self.rollout.approvals(outcome))
 
     def summary(self, outcome: Outcome) -> str:
         lines = [f"Change {self.plan.change_id}: **{outcome.status}**. {outcome.message}.", ""]
@@ -151,10 +147,9 @@ class Session:
             "After snapshots: " + (", ".join(f"`{p}`" for p in after) or "none yet") + ".",
             f"Compare: `{self.compare_command()}`",
         ]
-        if outcome.next_gate and outcome.status in ("planned", "awaiting approval"):
-            paragraphs.append(f"Next: `{self.rollout_command([outcome.next_gate])}`")
-        elif outcome.next_gate and outcome.status == "held":
-            paragraphs.append(f"Resume and go on: `{self.rollout_command([RESUME_GATE, outcome.next_gate])}`")
+        if outcome.status in ("planned", "awaiting approval", "held"):
+            label = "Resume and go on" if outcome.status == "held" else "Next"
+            paragraphs.append(f"{label}: `{self.next_command(outcome)}`")
         return "\n".join(lines) + "\n\n" + "\n\n".join(paragraphs)
 
 

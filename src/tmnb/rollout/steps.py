@@ -35,6 +35,7 @@ from tmnb.rollout.verify import (
     VerifyPodPrediction,
     actual_placement,
     predict_verify_pod,
+    repinned,
     restart_drift,
     verify_pod_manifest,
 )
@@ -274,13 +275,16 @@ class NodeRun:
                 target.write_bytes(data)
                 absent.unlink(missing_ok=True)
             sums[path] = sha256(data)
+        kept: JsonDict = {}
         if not self.change.state_files:  # the kubelet restarts over its checkpoint: keep it to verify against
             held = self.ops.read(CPU_STATE)
             if held is not None:
                 target = self._backup_path(CPU_STATE + BEFORE_RESTART)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(held)
-        return {"result": f"{len(sums)} file(s) backed up in {self.run_dir / 'backup' / self.node}", "checksums": sums}
+                kept = {"before_restart": {CPU_STATE: sha256(held)}}
+        result = f"{len(sums)} file(s) backed up in {self.run_dir / 'backup' / self.node}"
+        return {"result": result, "checksums": sums, **kept}
 
     def _backed_up(self, path: str) -> bytes | None:
         target = self._backup_path(path)
@@ -444,19 +448,25 @@ class NodeRun:
 
     # ------------------------------------------------------------------ rollback
     def rollback(self, reason: str) -> None:
-        """Put back the backed-up files byte for byte and the state files, restart, verify, uncordon."""
+        """Put back the backed-up files byte for byte and the state files (the CPU checkpoint too when the
+        restart re-pinned running pods), restart, verify, uncordon."""
         self.journal.record(self.node, "rollback", "intent", intent="restore what was there", reason=reason)
         try:
             backup = self.done("backup") or {}
             sums: dict[str, str | None] = backup.get("checksums") or {}
             moved = self.done("state-files")
             states = moved is not None and moved.get("event") == "done"
+            repinned_at_restart = self._repinned_at_restart()
             self.ops.kubelet("stop")
             restored = {}
             for f in self.change.files:
                 restored[f.path] = self._restore(f.path, sums.get(f.path), CONFIG_MODE)
             for path in self.change.state_files if states else ():
                 restored[path] = self._restore_state(path, sums.get(path))
+            if repinned_at_restart:
+                kept = (backup.get("before_restart") or {}).get(CPU_STATE)
+                restored[CPU_STATE] = self._restore(CPU_STATE, kept, STATE_MODE, CPU_STATE + BEFORE_RESTART)
+                restored[CPU_STATE]["why"] = "running pods were re-pinned at the restart: the checkpoint from before it"
             self.ops.kubelet("start")
             if not self.cluster.wait_ready(self.node, self.options.ready_timeout, self.options.poll):
                 raise RolloutError(
@@ -478,8 +488,23 @@ class NodeRun:
             self.node, "rollback", "done", result="restored, Ready, old settings in configz", files=restored
         )
 
-    def _restore(self, path: str, checksum: str | None, mode: int) -> JsonDict:
-        data = self._backed_up(path)
+    def _repinned_at_restart(self) -> bool:
+        """Running pods hold other CPUs than in the checkpoint kept before the kubelet's restart (and
+        none holds CPUs it did not hold then): the rollback puts that checkpoint back, with the kubelet
+        stopped. Read from the node and the journal before anything is touched."""
+        kept = ((self.done("backup") or {}).get("before_restart") or {}).get(CPU_STATE)
+        before = self._backed_up(CPU_STATE + BEFORE_RESTART)
+        after = self.ops.read(CPU_STATE)
+        if self.change.state_files or kept is None or before is None or after is None:
+            return False
+        try:
+            return repinned(before, after, self.cluster.pods_on(self.node))
+        except InputError:  # a checkpoint the verification could not read either: left as it is
+            return False
+
+    def _restore(self, path: str, checksum: str | None, mode: int, backup: str | None = None) -> JsonDict:
+        """``path`` put back from its backup (``backup``: the backup kept under another name)."""
+        data = self._backed_up(backup or path)
         if sha256(data) != checksum:
             raise RolloutError(f"the backup of {path} does not match its recorded checksum: not restoring from it")
         if data is None:

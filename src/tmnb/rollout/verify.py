@@ -154,3 +154,22 @@ def restart_drift(before: str | bytes, after: str | bytes, pods: list[JsonDict])
                 where = "pod level" if container == "pod" else f"container {container}"
                 found.append(f"{name} {where}: {before_cpus} before the restart, {after_cpus} after")
     return found
+
+
+def repinned(before: str | bytes, after: str | bytes, pods: list[JsonDict]) -> bool:
+    """Running pods hold other exclusive CPUs than in the checkpoint from before the restart, and none
+    holds CPUs it did not hold then: that checkpoint is what they ran on, with nothing newer in it to
+    lose, so a rollback puts it back (the kubelet re-applies a restored checkpoint's CPUs at its start).
+    ``pods`` as for ``restart_drift``."""
+    old = parse_cpu_manager_state(before, source=f"{CPU_STATE} before the restart")
+    new = parse_cpu_manager_state(after, source=f"{CPU_STATE} after the restart")
+    moved = False
+    for pod in pods:
+        if (pod.get("status") or {}).get("phase") not in ("Running", "Pending"):
+            continue
+        uid = pod["metadata"].get("uid", "")
+        was, now = _held(old, uid), _held(new, uid)
+        if set(now) - set(was):
+            return False
+        moved = moved or any(was[c] != now.get(c) for c in was)
+    return moved

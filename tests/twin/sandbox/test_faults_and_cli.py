@@ -79,12 +79,59 @@ def test_a_kubelet_that_disagrees_rejects_new_pods_only(sandbox: Sandbox) -> Non
     )
 
 
+def _probe(sandbox: Sandbox, name: str, node: str) -> dict:  # type: ignore[type-arg]
+    """A Guaranteed pod of one whole core (2 CPUs) created on ``node``, as its kubelet decided it."""
+    resources = {"cpu": "2", "memory": "1Gi"}
+    body = {"metadata": {"name": name}, "spec": {"nodeName": node, "containers": [
+        {"name": "c", "resources": {"requests": resources, "limits": resources}}]}}  # fmt: skip
+    sandbox.cluster.create_pod("app", body)
+    return sandbox.cluster.get("pods", "app", name)
+
+
+def test_a_kubelet_deviates_from_the_model_once_restarted_with_a_changed_config(
+    sandbox: Sandbox, kubeconfig: Path
+) -> None:
+    """Worked by hand from the twin: NUMA node 0 holds CPUs 0-3 and 8-11, 0 and 8 are reserved; on w1 the
+    cache pod holds CPU 1 and the web replicas 2,10 and 3,11, so 9 is NUMA node 0's only free CPU; w2 runs
+    no pinned pod, so the model gives a pod of one whole core the first free core, 1,9, and the next is 2,10."""
+    status, body = call(sandbox, kubeconfig, "PUT", "/sandbox/v1/faults", {"deviate": {"w1": "repin", "w2": "cpuset"}})
+    assert status == 200 and json.loads(body)["deviate"] == {"w1": "repin", "w2": "cpuset"}
+    roots = {n: sandbox.cluster.kubelets[n].root for n in ("w1", "w2")}
+    state = roots["w1"] / "var/lib/kubelet/cpu_manager_state"
+    started = state.read_bytes()
+    assert (
+        sandbox.cluster.restart_kubelet("w1") is None and state.read_bytes() == started
+    )  # its own config: no deviation
+    assert _probe(sandbox, "before", "w2")["metadata"]["annotations"] == {"sandbox.tmnb.dev/cpuset": "c=1,9"}
+    sandbox.cluster.delete_pod("app", "before")
+    for root in roots.values():
+        config = root / "var/lib/kubelet/config.yaml"
+        config.write_bytes(config.read_bytes() + b"maxPods: 90\n")
+    assert sandbox.cluster.restart_kubelet("w1") is None and sandbox.cluster.restart_kubelet("w2") is None
+    assert json.loads(state.read_text())["entries"] == {
+        "uid-cache-7f6b8-ccccc": {"main": "9"},  # re-pinned at the restart; the model keeps a running pod's CPUs
+        "uid-web-5d9c7-aaaaa": {"main": "2,10"},
+        "uid-web-5d9c7-bbbbb": {"main": "3,11"},
+    }
+    cache = sandbox.cluster.get("pods", "app", "cache-7f6b8-ccccc")
+    assert cache["status"]["phase"] == "Running" and cache["metadata"]["annotations"] == {
+        "sandbox.tmnb.dev/cpuset": "main=9"
+    }
+    assert _probe(sandbox, "after", "w2")["metadata"]["annotations"] == {"sandbox.tmnb.dev/cpuset": "c=2,10"}
+    sandbox.cluster.delete_pod("app", "after")
+    sandbox.api.set_faults(Faults(deviate={"w2": "reject"}))
+    rejected = _probe(sandbox, "rejected", "w2")
+    assert rejected["status"]["phase"] == "Failed" and rejected["status"]["reason"] == "TopologyAffinityError"
+
+
 def test_fault_rates_are_validated() -> None:
     with pytest.raises(InputError):
         Faults(throttle_rate=1.5)
     assert parse_rates(["/api/v1/pods=0.25"]) == {"/api/v1/pods": 0.25}
     with pytest.raises(InputError):
         parse_rates(["pods=x"])
+    with pytest.raises(InputError, match="node w1: unknown deviation 'cpus': expected cpuset, reject, repin"):
+        Faults(deviate={"w1": "cpus"})
 
 
 def test_cli_up_background_then_down(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -160,6 +207,10 @@ def test_cli_down_on_a_garbage_state_file_and_up_with_an_unknown_node(
     argv = ["sandbox", "up", "--from", str(snapshot), "--kubeconfig", str(tmp_path / "kc"), "--run-dir", str(tmp_path)]
     assert main([*argv, "--never-ready", "ghost"]) == 2
     assert "--never-ready: no node ghost in the sandbox's snapshot (it has w1, w2)" in capsys.readouterr().err
+    assert main([*argv, "--deviate", "ghost=repin"]) == 2
+    assert "--deviate: no node ghost in the sandbox's snapshot (it has w1, w2)" in capsys.readouterr().err
+    assert main([*argv, "--deviate", "w1"]) == 2
+    assert "--deviate: expected NODE=KIND, got 'w1'" in capsys.readouterr().err
 
 
 def test_a_file_that_is_not_a_kubeconfig_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -81,11 +81,13 @@ class Api:
         self.set_faults(faults)
 
     def set_faults(self, faults: Faults) -> None:
-        """Switch faults while serving; nodes listed never-ready stay down at their next restart."""
+        """Switch faults while serving; nodes listed never-ready stay down at their next restart, and a
+        deviating node's kubelet deviates from its next restart with a changed configuration on."""
         self.faults = faults
         for name, kubelet in self.cluster.kubelets.items():
             kubelet.never_ready = name in faults.never_ready
             kubelet.reject_new_pods = name in faults.reject_pods
+            kubelet.deviation = faults.deviate.get(name)
 
     def handle(self, req: Request) -> Response:
         try:

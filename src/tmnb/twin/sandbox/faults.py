@@ -4,7 +4,9 @@ Latency on every API request; per-path-prefix error rates (HTTP 500); a rate of 
 throttling answers (HTTP 429 with Retry-After, which client-go retries: 1 s as the API server's
 in-flight limit says, or what a test sets); nodes whose kubelet never comes back Ready after a
 restart that changed its kubelet configuration; nodes whose kubelet rejects every new pod (a
-kubelet that disagrees with the model, for rollout verification).
+kubelet that disagrees with the model, for rollout verification); nodes whose kubelet, once restarted
+with a changed configuration, deviates from the model in one of the ways ``DEVIATIONS`` names (what
+a rollout's verification must catch on the canary).
 Seeded, so a test sees the same sequence every time.
 """
 
@@ -19,6 +21,14 @@ from typing import Any
 from tmnb.errors import InputError
 from tmnb.twin.sandbox.errors import ApiError
 
+#: How a kubelet restarted with a changed configuration can deviate from ``tmnb.kubelet``, which the
+#: rollout's prediction uses: each is a way the real kubelet may disagree with the model.
+DEVIATIONS: dict[str, str] = {
+    "cpuset": "pins a new pod on other CPUs than the model picks",
+    "reject": "rejects a new pod that the model admits (TopologyAffinityError)",
+    "repin": "re-pins a running pod on other CPUs as it re-admits it at the restart",
+}
+
 
 @dataclass
 class Faults:
@@ -28,6 +38,8 @@ class Faults:
     never_ready: set[str] = field(default_factory=set)
     #: nodes whose kubelet rejects every newly created pod, disagreeing with tmnb.kubelet
     reject_pods: set[str] = field(default_factory=set)
+    #: node -> a ``DEVIATIONS`` kind, after a restart with a changed kubelet configuration
+    deviate: dict[str, str] = field(default_factory=dict)
     seed: int = 0
     #: the Retry-After seconds of a throttling answer (the API server's 1; 0 asks for an immediate retry)
     retry_after: int = 1
@@ -42,6 +54,9 @@ class Faults:
             raise InputError(f"latency must be >= 0 seconds, got {self.latency}")
         if self.retry_after < 0:
             raise InputError(f"retry_after must be >= 0 seconds, got {self.retry_after}")
+        for node, kind in self.deviate.items():
+            if kind not in DEVIATIONS:
+                raise InputError(f"node {node}: unknown deviation {kind!r}: expected {', '.join(DEVIATIONS)}")
 
     def apply(self, path: str) -> None:
         """Sleep the latency, then maybe raise the injected failure for ``path``."""
@@ -69,6 +84,7 @@ class Faults:
             "retryAfter": self.retry_after,
             "neverReady": sorted(self.never_ready),
             "rejectPods": sorted(self.reject_pods),
+            "deviate": dict(sorted(self.deviate.items())),
         }
 
     @classmethod
@@ -81,6 +97,7 @@ class Faults:
                 retry_after=int(doc.get("retryAfter", 1)),
                 never_ready=set(doc.get("neverReady") or ()),
                 reject_pods=set(doc.get("rejectPods") or ()),
+                deviate={str(k): str(v) for k, v in (doc.get("deviate") or {}).items()},
                 seed=seed,
             )
         except (TypeError, ValueError, AttributeError) as exc:

@@ -75,8 +75,12 @@ class SimKubelet:
         self.error: str | None = None
         self.never_ready = False
         self.reject_new_pods = False
-        #: the kubelet configuration files as the node started: never-ready bites only when they differ
+        #: a ``faults.DEVIATIONS`` kind: how this kubelet departs from the model once it runs a changed configuration
+        self.deviation: str | None = None
+        #: the kubelet configuration files as the node started: never-ready and deviations bite only when they differ
         self._started_config = self._config_digest()
+        #: the running kubelet started with other configuration files than the node's first start
+        self._changed = False
         self._lock = threading.Lock()
 
     @property
@@ -198,7 +202,8 @@ class SimKubelet:
                     sim = NodeSimulator(node_model(node, {}, mode="running" if captured else "restart", files=files))
                 except ConfigRejected as exc:
                     refusal = KubeletDown(exc.message, self._start_failure(exc.message))
-            if refusal is None and self.never_ready and self._config_digest() != self._started_config:
+            changed = self._config_digest() != self._started_config
+            if refusal is None and self.never_ready and changed:
                 message = "fault injected: the kubelet never posts Ready with this configuration"
                 refusal = KubeletDown(message, started, "running")
             if refusal is not None or sim is None:
@@ -211,11 +216,38 @@ class SimKubelet:
             self.error = None
             self.node = node
             self.sim = sim
+            self._changed = changed
             self._log(started)
             results = sim.restart([model_pod(pod_from_api(pod)) for pod in pods])
             self._write_state()
+            if self._deviates("repin"):
+                results = self._repinned(pods, results)
             self._log([self._denied(r) for r in results if not r.admitted])
             return results
+
+    def _deviates(self, kind: str) -> bool:
+        return self.deviation == kind and self._changed
+
+    def _repinned(self, pods: Sequence[dict[str, Any]], results: list[PodResult]) -> list[PodResult]:
+        """The ``repin`` deviation: the first re-admitted pod holding exclusive CPUs is moved onto as many
+        free CPUs of its NUMA node(s), the highest-numbered whole cores first (the model keeps a running
+        pod's checkpointed CPUs); the kubelet then holds that state, checkpoint included, and the batch's
+        results say so. Unchanged when no pod holds exclusive CPUs or there is no room beside them."""
+        assert self.sim is not None
+        held = next(((r, c) for r in results if r.admitted for c in r.containers if c.cpuset), None)
+        node = self.read_node()
+        moved = None if held is None else _free_cores_beside(node, held[1].cpuset, self.sim.free_cpus())
+        if held is None or moved is None:
+            return results
+        pod, container = held
+        allocations = [
+            dataclasses.replace(a, cpuset=str(moved)) if (a.pod_uid, a.container) == (pod.uid, container.name) else a
+            for a in node.allocations
+        ]
+        self.sim = NodeSimulator(node_model(dataclasses.replace(node, allocations=allocations), {}, mode="running"))
+        results = self.sim.restart([model_pod(pod_from_api(p)) for p in pods])
+        self._write_state()
+        return results
 
     def _start_failure(self, err: str) -> list[str]:
         """What a manager that fails to start logs, then the container manager's line: a state file it
@@ -257,14 +289,33 @@ class SimKubelet:
         with self._lock:
             if self.sim is None:
                 raise InputError(f"node {self.name}: the kubelet is not running")
-            if new and self.reject_new_pods:
+            if new and (self.reject_new_pods or self._deviates("reject")):
                 result = _disagreeing(pod)
             else:
-                result = self.sim.admit(model_pod(pod_from_api(pod)))
+                result = (
+                    self._elsewhere(pod)
+                    if new and self._deviates("cpuset")
+                    else self.sim.admit(model_pod(pod_from_api(pod)))
+                )
                 self._write_state()
             if not result.admitted:
                 self._log([self._denied(result)])
             return result
+
+    def _elsewhere(self, pod: dict[str, Any]) -> PodResult:
+        """The ``cpuset`` deviation: a stand-in of the pod holds what the model would give it while the
+        pod is admitted, so the pod gets other CPUs (or is rejected when nothing else fits)."""
+        assert self.sim is not None
+        meta = pod["metadata"]
+        stand_in = {
+            **pod,
+            "metadata": {**meta, "uid": f"{meta.get('uid', '')}-stand-in", "name": f"{meta['name']}-stand-in"},
+        }
+        held = model_pod(pod_from_api(stand_in))
+        self.sim.admit(held)
+        result = self.sim.admit(model_pod(pod_from_api(pod)))
+        self.sim.remove_pod(held)
+        return result
 
     def _denied(self, result: PodResult) -> str:
         """kubelet.go's canAdmitPod, before rejectPod: the same line for a new pod and one re-admitted at a start."""
@@ -297,6 +348,23 @@ class SimKubelet:
             text = files.cpu_manager_state if manager == "cpu" else files.memory_manager_state
             assert isinstance(text, str)
             (self.root / STATE_DIR / f"{manager}_manager_state").write_text(text)
+
+
+def _free_cores_beside(node: Node, cpuset: CPUSet, free: CPUSet) -> CPUSet | None:
+    """As many of the ``free`` CPUs as ``cpuset`` holds, on its NUMA node(s), the highest-numbered whole
+    cores first; None when there are not enough."""
+    numa = {c.numa for c in node.cpus if c.cpu in cpuset}
+    cores: dict[tuple[int, int], list[int]] = {}
+    for c in node.cpus:
+        if c.online and c.numa in numa:
+            cores.setdefault((c.socket, c.core), []).append(c.cpu)
+    whole = [cpus for cpus in cores.values() if all(cpu in free for cpu in cpus)]
+    loose = [[cpu] for cpus in cores.values() for cpu in cpus if cpu in free and cpus not in whole]
+    picked: list[int] = []
+    for cpus in [*sorted(whole, key=max, reverse=True), *sorted(loose, key=max, reverse=True)]:
+        if len(picked) + len(cpus) <= len(cpuset):
+            picked += cpus
+    return CPUSet(picked) if len(picked) == len(cpuset) else None
 
 
 def _disagreeing(pod: dict[str, Any]) -> PodResult:
