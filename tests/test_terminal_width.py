@@ -100,6 +100,8 @@ def changes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path
 
 @pytest.mark.parametrize("change", ["c1", "c2"])
 def test_rollout_status_fits_120_columns(change: str, changes: dict[str, Path]) -> None:
-    lines = on_a_terminal(["rollout", "status", "--change-id", change, "--state-dir", str(changes[change])])
+    asked = ["rollout", "status", "--change-id", change, "--state-dir", str(changes[change])]
+    lines = on_a_terminal(asked)
     assert_fits(lines)
-    assert lines[0].split() == ["TIME", "NODE", "STEP", "EVENT", "RESULT"]
+    assert lines[0].startswith(f"{change}: ")  # where the change stands, in one line first
+    assert_fits(on_a_terminal([*asked, "-v"]))  # and the account behind it
