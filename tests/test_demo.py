@@ -235,10 +235,14 @@ def test_03_words_are_never_broken_inside(demo_pages):  # type: ignore[no-untype
 @pytest.mark.browser
 def test_01_a_live_clusters_checklist_is_complete(demo_pages):  # type: ignore[no-untyped-def]
     """The demo collects the sandbox live: shared-pool containers have no exclusive cpuset to record,
-    which is complete, not missing; and the 'consistent' column is explained where it is shown."""
+    which is complete, not missing; and the 'consistent' column is explained where it is shown. The
+    verdict leads with the three llm-serving replicas the sample's gpu-h100-01 rejected
+    (docs/sample-fleet.md: TopologyAffinityError flapping), never a green checklist beside them."""
     page = demo_pages("01-inventory")
     top = page.locator(".tmnb-verdict").inner_text()
-    assert top.startswith("Checklist complete"), top.splitlines()[0]
+    first = top.splitlines()[0]
+    assert first.startswith("3 pod(s) rejected at admission on 1 node(s)") and "Checklist complete" in first, first
+    assert "gpu-h100-01" in top and "TopologyAffinityError" in top
     assert "consistent says whether" in page.locator("body").inner_text()
 
 
