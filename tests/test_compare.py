@@ -2,6 +2,7 @@
 alignment, verdicts, confounders, the fleet figure, and the notebook on a metrics file."""
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -450,6 +451,18 @@ def test_the_answer_says_first_what_the_metrics_are_and_keeps_untouched_regressi
     assert block.tone == "ok"
 
 
+def plan_of_a_change(folder: Path, change_id: str) -> None:
+    """The plan a rollout keeps beside its journal (a canary of the sample, planned as 04 plans it)."""
+    from tmnb.analysis.readiness import assess
+    from tmnb.rollout.plan import build_plan, plan_json
+    from tmnb.sources.embedded import load_sample
+
+    snap = load_sample()
+    target = {"topologyManagerPolicy": "restricted"}
+    plan = build_plan(snap, assess(snap, target), change_id=change_id, canary="gen-icx-01", waves=1)
+    (folder / "plan.json").write_text(plan_json(plan))
+
+
 def test_the_next_command_after_a_rollout_runs_as_printed(tmp_path, capsys):
     """A clean comparison with the change's journal names ``tmnb rollout status`` on its state folder,
     which runs from anywhere; a journal ``status`` cannot read (another name) gets the postmortem instead."""
@@ -465,9 +478,12 @@ def test_the_next_command_after_a_rollout_runs_as_printed(tmp_path, capsys):
     journal = tmp_path / "state" / "journal.jsonl"
     journal.parent.mkdir()
     Journal(journal, "tm-1").record("n1", "apply", "done", result="written")
+    (alone,) = verdict_block(table, diff, evidence=str(tmp_path), journal=str(journal), metrics=([], [], [])).commands
+    assert alone.startswith("tmnb run 06-postmortem")  # a journal without its plan: status could not read it
+    plan_of_a_change(journal.parent, "tm-1")
     (status,) = verdict_block(table, diff, evidence=str(tmp_path), journal=str(journal), metrics=([], [], [])).commands
     assert status.startswith("tmnb rollout status --change-id tm-1 --state-dir /") and problems(status) == []
-    assert main(shlex.split(status)[1:]) == 0 and "apply" in capsys.readouterr().out
+    assert main(shlex.split(status)[1:]) == 0 and capsys.readouterr().out.startswith("tm-1: ")
     other = journal.rename(tmp_path / "state" / "sample-journal.jsonl")
     (then,) = verdict_block(table, diff, evidence=str(tmp_path), journal=str(other), metrics=([], [], [])).commands
     assert then == f"tmnb run 06-postmortem -p evidence {tmp_path.resolve()}" and problems(then) == []

@@ -132,7 +132,8 @@ def verdict_block(
         if change:
             steps.insert(0, f"Hold the rollout of `{change}`: approve no further gate.")
         next_step = command("run", "06-postmortem", params={"evidence": Path(evidence)})
-    elif change and Path(journal).name == "journal.jsonl":  # the one ``tmnb rollout status`` reads in --state-dir
+    elif change and Path(journal).name == "journal.jsonl" and (Path(journal).parent / "plan.json").is_file():
+        # a change's state folder: ``tmnb rollout status`` reads its journal.jsonl and plan.json
         steps = [f"See where the rollout of `{change}` stands, then approve its next gate in 04-rollout:"]
         next_step = command("rollout", "status", change_id=change, state_dir=Path(journal).parent)
     else:
