@@ -149,6 +149,20 @@ def test_a_run_that_holds_the_lock_is_running_and_a_killed_one_was_interrupted(
             assert next_command(out, "resume with")[-2:] == ["--approve", "canary"]
 
 
+def test_a_journal_without_its_plan_is_read_as_evidence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A journal copied alone (05 names its folder): its last record and the nodes it names; what the
+    plan would tell (the gates, the nodes to come) is not made up, and the evidence is the next read."""
+    state = tmp_path / "state"
+    record = Journal(state / "journal.jsonl", "tm-1", operator="root@vm").record("n1", "apply", "done", result="ok")
+    assert main(["rollout", "status", "--state-dir", str(state)]) == 0
+    out = printed(capsys)
+    assert (
+        out.splitlines()[0]
+        == f"tm-1: journal only, no plan.json: last apply done on n1 at {at(record)}; 0 of 1 node it names done"
+    )
+    assert next_command(out, "read its evidence with") == ["tmnb", "run", "06-postmortem", "-p", "evidence", str(state)]
+
+
 def test_a_command_continued_over_lines_is_the_same_command_to_bash() -> None:
     """Deep paths, with blanks and quotes, cut wherever a line must end: bash, given the printed lines,
     reads back every word of the command (printf prints one a line), and no line passes 120 columns."""

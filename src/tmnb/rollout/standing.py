@@ -203,6 +203,8 @@ class Standing:
 
 def standing(folder: Path) -> Standing:
     """Where the change kept in ``folder`` (a state folder, or a run folder's copies) stands."""
+    if not (folder / PLAN).is_file() and (folder / JOURNAL).is_file():
+        return _journal_only(folder)
     plan = _plan(folder)
     journal = Journal(folder / JOURNAL, plan.change_id)
     rollout = Rollout(plan, journal=journal, run_dir=folder)
@@ -232,6 +234,25 @@ def standing(folder: Path) -> Standing:
         records,
         tuple(n.node for n in plan.nodes),
     )
+
+
+def _journal_only(folder: Path) -> Standing:
+    """A journal without its plan beside it (copied alone, say): its last record and the nodes it
+    names, read as evidence; the gates and the nodes still to come are the plan's, unknown here."""
+    records = tuple(Journal(folder / JOURNAL, "journal").records())
+    if not records:
+        raise InputError("an empty journal and no plan.json: nothing tells where a change stands", source=str(folder))
+    last = records[-1]
+    nodes = tuple(dict.fromkeys(str(r["node"]) for r in records if r.get("node")))
+    done = sum(any(r.get("node") == n and r.get("step") == NODE_STEP and r.get("result") == "done" for r in records)
+               for n in nodes)  # fmt: skip
+    where = f" on {last['node']}" if last.get("node") else ""
+    count = f"{done} of {len(nodes)} node{'' if len(nodes) == 1 else 's'} it names done"
+    line = f"journal only, no plan.json: last {last.get('step')} {last.get('event')}{where} at {_at(last.get('time'))}"
+    line += f"; {count}"
+    evidence = ("read its evidence with", postmortem_command(folder))
+    return Standing(str(last.get("change_id")), folder, {}, done, len(nodes), "journal only", line, "", evidence, "",
+                    str(last.get("time", "")), records, nodes)  # fmt: skip
 
 
 #: what ``_Reading`` tells of a change: where it stands in a few words and in a line, why it stopped,
