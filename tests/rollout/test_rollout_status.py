@@ -166,7 +166,9 @@ def test_a_journal_without_its_plan_is_read_as_evidence(tmp_path: Path, capsys: 
 def test_a_command_continued_over_lines_is_the_same_command_to_bash() -> None:
     """Deep paths, with blanks and quotes, cut wherever a line must end: bash, given the printed lines,
     reads back every word of the command (printf prints one a line), and no line passes 120 columns."""
-    from tmnb.rollout.standing import command, compare_command, shell_lines
+    from tmnb.cli.rollout_view import shell_lines
+    from tmnb.report.commands import command
+    from tmnb.rollout.standing import compare_command
 
     rng = random.Random(7)
     for case in range(40):

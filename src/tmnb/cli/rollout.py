@@ -246,7 +246,8 @@ def _roots(folders: list[str], *, state_root: bool) -> list[Path]:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from tmnb.rollout.standing import find_changes, list_lines, standing
+    from tmnb.cli.rollout_view import list_lines
+    from tmnb.rollout.standing import find_changes, standing
 
     roots = _roots(args.folders, state_root=True)
     changes = [standing(folder) for folder in find_changes(roots)]
@@ -260,6 +261,7 @@ def _list(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     """Where each change asked for stands: ``--state-dir``'s, ``--change-id``'s (its default folder
     unless folders are given, else wherever it is found), or every change found."""
+    from tmnb.cli.rollout_view import status_lines
     from tmnb.errors import InputError
     from tmnb.report.places import change_folder
     from tmnb.rollout.standing import JOURNAL, find_changes, standing
@@ -277,7 +279,7 @@ def _status(args: argparse.Namespace) -> int:
         asked = f"change {args.change_id}" if args.change_id else "change"
         where = args.state_dir or ", ".join(str(r) for r in roots)
         raise InputError(f"no {asked} found in {where}: tmnb rollout list FOLDER lists the changes a folder holds")
-    print("\n\n".join("\n".join(c.text(args.verbose)) for c in changes))
+    print("\n\n".join("\n".join(status_lines(c, args.verbose)) for c in changes))
     return 0
 
 

@@ -1,5 +1,5 @@
 """Where a change stands, from its folder alone: what ``tmnb rollout list`` and ``tmnb rollout status``
-print, with the one next command.
+print (``cli.rollout_view`` lays it out), with the one next command.
 
 A change's state folder holds its plan, journal and stored request; each run of 04-rollout copies the
 journal and plan into its run folder and names the state folder in its manifest. Both are found
@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import socket
-import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +28,6 @@ from tmnb.rollout.journal import (
     NODE_STEP,
     WRITING_STEPS,
     Journal,
-    account,
     left_cordoned,
     rollback_command,
 )
@@ -38,8 +35,6 @@ from tmnb.rollout.plan import RolloutPlan
 from tmnb.rollout.run import Outcome, Rollout
 
 JOURNAL, PLAN, MANIFEST = "journal.jsonl", "plan.json", "manifest.json"
-#: A terminal's width: every line ``status`` prints fits it.
-WIDTH = 120
 
 
 # ---------------------------------------------------------------------- the commands printed here
@@ -176,29 +171,6 @@ class Standing:
     last: str
     records: tuple[JsonDict, ...]
     nodes: tuple[str, ...]
-
-    def text(self, verbose: bool = False) -> list[str]:
-        """``status``'s lines, each at most ``WIDTH`` columns: the line, why it stopped, the nodes left
-        cordoned, the next command; ``verbose`` adds the folder, each node's account and the journal."""
-        lines = [_fit(f"{self.change_id}: {self.line}")]
-        if self.why:
-            lines += _wrap(self.why, "  why: ")
-        if self.note:
-            lines += _wrap(self.note, "  note: ")
-        label, next_command = self.next
-        lines += shell_lines(f"  {label}:", next_command)
-        if not verbose:
-            return lines
-        lines += _wrap(str(self.folder), "  folder: ")
-        lines.append("  nodes:")
-        for node in self.nodes:
-            lines += _wrap(account(list(self.records), node, self.folder), "    ")
-        lines.append("  journal:")
-        for r in self.records:
-            said = r.get("result") or r.get("error") or r.get("intent") or ""
-            step = f"{r.get('time', '')}  {r.get('node') or '-':<16} {r.get('step', ''):<15} {r.get('event', ''):<8}"
-            lines += _wrap(f"{step} {said}".rstrip(), "    ", "      ")
-        return lines
 
 
 def standing(folder: Path) -> Standing:
@@ -366,88 +338,3 @@ class _Reading:
         gate = self.outcome.next_gate
         line = f"waiting at {gate} for its approval; {self.count}"
         return f"waiting at {gate}", line, "", self._go_on(f"approve {gate} with")
-
-
-# ---------------------------------------------------------------------- lines of at most WIDTH columns
-def _fit(line: str) -> str:
-    return line if len(line) <= WIDTH else line[: WIDTH - 1] + "…"
-
-
-def _wrap(text: str, first: str, rest: str | None = None) -> list[str]:
-    """Prose in lines of at most ``WIDTH`` columns (a longer word is cut)."""
-    indent = rest if rest is not None else " " * len(first)
-    return textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=indent, break_on_hyphens=False) or [
-        first.rstrip()
-    ]
-
-
-def _units(words: list[str]) -> list[list[str]]:
-    """An option stays on one line with its value (``-p`` with its name and value)."""
-    units: list[list[str]] = []
-    for word in words:
-        last = units[-1] if units else []
-        takes = 2 if last[:1] == ["-p"] else 1 if last[:1] and last[0].startswith("--") else 0
-        if last and not word.startswith("-") and len(last) <= takes:
-            last.append(word)
-        else:
-            units.append([word])
-    return units
-
-
-def _pieces(word: str, first: int, rest: int) -> list[str]:
-    """``word`` cut so that each piece, quoted for the shell, takes at most ``first`` columns (the first
-    piece) or ``rest`` (the others), after a ``/`` where it can be."""
-    pieces, limit, start = [], max(first, 8), 0
-    while len(shlex.quote(word[start:])) > limit:
-        end = start + 1
-        while len(shlex.quote(word[start : end + 1])) <= limit:
-            end += 1
-        cut = word.rfind("/", start, end) + 1
-        cut = cut if cut > start else end
-        pieces.append(word[start:cut])
-        start, limit = cut, rest
-    return [*pieces, word[start:]]
-
-
-def shell_lines(label: str, chain: str) -> list[str]:
-    """``label`` and the command ``chain`` (commands joined by ``&&``) in lines of at most ``WIDTH``
-    columns, as pasted into a shell: on the label's line when it fits, else below it, continued with
-    backslashes; a word too long for any line (a deep path) is continued inside itself, each piece
-    quoted on its own and the next one at the start of its line, which the shell joins again."""
-    if len(f"{label} {chain}") <= WIDTH:
-        return [f"{label} {chain}"]
-    lines, commands = [label], chain.split(" && ")
-    for i, one in enumerate(commands):
-        indent, current = "    ", ""
-        for unit in _units(shlex.split(one)):
-            text = " ".join(shlex.quote(w) for w in unit)
-            if current and len(f"{indent}{current} {text} && \\") > WIDTH:
-                lines.append(f"{indent}{current} \\")
-                indent, current = "      ", ""
-            if current or len(f"{indent}{text} && \\") <= WIDTH:
-                current = f"{current} {text}" if current else text
-                continue
-            head = "".join(f"{shlex.quote(w)} " for w in unit[:-1])
-            *cut, last = _pieces(unit[-1], WIDTH - len(indent) - len(head) - 6, WIDTH - 6)
-            if not cut:  # short enough after all
-                current = text
-                continue
-            lines += [f"{indent}{head}{shlex.quote(cut[0])}\\", *(f"{shlex.quote(p)}\\" for p in cut[1:])]
-            indent, current = "", shlex.quote(last)
-        lines.append(f"{indent}{current}" + (" && \\" if i < len(commands) - 1 else ""))
-    return lines
-
-
-def list_lines(changes: Sequence[Standing], here: Path) -> list[str]:
-    """``list``'s table: one change a line, oldest activity first; folders relative to ``here`` when
-    below it."""
-    rows = [("CHANGE", "NODES", "WHERE IT STANDS", "TARGET", "FOLDER")]
-    for s in sorted(changes, key=lambda s: s.last):
-        target = ", ".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in s.target.items())
-        where = s.folder.relative_to(here) if s.folder.is_relative_to(here) else s.folder
-        rows.append((s.change_id, f"{s.done}/{s.total}", s.short, target if len(target) <= 40 else target[:39] + "…",
-                     str(where)))  # fmt: skip
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    return [
-        "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[4]]).rstrip() for row in rows
-    ]
